@@ -1,0 +1,33 @@
+// Two projects: fast unit tests beside the code, and integration tests that use the real
+// embedded database, the real PostgreSQL + pgvector server and local AWS emulators.
+/** @type {import('jest').Config} */
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+    module: { type: 'commonjs' },
+  },
+];
+const common = {
+  testEnvironment: 'node',
+  // @middy/* ships only ES modules; transform it to CommonJS like our own sources.
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+};
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/lambdas/**/*.test.ts', '<rootDir>/local/**/*.test.ts', '<rootDir>/lib/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+    },
+  ],
+  testTimeout: 60000,
+};

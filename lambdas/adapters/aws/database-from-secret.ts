@@ -1,0 +1,34 @@
+/** Opens the PostgreSQL pool in AWS with credentials read once from Secrets Manager. */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { z } from 'zod';
+import type { Database } from '../postgres/database';
+import { createPgDatabase } from '../postgres/pg-database';
+
+const secretSchema = z.object({
+  username: z.string(),
+  password: z.string(),
+  host: z.string().optional(),
+  port: z.coerce.number().optional(),
+  dbname: z.string().optional(),
+});
+
+export async function createDatabaseFromSecret(options: {
+  secretArn: string;
+  region: string;
+  host?: string;
+  database: string;
+}): Promise<Database> {
+  const client = new SecretsManagerClient({ region: options.region });
+  const out = await client.send(new GetSecretValueCommand({ SecretId: options.secretArn }));
+  const secret = secretSchema.parse(JSON.parse(out.SecretString ?? '{}'));
+  return createPgDatabase({
+    host: options.host ?? secret.host,
+    port: secret.port ?? 5432,
+    user: secret.username,
+    password: secret.password,
+    database: secret.dbname ?? options.database,
+    // RDS Proxy and Aurora require TLS; the Lambda runtime trusts the RDS CA bundle.
+    ssl: { rejectUnauthorized: true },
+    max: 2,
+  });
+}

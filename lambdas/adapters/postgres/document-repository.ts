@@ -1,0 +1,189 @@
+/** The `DocumentStore` port on PostgreSQL / PGlite: documents and their chunks. */
+import type {
+  ChunkRecord,
+  DocumentAttributes,
+  DocumentStore,
+  StoredDocument,
+} from '../../core/ingestion/document-store';
+import { toVectorLiteral, type Database, type Queryable } from './database';
+import { textSearchConfig } from './text-search';
+
+interface DocumentRow {
+  id: string;
+  status: StoredDocument['status'];
+  content_hash: string | null;
+  embedding_model: string | null;
+  attributes_hash: string | null;
+  source_updated_at: Date | null;
+  chunk_count: number;
+}
+
+const UPSERT_COLUMNS = `tenant_id, source_uri, title, source_type, language, owner_user_id, visibility, metadata, source_updated_at`;
+
+function attributeParams(a: DocumentAttributes): unknown[] {
+  return [
+    a.tenantId,
+    a.sourceUri,
+    a.title,
+    a.sourceType,
+    a.language,
+    a.ownerUserId,
+    a.visibility,
+    JSON.stringify(a.metadata),
+    a.sourceUpdatedAt,
+  ];
+}
+
+/** `$1..$9` are the attributes above; the update keeps the newest source version. */
+const UPSERT_DOCUMENT = (extraSet: string, extraCols = '', extraVals = '') => `
+  INSERT INTO documents (${UPSERT_COLUMNS}${extraCols})
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9${extraVals})
+  ON CONFLICT (tenant_id, source_uri) DO UPDATE SET
+    title = EXCLUDED.title, source_type = EXCLUDED.source_type, language = EXCLUDED.language,
+    owner_user_id = EXCLUDED.owner_user_id, visibility = EXCLUDED.visibility,
+    metadata = EXCLUDED.metadata, source_updated_at = EXCLUDED.source_updated_at,
+    updated_at = now()${extraSet}
+  WHERE documents.source_updated_at IS NULL OR EXCLUDED.source_updated_at IS NULL
+     OR documents.source_updated_at <= EXCLUDED.source_updated_at
+  RETURNING id`;
+
+const INSERT_CHUNKS = `
+  INSERT INTO chunks (document_id, tenant_id, chunk_index, text, start_offset, end_offset,
+                      token_count, embedding, fts, metadata)
+  SELECT $1, $2, t.idx, t.txt, t.s, t.e, t.tok, t.emb::vector,
+         to_tsvector($3::regconfig, coalesce($4::text, '') || E'\\n' || t.txt), t.meta::jsonb
+  FROM unnest($5::int[], $6::text[], $7::int[], $8::int[], $9::int[], $10::text[], $11::text[])
+       AS t(idx, txt, s, e, tok, emb, meta)`;
+
+async function insertChunks(
+  tx: Queryable,
+  documentId: string,
+  attrs: DocumentAttributes,
+  chunks: readonly ChunkRecord[],
+): Promise<void> {
+  if (chunks.length === 0) return;
+  await tx.query(INSERT_CHUNKS, [
+    documentId,
+    attrs.tenantId,
+    textSearchConfig(attrs.language),
+    attrs.title,
+    chunks.map((c) => c.index),
+    chunks.map((c) => c.text),
+    chunks.map((c) => c.start),
+    chunks.map((c) => c.end),
+    chunks.map((c) => c.tokenCount),
+    chunks.map((c) => toVectorLiteral(c.embedding)),
+    chunks.map((c) => JSON.stringify(c.metadata)),
+  ]);
+}
+
+/** Creates the repository over a pool or the embedded database. */
+export function createDocumentRepository(db: Database): DocumentStore {
+  return {
+    async find(tenantId, sourceUri) {
+      const { rows } = await db.query<DocumentRow>(
+        `SELECT id, status, content_hash, embedding_model, attributes_hash, source_updated_at, chunk_count
+           FROM documents WHERE tenant_id = $1 AND source_uri = $2`,
+        [tenantId, sourceUri],
+      );
+      const row = rows[0];
+      if (!row) return null;
+      return {
+        id: row.id,
+        status: row.status,
+        contentHash: row.content_hash,
+        embeddingModel: row.embedding_model,
+        attributesHash: row.attributes_hash,
+        sourceUpdatedAt: row.source_updated_at,
+        chunkCount: row.chunk_count,
+      };
+    },
+
+    async markProcessing(attrs) {
+      const { rows } = await db.query<{ id: string }>(
+        UPSERT_DOCUMENT(`, status = 'processing', failure_reason = NULL`, ', status', `, 'processing'`),
+        attributeParams(attrs),
+      );
+      if (rows[0]) return rows[0].id;
+      // A newer version is already recorded; report its id without touching it.
+      const existing = await this.find(attrs.tenantId, attrs.sourceUri);
+      return existing?.id ?? '';
+    },
+
+    async replaceChunks(attrs, content, chunks) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(
+          UPSERT_DOCUMENT(
+            `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
+               embedding_model = $12, chunk_count = $13`,
+            ', status, content_hash, attributes_hash, embedding_model, chunk_count',
+            `, 'indexed', $10, $11, $12, $13`,
+          ),
+          [...attributeParams(attrs), content.contentHash, content.attributesHash, content.embeddingModel, chunks.length],
+        );
+        const documentId = rows[0]?.id;
+        if (!documentId) {
+          const existing = await tx.query<{ id: string }>(
+            'SELECT id FROM documents WHERE tenant_id = $1 AND source_uri = $2',
+            [attrs.tenantId, attrs.sourceUri],
+          );
+          return { documentId: existing.rows[0]?.id ?? '', written: false };
+        }
+        await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+        await insertChunks(tx, documentId, attrs, chunks);
+        return { documentId, written: true };
+      });
+    },
+
+    async updateAttributes(attrs, attributesHash) {
+      await db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(
+          UPSERT_DOCUMENT(`, attributes_hash = $10`, ', attributes_hash', ', $10'),
+          [...attributeParams(attrs), attributesHash],
+        );
+        const documentId = rows[0]?.id;
+        // The title is part of each chunk's full-text vector, so refresh it with the attributes.
+        if (documentId) {
+          await tx.query(
+            `UPDATE chunks SET tenant_id = $2,
+                    fts = to_tsvector($3::regconfig, coalesce($4::text, '') || E'\\n' || text)
+              WHERE document_id = $1`,
+            [documentId, attrs.tenantId, textSearchConfig(attrs.language), attrs.title],
+          );
+        }
+      });
+    },
+
+    async markFailed(attrs, reason) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(
+          UPSERT_DOCUMENT(
+            `, status = 'failed', failure_reason = $10, chunk_count = 0, content_hash = NULL, attributes_hash = NULL`,
+            ', status, failure_reason',
+            `, 'failed', $10`,
+          ),
+          [...attributeParams(attrs), reason],
+        );
+        const documentId = rows[0]?.id ?? '';
+        if (documentId) await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+        return documentId;
+      });
+    },
+
+    async markDeleted(tenantId, sourceUri) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(
+          `UPDATE documents SET status = 'deleted', chunk_count = 0, content_hash = NULL,
+                  attributes_hash = NULL, failure_reason = NULL, updated_at = now()
+            WHERE tenant_id = $1 AND source_uri = $2 AND status <> 'deleted'
+            RETURNING id`,
+          [tenantId, sourceUri],
+        );
+        const documentId = rows[0]?.id;
+        if (!documentId) return false;
+        await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+        return true;
+      });
+    },
+  };
+}

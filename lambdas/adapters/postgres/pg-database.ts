@@ -1,0 +1,45 @@
+/** `Database` over node-postgres: used for PostgreSQL 15 + pgvector in tests and Aurora in AWS. */
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import type { Database, Queryable } from './database';
+
+function wrap(client: Pool | PoolClient): Queryable {
+  return {
+    async query<R extends object>(text: string, params: readonly unknown[] = []) {
+      const result = await client.query(text, params as unknown[]);
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    },
+    async exec(script: string) {
+      await client.query(script);
+    },
+  };
+}
+
+/** Creates a pooled `Database`. Create it once per process (module scope in a Lambda). */
+export function createPgDatabase(config: PoolConfig): Database {
+  const pool = new Pool({ max: 4, idleTimeoutMillis: 30_000, ...config });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  const root = wrap(pool);
+  return {
+    kind: 'postgres',
+    query: root.query,
+    exec: root.exec,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/** The `ObjectStore` port over the AWS SDK v3 S3 client (S3 in AWS, s3rver locally). */
+import { GetObjectCommand, HeadObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import type { ObjectInfo, ObjectStore } from '../../core/ingestion/object-store';
+
+function isNotFound(err: unknown): boolean {
+  return (
+    err instanceof S3ServiceException &&
+    (err.name === 'NotFound' || err.name === 'NoSuchKey' || err.$metadata?.httpStatusCode === 404)
+  );
+}
+
+export function createS3ObjectStore(client: S3Client): ObjectStore {
+  return {
+    async head(bucket, key) {
+      try {
+        const out = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return toInfo(out);
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw err;
+      }
+    },
+    async get(bucket, key) {
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+        return { info: toInfo(out), bytes };
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw err;
+      }
+    },
+  };
+}
+
+function toInfo(out: { ContentLength?: number; LastModified?: Date; ContentType?: string }): ObjectInfo {
+  return {
+    size: out.ContentLength ?? 0,
+    lastModified: out.LastModified ?? new Date(0),
+    ...(out.ContentType ? { contentType: out.ContentType } : {}),
+  };
+}

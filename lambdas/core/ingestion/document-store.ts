@@ -1,0 +1,65 @@
+/**
+ * The ingestion pipeline's view of the index: what it reads to decide whether work is needed,
+ * and the atomic writes it makes. Implemented in `adapters/postgres/document-repository.ts`.
+ */
+
+export type DocumentStatus = 'queued' | 'processing' | 'indexed' | 'failed' | 'deleted';
+export type Visibility = 'user' | 'tenant' | 'global';
+
+/** Attributes of a document, from the object key and its metadata sidecar. */
+export interface DocumentAttributes {
+  readonly tenantId: string;
+  readonly sourceUri: string;
+  readonly title: string | null;
+  readonly sourceType: string;
+  readonly language: string;
+  readonly ownerUserId: string | null;
+  readonly visibility: Visibility;
+  /** Custom attributes (filterable); never contains the reserved attributes above. */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly sourceUpdatedAt: Date | null;
+}
+
+/** What the store knows of a document already. */
+export interface StoredDocument {
+  readonly id: string;
+  readonly status: DocumentStatus;
+  readonly contentHash: string | null;
+  readonly embeddingModel: string | null;
+  readonly attributesHash: string | null;
+  readonly sourceUpdatedAt: Date | null;
+  readonly chunkCount: number;
+}
+
+/** A chunk ready to be written, with its vector. */
+export interface ChunkRecord {
+  readonly index: number;
+  readonly text: string;
+  readonly start: number;
+  readonly end: number;
+  readonly tokenCount: number;
+  readonly embedding: readonly number[];
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+export interface DocumentStore {
+  find(tenantId: string, sourceUri: string): Promise<StoredDocument | null>;
+  /** Marks the document as being processed (creating its row if needed); returns its id. */
+  markProcessing(attrs: DocumentAttributes): Promise<string>;
+  /**
+   * Replaces the document's chunks in one transaction, so a reader never sees a half-indexed
+   * document, and marks it indexed. Skips the write (returns false) when the stored copy is
+   * newer than `attrs.sourceUpdatedAt`, so a slow, stale worker cannot overwrite fresh content.
+   */
+  replaceChunks(
+    attrs: DocumentAttributes,
+    content: { contentHash: string; attributesHash: string; embeddingModel: string },
+    chunks: readonly ChunkRecord[],
+  ): Promise<{ documentId: string; written: boolean }>;
+  /** Updates attributes only (the sidecar changed, the content did not): no re-embedding. */
+  updateAttributes(attrs: DocumentAttributes, attributesHash: string): Promise<void>;
+  /** Records a failure with its reason; removes stale chunks so search never serves them. */
+  markFailed(attrs: DocumentAttributes, reason: string): Promise<string>;
+  /** The object is gone: removes the chunks, keeps a `deleted` row. */
+  markDeleted(tenantId: string, sourceUri: string): Promise<boolean>;
+}

@@ -1,0 +1,297 @@
+/**
+ * The ingestion use case: make the index match the bucket for one key.
+ *
+ * Both `ObjectCreated` and `ObjectRemoved` events call `syncObject`, which looks at the object
+ * as it is now (not as the event describes it): if it exists its latest content is indexed, if
+ * not its chunks are removed. Duplicate and out-of-order events therefore converge on exactly
+ * one copy of the latest content. Unchanged content (same hash, same settings, same embedding
+ * model) costs zero embedding calls and zero writes.
+ */
+import { createHash } from 'node:crypto';
+import type { Clock, Embedder, Log, MetricsSink, TokenCounter } from '../ports';
+import { noMetrics, silentLog, systemClock } from '../ports';
+import { chunkText } from './chunker';
+import type { DocumentAttributes, DocumentStore } from './document-store';
+import {
+  DEFAULT_KEY_LAYOUT,
+  isSidecarKey,
+  parseKey,
+  parseSidecar,
+  resolveAttributes,
+  SIDECAR_SUFFIX,
+  UNASSIGNED_TENANT,
+  type KeyLayout,
+} from './object-attributes';
+import type { ObjectStore } from './object-store';
+import { DocumentRejectedError, type ChunkingOptions, type DocumentParser } from './types';
+
+export interface IngestionSettings {
+  readonly chunking: ChunkingOptions;
+  /** Objects larger than this fail with a reason instead of being downloaded. */
+  readonly maxObjectBytes: number;
+  readonly keyLayout: KeyLayout;
+  /** Prefix each chunk with its document title when embedding (the stored text is unchanged). */
+  readonly embedWithTitle: boolean;
+  /** Chunks per embedding call. */
+  readonly embedBatchSize: number;
+}
+
+export const DEFAULT_INGESTION_SETTINGS: IngestionSettings = {
+  chunking: { targetTokens: 512, overlapTokens: 128 },
+  maxObjectBytes: 50 * 1024 * 1024,
+  keyLayout: DEFAULT_KEY_LAYOUT,
+  embedWithTitle: true,
+  embedBatchSize: 64,
+};
+
+export type SyncOutcome =
+  | { readonly action: 'indexed'; readonly documentId: string; readonly chunks: number }
+  | { readonly action: 'unchanged'; readonly documentId: string }
+  | { readonly action: 'attributes_updated'; readonly documentId: string }
+  | { readonly action: 'deleted'; readonly existed: boolean }
+  | { readonly action: 'failed'; readonly documentId: string; readonly reason: string }
+  | { readonly action: 'stale'; readonly documentId: string }
+  | { readonly action: 'ignored'; readonly reason: string };
+
+/** Where the time of one sync went, for the ingestion benchmark. */
+export interface StageTimings {
+  fetchMs: number;
+  parseMs: number;
+  chunkMs: number;
+  embedMs: number;
+  writeMs: number;
+  embedCalls: number;
+}
+
+export interface IngestionDeps {
+  readonly store: DocumentStore;
+  readonly objects: ObjectStore;
+  readonly parser: DocumentParser;
+  readonly embedder: Embedder;
+  readonly tokens: TokenCounter;
+  readonly settings?: Partial<IngestionSettings>;
+  readonly clock?: Clock;
+  readonly log?: Log;
+  readonly metrics?: MetricsSink;
+}
+
+export interface Ingestion {
+  /** Brings the index in line with the object at `bucket/key` (created, changed or removed). */
+  syncObject(bucket: string, key: string, timings?: StageTimings): Promise<SyncOutcome>;
+}
+
+export function newStageTimings(): StageTimings {
+  return { fetchMs: 0, parseMs: 0, chunkMs: 0, embedMs: 0, writeMs: 0, embedCalls: 0 };
+}
+
+function sha256(...parts: (string | Uint8Array)[]): string {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest('hex');
+}
+
+/** Stable JSON: keys sorted, so equal attributes hash equally. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value instanceof Date ? value.toISOString() : value) ?? 'null';
+}
+
+/** Creates the ingestion use case from its ports. */
+export function createIngestion(deps: IngestionDeps): Ingestion {
+  const settings: IngestionSettings = { ...DEFAULT_INGESTION_SETTINGS, ...deps.settings };
+  const log = deps.log ?? silentLog;
+  const metrics = deps.metrics ?? noMetrics;
+  const clock = deps.clock ?? systemClock;
+  const { store, objects, parser, embedder, tokens } = deps;
+  // The content hash covers the bytes and the chunking settings: changing either re-indexes.
+  const pipelineKey = `chunk:${settings.chunking.targetTokens}/${settings.chunking.overlapTokens};title:${settings.embedWithTitle}`;
+
+  const elapsed = (start: number) => performance.now() - start;
+
+  async function embedChunks(texts: string[], timings: StageTimings): Promise<number[][]> {
+    const vectors: number[][] = [];
+    for (let i = 0; i < texts.length; i += settings.embedBatchSize) {
+      const t0 = performance.now();
+      const batch = await embedder.embed(texts.slice(i, i + settings.embedBatchSize));
+      timings.embedMs += elapsed(t0);
+      timings.embedCalls += 1;
+      vectors.push(...batch);
+    }
+    return vectors;
+  }
+
+  /** Records a rejected document under its tenant (or the reserved unassigned tenant). */
+  async function recordFailure(
+    bucket: string,
+    key: string,
+    err: DocumentRejectedError,
+    lastModified: Date | null,
+    fallback?: DocumentAttributes,
+  ): Promise<SyncOutcome> {
+    let tenantId = UNASSIGNED_TENANT;
+    try {
+      tenantId = parseKey(key, settings.keyLayout).tenantId;
+    } catch {
+      // no tenant: recorded under the reserved id, never in a real tenant's scope
+    }
+    const attrs: DocumentAttributes = fallback ?? {
+      tenantId,
+      sourceUri: `s3://${bucket}/${key}`,
+      title: key.split('/').pop() ?? key,
+      sourceType: 'doc',
+      language: 'en',
+      ownerUserId: null,
+      visibility: 'tenant',
+      metadata: {},
+      sourceUpdatedAt: lastModified,
+    };
+    const documentId = await store.markFailed(attrs, err.message);
+    log.warn('document rejected', { key, reasonCode: err.reasonCode, reason: err.message });
+    metrics.count('DocumentsFailed');
+    return { action: 'failed', documentId, reason: err.message };
+  }
+
+  async function syncObject(
+    bucket: string,
+    rawKey: string,
+    timings: StageTimings = newStageTimings(),
+  ): Promise<SyncOutcome> {
+    // A sidecar change re-syncs the object it describes.
+    const key = isSidecarKey(rawKey) ? rawKey.slice(0, -SIDECAR_SUFFIX.length) : rawKey;
+    if (key.endsWith('/')) return { action: 'ignored', reason: 'folder placeholder' };
+    const sourceUri = `s3://${bucket}/${key}`;
+
+    let t0 = performance.now();
+    const info = await objects.head(bucket, key);
+    timings.fetchMs += elapsed(t0);
+
+    if (!info) {
+      let tenantId: string;
+      try {
+        tenantId = parseKey(key, settings.keyLayout).tenantId;
+      } catch {
+        tenantId = UNASSIGNED_TENANT;
+      }
+      t0 = performance.now();
+      const existed = await store.markDeleted(tenantId, sourceUri);
+      timings.writeMs += elapsed(t0);
+      if (existed) metrics.count('DocumentsDeleted');
+      log.info('object removed', { key, existed });
+      return { action: 'deleted', existed };
+    }
+
+    if (info.size > settings.maxObjectBytes) {
+      return recordFailure(
+        bucket,
+        key,
+        new DocumentRejectedError(
+          'too_large',
+          `The file is ${(info.size / 1048576).toFixed(1)} MB; the limit is ${(settings.maxObjectBytes / 1048576).toFixed(0)} MB. Split it into smaller files.`,
+        ),
+        info.lastModified,
+      );
+    }
+
+    let attrs: DocumentAttributes | undefined;
+    try {
+      t0 = performance.now();
+      const [object, sidecarObject] = await Promise.all([
+        objects.get(bucket, key),
+        objects.get(bucket, key + SIDECAR_SUFFIX),
+      ]);
+      timings.fetchMs += elapsed(t0);
+      if (!object) return syncObject(bucket, key, timings); // removed meanwhile
+
+      const sidecar = parseSidecar(sidecarObject?.bytes ?? null);
+      const baseAttrs = resolveAttributes({
+        bucket,
+        key,
+        sidecar,
+        lastModified: object.info.lastModified,
+        layout: settings.keyLayout,
+      });
+      const contentHash = sha256(pipelineKey, '\0', object.bytes);
+      const attributesHash = sha256(stableJson({ ...baseAttrs, sourceUpdatedAt: null, sidecar }));
+
+      const existing = await store.find(baseAttrs.tenantId, sourceUri);
+      if (existing?.sourceUpdatedAt && existing.sourceUpdatedAt > object.info.lastModified) {
+        return { action: 'stale', documentId: existing.id };
+      }
+      const contentUnchanged =
+        existing?.status === 'indexed' &&
+        existing.contentHash === contentHash &&
+        existing.embeddingModel === embedder.modelId;
+
+      if (contentUnchanged && existing.attributesHash === attributesHash) {
+        metrics.count('DocumentsUnchanged');
+        return { action: 'unchanged', documentId: existing.id };
+      }
+
+      t0 = performance.now();
+      const parsed = await parser.parse(object.bytes, { key, contentType: object.info.contentType });
+      timings.parseMs += elapsed(t0);
+      attrs = resolveAttributes({
+        bucket,
+        key,
+        sidecar,
+        parsedTitle: parsed.title ?? null,
+        lastModified: object.info.lastModified,
+        layout: settings.keyLayout,
+      });
+
+      if (contentUnchanged) {
+        t0 = performance.now();
+        await store.updateAttributes(attrs, attributesHash);
+        timings.writeMs += elapsed(t0);
+        return { action: 'attributes_updated', documentId: existing.id };
+      }
+
+      t0 = performance.now();
+      await store.markProcessing(attrs);
+      timings.writeMs += elapsed(t0);
+
+      t0 = performance.now();
+      const chunks = chunkText(parsed.text, settings.chunking, tokens);
+      timings.chunkMs += elapsed(t0);
+      if (chunks.length === 0) {
+        throw new DocumentRejectedError('empty_document', 'The file contains no text to index.');
+      }
+
+      const title = attrs.title;
+      const inputs = chunks.map((c) =>
+        settings.embedWithTitle && title ? `${title}\n${c.text}` : c.text,
+      );
+      const vectors = await embedChunks(inputs, timings);
+
+      t0 = performance.now();
+      const result = await store.replaceChunks(
+        attrs,
+        { contentHash, attributesHash, embeddingModel: embedder.modelId },
+        chunks.map((c, i) => ({ ...c, embedding: vectors[i] ?? [], metadata: {} })),
+      );
+      timings.writeMs += elapsed(t0);
+      if (!result.written) return { action: 'stale', documentId: result.documentId };
+
+      metrics.count('DocumentsIndexed');
+      metrics.count('ChunksIndexed', chunks.length);
+      log.info('document indexed', { key, documentId: result.documentId, chunks: chunks.length, at: clock.now().toISOString() });
+      return { action: 'indexed', documentId: result.documentId, chunks: chunks.length };
+    } catch (err) {
+      if (err instanceof DocumentRejectedError) return recordFailure(bucket, key, err, info.lastModified, attrs);
+      // Transient (database, embedding model): record why, then let the caller retry the event.
+      if (attrs) {
+        await store
+          .markFailed(attrs, `Temporary failure, will be retried: ${err instanceof Error ? err.message : String(err)}`)
+          .catch((recordErr: unknown) => log.error('could not record failure', { key, recordErr }));
+      }
+      metrics.count('IngestionErrors');
+      throw err;
+    }
+  }
+
+  return { syncObject };
+}

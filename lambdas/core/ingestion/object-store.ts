@@ -1,0 +1,14 @@
+/** The ingestion pipeline's view of the bucket (S3 in AWS, the s3rver emulator locally). */
+
+export interface ObjectInfo {
+  readonly size: number;
+  readonly lastModified: Date;
+  readonly contentType?: string;
+}
+
+export interface ObjectStore {
+  /** Size and dates without the body, or null when the object does not exist. */
+  head(bucket: string, key: string): Promise<ObjectInfo | null>;
+  /** The whole object, or null when it does not exist. */
+  get(bucket: string, key: string): Promise<{ info: ObjectInfo; bytes: Uint8Array } | null>;
+}

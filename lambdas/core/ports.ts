@@ -1,0 +1,44 @@
+/**
+ * Ports: the interfaces the core needs from the outside world. Adapters in
+ * `lambdas/adapters/` implement them; handlers and `local/` wire them together.
+ */
+
+/** Turns text into unit-length vectors. Queries and documents go through the same path. */
+export interface Embedder {
+  /** A stable id recorded with every chunk, e.g. `local/use-lite-512` or `amazon.titan-embed-text-v2:0/512`. */
+  readonly modelId: string;
+  readonly dimension: number;
+  /** Embeds a batch; the result has one normalised vector per input, in order. */
+  embed(texts: readonly string[]): Promise<number[][]>;
+  /** Releases worker threads or sockets. */
+  close?(): Promise<void>;
+}
+
+/** Counts tokens with a real tokenizer (used for chunk sizing and context budgets). */
+export interface TokenCounter {
+  count(text: string): number;
+}
+
+/** Minimal structured logger (Powertools Logger satisfies it). */
+export interface Log {
+  debug(message: string, ...extra: unknown[]): void;
+  info(message: string, ...extra: unknown[]): void;
+  warn(message: string, ...extra: unknown[]): void;
+  error(message: string, ...extra: unknown[]): void;
+}
+
+/** Counts things for dashboards (Powertools Metrics satisfies it through a thin adapter). */
+export interface MetricsSink {
+  count(name: string, value?: number): void;
+  timing(name: string, milliseconds: number): void;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+export const noMetrics: MetricsSink = { count() {}, timing() {} };

@@ -1,0 +1,24 @@
+/**
+ * The shape of an SQS message body carrying an S3 event notification (or S3's test event,
+ * sent once when a notification is configured, which we ignore).
+ */
+import { z } from 'zod';
+
+export const s3EventRecordSchema = z.object({
+  eventName: z.string(),
+  s3: z.object({
+    bucket: z.object({ name: z.string().min(1) }),
+    object: z.object({
+      key: z.string().min(1),
+      size: z.number().optional(),
+      sequencer: z.string().optional(),
+    }),
+  }),
+});
+
+/** S3 sends this once when a notification is configured; it names no object. */
+export const s3TestEventSchema = z.object({ Event: z.literal('s3:TestEvent') });
+
+export const s3EventMessageSchema = z.object({ Records: z.array(s3EventRecordSchema) });
+export type S3EventMessage = z.infer<typeof s3EventMessageSchema>;
+export type S3EventRecord = z.infer<typeof s3EventRecordSchema>;

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The `groundwork` command: registers the TypeScript loader, then runs local/cli.ts.
+process.env.NODE_NO_WARNINGS ??= '1';
+require('tsx/cjs');
+require('./cli.ts')
+  .main(process.argv.slice(2))
+  .then((code) => {
+    process.exitCode = code;
+  })
+  .catch((err) => {
+    console.error(err && err.message ? `groundwork: ${err.message}` : err);
+    process.exitCode = 1;
+  });

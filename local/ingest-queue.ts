@@ -1,0 +1,127 @@
+/**
+ * The local stand-in for the SQS queue between the bucket and the `ingest` Lambda: S3 event
+ * notifications from the emulator are wrapped as SQS messages and handed to the same handler,
+ * a few messages per batch, with failed messages retried a bounded number of times.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+type IngestHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+export interface IngestQueue {
+  /** Enqueues one S3 event notification (the JSON body an SQS message would carry). */
+  push(notification: unknown): void;
+  /** Resolves when every message has been processed (or has exhausted its retries). */
+  idle(): Promise<void>;
+  /** Messages that failed every attempt (what a dead-letter queue would hold). */
+  readonly deadLetters: readonly SQSRecord[];
+  stop(): Promise<void>;
+}
+
+export function lambdaContext(functionName: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 900_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export function createIngestQueue(
+  handler: IngestHandler,
+  options: { batchSize?: number; concurrency?: number; maxReceives?: number; onError?: (err: unknown) => void } = {},
+): IngestQueue {
+  const batchSize = options.batchSize ?? 4;
+  const concurrency = options.concurrency ?? 2;
+  const maxReceives = options.maxReceives ?? 3;
+  const pending: { record: SQSRecord; receives: number }[] = [];
+  const deadLetters: SQSRecord[] = [];
+  let running = 0;
+  let stopped = false;
+  let waiters: (() => void)[] = [];
+
+  const settleIfIdle = () => {
+    if (running === 0 && pending.length === 0) {
+      const w = waiters;
+      waiters = [];
+      w.forEach((resolve) => resolve());
+    }
+  };
+
+  const pump = () => {
+    while (!stopped && running < concurrency && pending.length > 0) {
+      const batch = pending.splice(0, batchSize);
+      running += 1;
+      const event: SQSEvent = { Records: batch.map((b) => b.record) };
+      handler(event, lambdaContext('groundwork-ingest'))
+        .then((response) => {
+          const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+          for (const item of batch) {
+            if (!failed.has(item.record.messageId)) continue;
+            if (item.receives + 1 >= maxReceives) deadLetters.push(item.record);
+            else pending.push({ record: item.record, receives: item.receives + 1 });
+          }
+        })
+        .catch((err: unknown) => {
+          options.onError?.(err);
+          for (const item of batch) {
+            if (item.receives + 1 >= maxReceives) deadLetters.push(item.record);
+            else pending.push({ record: item.record, receives: item.receives + 1 });
+          }
+        })
+        .finally(() => {
+          running -= 1;
+          pump();
+          settleIfIdle();
+        });
+    }
+  };
+
+  return {
+    push(notification) {
+      const messageId = randomUUID();
+      pending.push({
+        receives: 0,
+        record: {
+          messageId,
+          receiptHandle: messageId,
+          body: JSON.stringify(notification),
+          attributes: {
+            ApproximateReceiveCount: '1',
+            SentTimestamp: String(Date.now()),
+            SenderId: 's3.amazonaws.com',
+            ApproximateFirstReceiveTimestamp: String(Date.now()),
+          },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:local:000000000000:groundwork-ingest',
+          awsRegion: 'local',
+        },
+      });
+      pump();
+    },
+    idle() {
+      return new Promise((resolve) => {
+        waiters.push(resolve);
+        settleIfIdle();
+      });
+    },
+    deadLetters,
+    async stop() {
+      stopped = true;
+      await new Promise<void>((resolve) => {
+        const check = () => (running === 0 ? resolve() : setTimeout(check, 20));
+        check();
+      });
+    },
+  };
+}

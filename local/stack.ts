@@ -1,0 +1,148 @@
+/**
+ * The embedded default's moving parts in one process: PGlite with pgvector (data on disk), the
+ * migrations, the local embedding model, the s3rver S3 emulator whose object events feed the
+ * same `ingest` handler that runs in AWS, through a local stand-in for its SQS queue.
+ */
+import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import S3rver from 's3rver';
+import { createLocalEmbedder } from '../lambdas/adapters/embeddings/local-embedder';
+import { logPort, metricsSink, METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
+import { createDocumentParser } from '../lambdas/adapters/parsers';
+import type { Database } from '../lambdas/adapters/postgres/database';
+import { createDocumentRepository } from '../lambdas/adapters/postgres/document-repository';
+import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
+import { migrate } from '../lambdas/adapters/postgres/migrate';
+import { openPGlite } from '../lambdas/adapters/postgres/pglite-database';
+import { createS3ObjectStore } from '../lambdas/adapters/s3/s3-object-store';
+import { createTokenCounter } from '../lambdas/adapters/tokenizer/gpt-token-counter';
+import { createIngestion, type Ingestion, type IngestionSettings } from '../lambdas/core/ingestion/ingest';
+import type { Embedder } from '../lambdas/core/ports';
+import { makeHandler as makeIngestHandler } from '../lambdas/ingest/handler';
+import { createIngestQueue, type IngestQueue } from './ingest-queue';
+
+export interface LocalStackOptions {
+  /** Folder for all local data; undefined keeps the database in memory (tests). */
+  readonly dataDir?: string;
+  readonly bucket?: string;
+  /** S3 emulator port; 0 (default) picks a free one. */
+  readonly s3Port?: number;
+  /** Defaults to the local embedding model. */
+  readonly embedder?: Embedder;
+  /** An already-open database (tests pass PostgreSQL here); defaults to PGlite in dataDir. */
+  readonly db?: Database;
+  readonly ingestion?: Partial<IngestionSettings>;
+  readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  readonly embedThreads?: number;
+}
+
+export interface LocalStack {
+  readonly db: Database;
+  readonly embedder: Embedder;
+  readonly ingestion: Ingestion;
+  readonly queue: IngestQueue;
+  readonly s3: { readonly client: S3Client; readonly endpoint: string; readonly bucket: string };
+  readonly logger: Logger;
+  stop(): Promise<void>;
+}
+
+/** Encodes a key the way S3 event notifications do (URL-encoded, spaces as `+`). */
+export function encodeS3EventKey(key: string): string {
+  return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
+}
+
+/** Creates an S3 client for the emulator (path-style, fixed credentials, no streaming checksums). */
+export function localS3Client(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    // s3rver stores aws-chunked uploads with their framing unless checksums are off.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const bucket = options.bucket ?? 'groundwork-local';
+  const logLevel = options.logLevel ?? 'WARN';
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  const logger = new Logger({ serviceName: 'groundwork-local', logLevel });
+  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-local' });
+
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  const db = options.db ?? (await openPGlite(options.dataDir ? path.join(options.dataDir, 'pgdata') : undefined));
+  const embedder =
+    options.embedder ?? (await createLocalEmbedder(options.embedThreads === undefined ? {} : { threads: options.embedThreads }));
+  let s3rver: S3rver | undefined;
+  try {
+    await migrate(db);
+    await ensureEmbeddingModel(db, embedder);
+
+    const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();
+    s3rver = new S3rver({
+      address: '127.0.0.1',
+      port: options.s3Port ?? 0,
+      silent: true,
+      directory: s3Dir,
+      configureBuckets: [{ name: bucket, configs: [] }],
+    });
+    const server = await s3rver.run();
+    const { port } = server as unknown as AddressInfo;
+    const endpoint = `http://127.0.0.1:${port}`;
+    const client = localS3Client(endpoint);
+    await client.send(new HeadBucketCommand({ Bucket: bucket })).catch(() => client.send(new CreateBucketCommand({ Bucket: bucket })));
+
+    const ingestion = createIngestion({
+      store: createDocumentRepository(db),
+      objects: createS3ObjectStore(client),
+      parser: createDocumentParser(),
+      embedder,
+      tokens: createTokenCounter(),
+      settings: options.ingestion,
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    });
+    const handler = makeIngestHandler({ ingestion, logger, metrics });
+    const queue = createIngestQueue((event, context) => handler(event, context), {
+      onError: (err) => logger.error('local ingest batch failed', { err }),
+    });
+    s3rver.on('event', (event: { Records: { s3: { object: { key: string } } }[] }) => {
+      for (const r of event.Records) r.s3.object.key = encodeS3EventKey(r.s3.object.key);
+      queue.push(event);
+    });
+
+    const running = s3rver;
+    return {
+      db,
+      embedder,
+      ingestion,
+      queue,
+      s3: { client, endpoint, bucket },
+      logger,
+      async stop() {
+        await queue.stop();
+        client.destroy();
+        await running.close();
+        await embedder.close?.();
+        if (!options.db) await db.close();
+      },
+    };
+  } catch (err) {
+    await s3rver?.close().catch(() => undefined);
+    await embedder.close?.();
+    if (!options.db) await db.close();
+    throw err;
+  }
+}
+
+async function tempDir(): Promise<string> {
+  const { mkdtemp } = await import('node:fs/promises');
+  const os = await import('node:os');
+  return mkdtemp(path.join(os.tmpdir(), 'groundwork-s3-'));
+}

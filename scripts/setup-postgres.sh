@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Idempotent set-up of the real database for integration tests and benchmarks:
+#  1. start the installed PostgreSQL 15 cluster,
+#  2. build and install pgvector 0.8.0 from Debian's source package when it is missing,
+#  3. create the `groundwork` role and the `groundwork_test` database with the extension.
+# Every step checks first and skips what is already done, so CI and contributors run the same thing.
+# Needs root (or sudo) for apt and the cluster; safe to run again.
+set -euo pipefail
+
+PG_MAJOR="${PG_MAJOR:-15}"
+PGVECTOR_VERSION="0.8.0"
+DB_USER="${GROUNDWORK_PG_USER:-groundwork}"
+DB_PASS="${GROUNDWORK_PG_PASSWORD:-groundwork}"
+DB_NAME="${GROUNDWORK_PG_DB:-groundwork_test}"
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+
+log() { echo "[setup-postgres] $*"; }
+
+apt_updated=0
+apt_update_once() {
+  if [ "$apt_updated" = 0 ]; then
+    $SUDO apt-get update -qq
+    apt_updated=1
+  fi
+}
+
+# 1. PostgreSQL server installed and running.
+if ! command -v pg_ctlcluster >/dev/null || [ ! -d "/usr/lib/postgresql/${PG_MAJOR}/bin" ]; then
+  log "installing postgresql-${PG_MAJOR}"
+  apt_update_once
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "postgresql-${PG_MAJOR}" >/dev/null
+fi
+if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^${PG_MAJOR} main$"; then
+  log "creating cluster ${PG_MAJOR}/main"
+  $SUDO pg_createcluster "${PG_MAJOR}" main
+fi
+if ! pg_lsclusters -h | awk '$1=="'"${PG_MAJOR}"'" && $2=="main" {print $4}' | grep -q online; then
+  log "starting cluster ${PG_MAJOR}/main"
+  $SUDO pg_ctlcluster "${PG_MAJOR}" main start
+fi
+
+# 2. pgvector, built from Debian's source package (it is not packaged for bookworm).
+PG_CONFIG="/usr/lib/postgresql/${PG_MAJOR}/bin/pg_config"
+SHAREDIR="$("$PG_CONFIG" --sharedir 2>/dev/null || echo "/usr/share/postgresql/${PG_MAJOR}")"
+if [ ! -f "${SHAREDIR}/extension/vector--${PGVECTOR_VERSION}.sql" ]; then
+  log "building pgvector ${PGVECTOR_VERSION}"
+  if [ ! -x "$PG_CONFIG" ] || [ ! -d "/usr/include/postgresql/${PG_MAJOR}/server" ]; then
+    apt_update_once
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "postgresql-server-dev-${PG_MAJOR}" make gcc >/dev/null
+  fi
+  work="$(mktemp -d)"
+  mkdir -p "$work/lists/partial"
+  echo "deb-src http://deb.debian.org/debian trixie main" >"$work/sources.list"
+  APT_OPTS=(-o "Dir::Etc::SourceList=$work/sources.list" -o "Dir::Etc::SourceParts=/dev/null" -o "Dir::State::Lists=$work/lists")
+  $SUDO apt-get "${APT_OPTS[@]}" update -qq
+  (cd "$work" && $SUDO apt-get "${APT_OPTS[@]}" source --download-only pgvector >/dev/null)
+  tarball="$(ls "$work"/pgvector_${PGVECTOR_VERSION}*.orig.tar.* | head -1)"
+  mkdir -p "$work/src"
+  tar -xf "$tarball" -C "$work/src" --strip-components=1
+  (cd "$work/src" && make -s PG_CONFIG="$PG_CONFIG" >/dev/null && $SUDO make -s install PG_CONFIG="$PG_CONFIG" >/dev/null)
+  $SUDO rm -rf "$work"
+  log "pgvector ${PGVECTOR_VERSION} installed"
+fi
+
+# 3. Role, database and extension.
+psql_admin() { $SUDO -u postgres psql -v ON_ERROR_STOP=1 -qtA "$@"; }
+if [ -z "$SUDO" ]; then psql_admin() { su postgres -c "psql -v ON_ERROR_STOP=1 -qtA $(printf '%q ' "$@")"; }; fi
+if [ "$(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = '${DB_USER}'")" != "1" ]; then
+  log "creating role ${DB_USER}"
+  psql_admin -c "CREATE ROLE ${DB_USER} LOGIN PASSWORD '${DB_PASS}' CREATEDB"
+fi
+for db in "${DB_NAME}" groundwork_bench; do
+  if [ "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '${db}'")" != "1" ]; then
+    log "creating database ${db}"
+    psql_admin -c "CREATE DATABASE ${db} OWNER ${DB_USER}"
+  fi
+  # The extension is created by a superuser so that the application role needs no superuser rights.
+  psql_admin -d "${db}" -c "CREATE EXTENSION IF NOT EXISTS vector"
+done
+log "ready: postgres://${DB_USER}:***@localhost:5432/${DB_NAME} (pgvector $(psql_admin -d "${DB_NAME}" -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'"))"
