@@ -35,11 +35,6 @@ if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^${PG_MAJOR} main$"; th
   log "creating cluster ${PG_MAJOR}/main"
   $SUDO pg_createcluster "${PG_MAJOR}" main
 fi
-if ! pg_lsclusters -h | awk '$1=="'"${PG_MAJOR}"'" && $2=="main" {print $4}' | grep -q online; then
-  log "starting cluster ${PG_MAJOR}/main"
-  $SUDO pg_ctlcluster "${PG_MAJOR}" main start
-fi
-
 # 2. pgvector, built from Debian's source package (it is not packaged for bookworm).
 PG_CONFIG="/usr/lib/postgresql/${PG_MAJOR}/bin/pg_config"
 SHAREDIR="$("$PG_CONFIG" --sharedir 2>/dev/null || echo "/usr/share/postgresql/${PG_MAJOR}")"
@@ -48,6 +43,7 @@ if [ ! -f "${SHAREDIR}/extension/vector--${PGVECTOR_VERSION}.sql" ]; then
   if [ ! -x "$PG_CONFIG" ] || [ ! -d "/usr/include/postgresql/${PG_MAJOR}/server" ]; then
     apt_update_once
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "postgresql-server-dev-${PG_MAJOR}" make gcc >/dev/null
+    if pg_lsclusters -h | awk '$1=="'"${PG_MAJOR}"'" && $2=="main" {print $4}' | grep -q online; then restart_needed=1; fi
   fi
   work="$(mktemp -d)"
   mkdir -p "$work/lists/partial"
@@ -63,9 +59,26 @@ if [ ! -f "${SHAREDIR}/extension/vector--${PGVECTOR_VERSION}.sql" ]; then
   log "pgvector ${PGVECTOR_VERSION} installed"
 fi
 
+# Start the cluster only now: installing the server-dev package can upgrade the server's own
+# libraries, and a server started before that would fail to load them (e.g. plpgsql.so).
+if [ "${restart_needed:-0}" = 1 ]; then
+  log "restarting cluster ${PG_MAJOR}/main after a package upgrade"
+  $SUDO pg_ctlcluster "${PG_MAJOR}" main restart
+fi
+if ! pg_lsclusters -h | awk '$1=="'"${PG_MAJOR}"'" && $2=="main" {print $4}' | grep -q online; then
+  log "starting cluster ${PG_MAJOR}/main"
+  $SUDO pg_ctlcluster "${PG_MAJOR}" main start
+fi
+
+
 # 3. Role, database and extension.
 psql_admin() { $SUDO -u postgres psql -v ON_ERROR_STOP=1 -qtA "$@"; }
 if [ -z "$SUDO" ]; then psql_admin() { su postgres -c "psql -v ON_ERROR_STOP=1 -qtA $(printf '%q ' "$@")"; }; fi
+# A server started before a package upgrade cannot load the upgraded libraries: restart it.
+if ! psql_admin -c 'DO $$ BEGIN END $$' >/dev/null 2>&1; then
+  log "the running server cannot load its libraries (upgraded underneath it); restarting"
+  $SUDO pg_ctlcluster "${PG_MAJOR}" main restart
+fi
 if [ "$(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = '${DB_USER}'")" != "1" ]; then
   log "creating role ${DB_USER}"
   psql_admin -c "CREATE ROLE ${DB_USER} LOGIN PASSWORD '${DB_PASS}' CREATEDB"

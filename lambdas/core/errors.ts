@@ -9,7 +9,14 @@ export class AppError extends Error {
     readonly code: string,
     message: string,
     readonly status: number,
-    readonly options: { retryable?: boolean; expose?: boolean; details?: unknown; cause?: unknown } = {},
+    readonly options: {
+      retryable?: boolean;
+      expose?: boolean;
+      details?: unknown;
+      cause?: unknown;
+      /** Response headers that belong to this error (e.g. Retry-After). */
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = new.target.name;

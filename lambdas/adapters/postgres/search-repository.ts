@@ -1,0 +1,167 @@
+/**
+ * Hybrid retrieval in one SQL statement: pgvector HNSW cosine candidates and BM25 keyword
+ * candidates (an OR of the query's lexemes, statistics from `term_stats` / `tenant_stats`),
+ * fused by min-max normalised scores. Each hit carries its exact cosine similarity, whatever the
+ * mode, so that scores are comparable and the confidence gate can use them.
+ *
+ * Iterative index scans (`hnsw.iterative_scan`, pgvector 0.8) are enabled per transaction with
+ * `SET LOCAL` so that selective filters still fill `top_k`; `hnsw.ef_search` is raised to the
+ * candidate count, since the index never returns more rows than `ef_search` otherwise.
+ */
+import type { SearchHit, SearchQuery, SearchScope, SearchStore, TenantPolicy } from '../../core/retrieval/types';
+import { toVectorLiteral, type Database } from './database';
+import { filtersSql, visibilitySql } from './filter-sql';
+import { SqlParams } from './sql-params';
+import { textSearchConfig } from './text-search';
+
+/** BM25 parameters (the usual Robertson / Lucene defaults). */
+const K1 = 1.2;
+const B = 0.75;
+
+interface HitRow {
+  chunk_id: string;
+  document_id: string;
+  chunk_index: number;
+  text: string;
+  cos: number;
+  bm25: number;
+  fused: number;
+  source_type: string;
+  title: string | null;
+  source_uri: string;
+  language: string;
+  metadata: Record<string, unknown>;
+  start_offset: number;
+  end_offset: number;
+}
+
+/** Builds the statement for one query; exported for the benchmark and tests. */
+export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: string; values: unknown[] } {
+  const p = new SqlParams();
+  const emb = p.add(toVectorLiteral(query.embedding), 'vector');
+  const where = `${visibilitySql(scope, p)} AND ${filtersSql(query.filters, query.allowedSourceTypes, p)}`;
+  const candidates = p.add(query.fusion.candidates, 'int');
+  const useVector = query.mode !== 'keyword';
+  const useKeyword = query.mode !== 'vector';
+
+  const ctes: string[] = [];
+  if (useVector) {
+    ctes.push(`vec AS MATERIALIZED (
+      SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+      WHERE ${where}
+      ORDER BY c.embedding <=> ${emb}
+      LIMIT ${candidates})`);
+  }
+  if (useKeyword) {
+    // Lexemes of the question in the query language; stemmed once, then cast with ::tsquery
+    // (going through to_tsquery again would stem them a second time).
+    const config = p.add(textSearchConfig(query.filters.lang?.[0] ?? 'en'), 'regconfig');
+    const qtext = p.add(query.text, 'text');
+    const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
+    ctes.push(`terms AS MATERIALIZED (
+      SELECT DISTINCT lexeme FROM unnest(to_tsvector(${config}, ${qtext})))`);
+    ctes.push(`tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(quote_literal(lexeme), ' | ') FROM terms)::tsquery AS q)`);
+    ctes.push(`kw_cand AS MATERIALIZED (
+      SELECT c.id, c.fts, c.fts_length FROM chunks c JOIN documents d ON d.id = c.document_id
+      WHERE c.fts @@ (SELECT q FROM tsq) AND ${where})`);
+    ctes.push(`stats AS MATERIALIZED (
+      SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
+             greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
+      FROM tenant_stats WHERE tenant_id = ANY(${tenants}))`);
+    ctes.push(`df AS MATERIALIZED (
+      SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+      WHERE tenant_id = ANY(${tenants}) AND term IN (SELECT lexeme FROM terms) GROUP BY term)`);
+    ctes.push(`kw AS MATERIALIZED (
+      SELECT k.id, sum(
+               ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+               * (t.tf * ${K1 + 1}) / (t.tf + ${K1} * (1 - ${B} + ${B} * k.fts_length / s.avgdl))
+             ) AS bm25
+      FROM kw_cand k
+      CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(k.fts) u) t
+      JOIN df ON df.term = t.lexeme
+      CROSS JOIN stats s
+      GROUP BY k.id
+      ORDER BY bm25 DESC
+      LIMIT ${candidates})`);
+  }
+  const candidateUnion = [useVector ? 'SELECT id FROM vec' : null, useKeyword ? 'SELECT id FROM kw' : null]
+    .filter(Boolean)
+    .join(' UNION ');
+  ctes.push(`scored AS (
+      SELECT c.id, greatest(0, least(1, 1 - (c.embedding <=> ${emb})))::float8 AS cos,
+             ${useKeyword ? 'coalesce(kw.bm25, 0)' : '0'}::float8 AS bm25,
+             ${useVector ? '(c.id IN (SELECT id FROM vec))' : 'false'} AS in_vec,
+             ${useKeyword ? '(kw.id IS NOT NULL)' : 'false'} AS in_kw
+      FROM (${candidateUnion}) cand
+      JOIN chunks c ON c.id = cand.id
+      ${useKeyword ? 'LEFT JOIN kw ON kw.id = c.id' : ''})`);
+  ctes.push(`norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0
+             ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s)`);
+  const dense = query.mode === 'hybrid' ? p.add(query.fusion.denseWeight, 'float8') : '';
+  const fusedExpr =
+    query.mode === 'vector' ? 'n.cos' : query.mode === 'keyword' ? 'n.bm25' : `${dense} * coalesce(n.ncos, 0) + (1 - ${dense}) * n.nbm`;
+  ctes.push(`ranked AS (
+      SELECT n.id, n.cos, n.bm25, ${fusedExpr} AS fused,
+             row_number() OVER (PARTITION BY c.document_id ORDER BY ${fusedExpr} DESC, n.id) AS per_source
+      FROM norm n JOIN chunks c ON c.id = n.id
+      WHERE n.cos >= ${p.add(query.minScore, 'float8')})`);
+  const text = `WITH ${ctes.join(',\n')}
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset
+    FROM ranked r JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    WHERE r.per_source <= ${p.add(query.maxChunksPerSource, 'int')}
+    ORDER BY r.fused DESC, r.cos DESC, c.id
+    LIMIT ${p.add(query.topK, 'int')}`;
+  return { text, values: p.values };
+}
+
+export function createSearchRepository(db: Database): SearchStore {
+  return {
+    async search(scope, query) {
+      const { text, values } = buildSearchSql(scope, query);
+      const efSearch = Math.max(40, Math.min(1000, query.fusion.candidates));
+      const rows = await db.transaction(async (tx) => {
+        // Per transaction, never per session: pooled connections must not inherit these.
+        await tx.exec(`SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${efSearch}`);
+        return (await tx.query<HitRow>(text, values)).rows;
+      });
+      return rows.map(
+        (r): SearchHit => ({
+          chunkId: r.chunk_id,
+          documentId: r.document_id,
+          chunkIndex: r.chunk_index,
+          text: r.text,
+          score: Number(r.cos),
+          keywordScore: Number(r.bm25),
+          fusedScore: Number(r.fused),
+          sourceType: r.source_type,
+          title: r.title,
+          sourceUri: r.source_uri,
+          language: r.language,
+          metadata: r.metadata,
+          startOffset: r.start_offset,
+          endOffset: r.end_offset,
+        }),
+      );
+    },
+    async policy(tenantId): Promise<TenantPolicy> {
+      const { rows } = await db.query<{ allowed_source_types: string[] | null; min_score: number | null; max_chunks_per_source: number | null }>(
+        'SELECT allowed_source_types, min_score, max_chunks_per_source FROM tenant_policies WHERE tenant_id = $1',
+        [tenantId],
+      );
+      const row = rows[0];
+      return {
+        allowedSourceTypes: row?.allowed_source_types ?? null,
+        minScore: row?.min_score ?? null,
+        maxChunksPerSource: row?.max_chunks_per_source ?? null,
+      };
+    },
+  };
+}

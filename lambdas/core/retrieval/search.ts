@@ -1,0 +1,124 @@
+/**
+ * The search use case: embed the question, apply the tenant's policy, run hybrid retrieval in
+ * the caller's scope. Shared by POST /search, POST /answer and the eval command.
+ */
+import { ForbiddenError, UnavailableError } from '../errors';
+import type { Embedder, Log, MetricsSink } from '../ports';
+import { noMetrics, silentLog } from '../ports';
+import type { SearchFilters } from './filters';
+import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } from './types';
+
+export interface SearchSettings {
+  /** Dense weight per embedding model id, tuned on training data (see docs/retrieval.md). */
+  readonly fusionByModel: Readonly<Record<string, number>>;
+  readonly defaultDenseWeight: number;
+  /** Candidates per arm before fusion (at least top_k). */
+  readonly candidates: number;
+  readonly defaultMinScore: number;
+  readonly defaultMaxChunksPerSource: number;
+  readonly globalTenants: readonly string[];
+}
+
+export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
+  fusionByModel: {
+    'local/use-lite-512': 0.3,
+  },
+  defaultDenseWeight: 0.5,
+  candidates: 100,
+  defaultMinScore: 0,
+  defaultMaxChunksPerSource: 3,
+  globalTenants: ['global'],
+};
+
+export interface SearchRequest {
+  readonly queryText: string;
+  readonly topK: number;
+  readonly mode: SearchMode;
+  readonly filters: SearchFilters;
+  readonly minScore?: number;
+  /** Overrides the policy's per-source cap (the answer pipeline and eval use this). */
+  readonly maxChunksPerSource?: number;
+}
+
+export interface SearchResult {
+  readonly hits: SearchHit[];
+  readonly embedMs: number;
+  readonly retrieveMs: number;
+}
+
+export interface Search {
+  search(identity: { tenantId: string; userId: string }, request: SearchRequest): Promise<SearchResult>;
+  /** Same, with a precomputed query vector (answer pipeline, memory). */
+  searchWithEmbedding(identity: { tenantId: string; userId: string }, request: SearchRequest, embedding: readonly number[]): Promise<SearchResult>;
+  readonly settings: SearchSettings;
+  readonly embedder: Embedder;
+}
+
+export function createSearch(deps: {
+  store: SearchStore;
+  embedder: Embedder;
+  settings?: Partial<SearchSettings>;
+  log?: Log;
+  metrics?: MetricsSink;
+}): Search {
+  const settings: SearchSettings = { ...DEFAULT_SEARCH_SETTINGS, ...deps.settings };
+  const log = deps.log ?? silentLog;
+  const metrics = deps.metrics ?? noMetrics;
+  const denseWeight = settings.fusionByModel[deps.embedder.modelId] ?? settings.defaultDenseWeight;
+
+  async function searchWithEmbedding(
+    identity: { tenantId: string; userId: string },
+    request: SearchRequest,
+    embedding: readonly number[],
+    embedMs = 0,
+  ): Promise<SearchResult> {
+    if (request.filters.org_id !== undefined && request.filters.org_id !== identity.tenantId) {
+      throw new ForbiddenError(`filters.org_id: you do not belong to tenant "${request.filters.org_id}"`);
+    }
+    const scope: SearchScope = { tenantId: identity.tenantId, userId: identity.userId, globalTenants: settings.globalTenants };
+    const t0 = performance.now();
+    try {
+      const policy = await deps.store.policy(identity.tenantId);
+      const fusion: FusionSettings = { denseWeight, candidates: Math.max(settings.candidates, request.topK * 4) };
+      const hits = await deps.store.search(scope, {
+        text: request.queryText,
+        embedding,
+        topK: request.topK,
+        mode: request.mode,
+        filters: request.filters,
+        minScore: Math.max(request.minScore ?? settings.defaultMinScore, policy.minScore ?? 0),
+        maxChunksPerSource: request.maxChunksPerSource ?? policy.maxChunksPerSource ?? settings.defaultMaxChunksPerSource,
+        allowedSourceTypes: policy.allowedSourceTypes,
+        fusion,
+      });
+      const retrieveMs = performance.now() - t0;
+      metrics.timing('RetrievalLatency', retrieveMs);
+      return { hits, embedMs, retrieveMs };
+    } catch (err) {
+      log.error('retrieval failed', { err });
+      metrics.count('RetrievalErrors');
+      throw new UnavailableError('The search index is unavailable; try again shortly.', err);
+    }
+  }
+
+  return {
+    settings,
+    embedder: deps.embedder,
+    searchWithEmbedding: (identity, request, embedding) => searchWithEmbedding(identity, request, embedding),
+    async search(identity, request) {
+      if (request.filters.org_id !== undefined && request.filters.org_id !== identity.tenantId) {
+        throw new ForbiddenError(`filters.org_id: you do not belong to tenant "${request.filters.org_id}"`);
+      }
+      const t0 = performance.now();
+      let embedding: number[];
+      try {
+        [embedding = []] = await deps.embedder.embed([request.queryText]);
+      } catch (err) {
+        log.error('query embedding failed', { err });
+        metrics.count('EmbeddingErrors');
+        throw new UnavailableError('The embedding model is unavailable; try again shortly.', err);
+      }
+      return searchWithEmbedding(identity, request, embedding, performance.now() - t0);
+    },
+  };
+}

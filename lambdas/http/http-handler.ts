@@ -1,0 +1,120 @@
+/**
+ * The one way API handlers are built: middy with Powertools logging and metrics, JSON body
+ * parsing, the caller's identity, zod validation of the body, and the single error middleware
+ * that renders `{ "error": { "code", "message", "retryable" } }` and never leaks a stack trace.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { AppError, toErrorResponse, ValidationError } from '../core/errors';
+import { DEFAULT_IDENTITY_CONFIG, identityFromEvent, type Identity, type IdentityConfig } from './identity';
+
+export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
+export type ApiResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
+
+export interface HttpRequest<B> {
+  readonly body: B;
+  readonly identity: Identity;
+  readonly event: ApiEvent;
+  readonly pathParameters: Readonly<Record<string, string | undefined>>;
+  readonly query: Readonly<Record<string, string | undefined>>;
+}
+
+export interface HttpResponse {
+  readonly status?: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+export interface HttpHandlerDeps {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly identity?: IdentityConfig;
+}
+
+/** Turns the first zod issue into a message that names the field. */
+export function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'Invalid request';
+  const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
+  return `${field}: ${issue.message}`;
+}
+
+/** Parses with a zod schema, throwing a 422 ValidationError that names the field. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new ValidationError(describeZodError(result.error), result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  }
+  return result.data;
+}
+
+function parseJsonBody(event: ApiEvent): unknown {
+  if (event.body === undefined || event.body === null || event.body === '') return {};
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new ValidationError('body: is not valid JSON');
+  }
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): ApiResult {
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/**
+ * Builds an API handler: `schema` validates the body (use `z.object({})` for bodiless routes);
+ * `route` names the metric dimension.
+ */
+export function createHttpHandler<S extends z.ZodType>(
+  deps: HttpHandlerDeps,
+  options: { route: string; schema: S; authenticated?: boolean },
+  fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
+) {
+  const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
+    const started = performance.now();
+    let status = 500;
+    try {
+      const identity =
+        options.authenticated === false
+          ? { userId: 'anonymous', tenantId: 'anonymous', groups: [], plan: null, isAdmin: false }
+          : identityFromEvent(event, deps.identity ?? DEFAULT_IDENTITY_CONFIG);
+      deps.logger.appendKeys({ tenantId: identity.tenantId, userId: identity.userId, route: options.route });
+      const body = parseOrThrow(options.schema, parseJsonBody(event));
+      const response = await fn({
+        body,
+        identity,
+        event,
+        pathParameters: event.pathParameters ?? {},
+        query: event.queryStringParameters ?? {},
+      });
+      status = response.status ?? 200;
+      return json(status, response.body, response.headers);
+    } catch (err) {
+      const { status: errorStatus, body } = toErrorResponse(err);
+      status = errorStatus;
+      if (status >= 500) {
+        deps.logger.error('request failed', { err, route: options.route });
+      } else {
+        deps.logger.info('request rejected', { code: body.error.code, status });
+      }
+      return json(status, body, err instanceof AppError ? (err.options.headers ?? {}) : {});
+    } finally {
+      deps.metrics.addDimensions({ route: options.route });
+      deps.metrics.addMetric('Requests', MetricUnit.Count, 1);
+      deps.metrics.addMetric(status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success', MetricUnit.Count, 1);
+      deps.metrics.addMetric('Latency', MetricUnit.Milliseconds, performance.now() - started);
+      deps.logger.removeKeys(['tenantId', 'userId', 'route']);
+    }
+  };
+  return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
+}
