@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { loadLocalEnv } from './config';
 import { acquireLock } from './data-dir-lock';
+import { evalCommand } from './commands/eval';
 import { formatReport, ingestFolderLocally } from './commands/ingest';
 import { startLocalStack } from './stack';
 
@@ -12,6 +13,8 @@ const USAGE = `Usage: groundwork <command> [options]
 
 Commands:
   ingest <folder> --tenant <id> [--prefix <p>]   upload a folder, wait for indexing, report
+  eval <dataset-dir> [--mode m]... [--sample N] [--json]
+                                                  retrieval quality on a BEIR dataset
   help                                            this text
 
 Environment: GROUNDWORK_DATA_DIR (default .groundwork), PORT (default 3000), GROUNDWORK_LOG_LEVEL.`;
@@ -56,6 +59,8 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'ingest':
       return ingestCommand(rest);
+    case 'eval':
+      return evalCommand(rest, loadLocalEnv().dataDir);
     case undefined:
     case 'help':
     case '--help':

@@ -18,10 +18,12 @@ import { createDocumentRepository } from '../lambdas/adapters/postgres/document-
 import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { openPGlite } from '../lambdas/adapters/postgres/pglite-database';
+import { createSearchRepository } from '../lambdas/adapters/postgres/search-repository';
 import { createS3ObjectStore } from '../lambdas/adapters/s3/s3-object-store';
 import { createTokenCounter } from '../lambdas/adapters/tokenizer/gpt-token-counter';
 import { createIngestion, type Ingestion, type IngestionSettings } from '../lambdas/core/ingestion/ingest';
 import type { Embedder } from '../lambdas/core/ports';
+import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
 import { makeHandler as makeIngestHandler } from '../lambdas/ingest/handler';
 import { createIngestQueue, type IngestQueue } from './ingest-queue';
 
@@ -36,6 +38,7 @@ export interface LocalStackOptions {
   /** An already-open database (tests pass PostgreSQL here); defaults to PGlite in dataDir. */
   readonly db?: Database;
   readonly ingestion?: Partial<IngestionSettings>;
+  readonly search?: Partial<SearchSettings>;
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   readonly embedThreads?: number;
 }
@@ -44,6 +47,7 @@ export interface LocalStack {
   readonly db: Database;
   readonly embedder: Embedder;
   readonly ingestion: Ingestion;
+  readonly search: Search;
   readonly queue: IngestQueue;
   readonly s3: { readonly client: S3Client; readonly endpoint: string; readonly bucket: string };
   readonly logger: Logger;
@@ -108,6 +112,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log: logPort(logger),
       metrics: metricsSink(metrics),
     });
+    const search = createSearch({
+      store: createSearchRepository(db),
+      embedder,
+      settings: options.search,
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    });
     const handler = makeIngestHandler({ ingestion, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {
       onError: (err) => logger.error('local ingest batch failed', { err }),
@@ -122,6 +133,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       db,
       embedder,
       ingestion,
+      search,
       queue,
       s3: { client, endpoint, bucket },
       logger,

@@ -34,6 +34,12 @@ export interface IngestionSettings {
   readonly embedWithTitle: boolean;
   /** Chunks per embedding call. */
   readonly embedBatchSize: number;
+  /**
+   * For models that read only the start of their input (the local model reads about 128
+   * tokens): embed a longer chunk as sentence-aligned windows of this many tokens and store the
+   * normalised mean. Null embeds each chunk whole.
+   */
+  readonly embedWindowTokens: number | null;
 }
 
 export const DEFAULT_INGESTION_SETTINGS: IngestionSettings = {
@@ -42,6 +48,7 @@ export const DEFAULT_INGESTION_SETTINGS: IngestionSettings = {
   keyLayout: DEFAULT_KEY_LAYOUT,
   embedWithTitle: true,
   embedBatchSize: 64,
+  embedWindowTokens: null,
 };
 
 export type SyncOutcome =
@@ -108,11 +115,11 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
   const clock = deps.clock ?? systemClock;
   const { store, objects, parser, embedder, tokens } = deps;
   // The content hash covers the bytes and the chunking settings: changing either re-indexes.
-  const pipelineKey = `chunk:${settings.chunking.targetTokens}/${settings.chunking.overlapTokens};title:${settings.embedWithTitle}`;
+  const pipelineKey = `chunk:${settings.chunking.targetTokens}/${settings.chunking.overlapTokens};title:${settings.embedWithTitle};window:${settings.embedWindowTokens ?? 0}`;
 
   const elapsed = (start: number) => performance.now() - start;
 
-  async function embedChunks(texts: string[], timings: StageTimings): Promise<number[][]> {
+  async function embedBatches(texts: string[], timings: StageTimings): Promise<number[][]> {
     const vectors: number[][] = [];
     for (let i = 0; i < texts.length; i += settings.embedBatchSize) {
       const t0 = performance.now();
@@ -122,6 +129,29 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       vectors.push(...batch);
     }
     return vectors;
+  }
+
+  /** One vector per text; with windows, the normalised mean of the windows' vectors. */
+  async function embedChunks(texts: string[], timings: StageTimings): Promise<number[][]> {
+    const window = settings.embedWindowTokens;
+    if (!window) return embedBatches(texts, timings);
+    const t0 = performance.now();
+    const windows = texts.map((t) => {
+      const parts = chunkText(t, { targetTokens: window, overlapTokens: 0 }, tokens).map((c) => c.text);
+      return parts.length > 0 ? parts : [t];
+    });
+    timings.chunkMs += elapsed(t0);
+    const flat = await embedBatches(windows.flat(), timings);
+    let k = 0;
+    return windows.map((w) => {
+      const sum = new Array<number>(embedder.dimension).fill(0);
+      for (let i = 0; i < w.length; i++) {
+        const v = flat[k++] ?? [];
+        for (let d = 0; d < sum.length; d++) sum[d]! += v[d] ?? 0;
+      }
+      const norm = Math.hypot(...sum) || 1;
+      return sum.map((x) => x / norm);
+    });
   }
 
   /** Records a rejected document under its tenant (or the reserved unassigned tenant). */

@@ -1,0 +1,150 @@
+/**
+ * Which format an object is in: its content type when that says something, else its key's
+ * extension; PDF and DOCX magic bytes override both, so a misnamed file is still read right.
+ */
+import { DocumentRejectedError, type SourceFormat } from '../../core/ingestion/types';
+import { looksBinary } from './text';
+
+const EXTENSIONS: Readonly<Record<string, SourceFormat>> = {
+  txt: 'text',
+  text: 'text',
+  csv: 'text',
+  tsv: 'text',
+  json: 'text',
+  log: 'text',
+  md: 'markdown',
+  markdown: 'markdown',
+  html: 'html',
+  htm: 'html',
+  xhtml: 'html',
+  pdf: 'pdf',
+  docx: 'docx',
+};
+
+const CONTENT_TYPES: Readonly<Record<string, SourceFormat>> = {
+  'text/plain': 'text',
+  'text/csv': 'text',
+  'text/tab-separated-values': 'text',
+  'application/json': 'text',
+  'text/markdown': 'markdown',
+  'text/x-markdown': 'markdown',
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'application/pdf': 'pdf',
+  'application/x-pdf': 'pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+};
+
+// Content types that say nothing about the format (S3's default, or what tools send when they
+// do not know): the extension decides instead.
+const GENERIC_CONTENT_TYPES = new Set([
+  '',
+  'application/octet-stream',
+  'binary/octet-stream',
+  'application/binary',
+  'application/unknown',
+]);
+
+/** The supported types, for messages. */
+export const SUPPORTED_TYPES =
+  '.txt, .md, .html, .pdf and .docx (and .csv, .json and .log as plain text)';
+
+/** The format, and the charset the content type names (if any). */
+export interface Detected {
+  readonly format: SourceFormat;
+  readonly charset?: string;
+}
+
+/**
+ * Detects the format of an object.
+ * @throws DocumentRejectedError `unsupported_format` naming the extension or content type.
+ */
+export function detectFormat(
+  bytes: Uint8Array,
+  hint: { key: string; contentType?: string },
+): Detected {
+  const { mediaType, charset } = parseContentType(hint.contentType);
+  const withCharset = (format: SourceFormat): Detected =>
+    charset !== undefined ? { format, charset } : { format };
+
+  const sniffed = sniffContainer(bytes);
+  if (sniffed !== undefined) return { format: sniffed };
+
+  const extension = extensionOf(hint.key);
+  const byExtension = extension !== undefined ? EXTENSIONS[extension] : undefined;
+  const byContentType = CONTENT_TYPES[mediaType];
+  // text/plain is what many tools send for any text file: a .md or .html key says more.
+  if (
+    byContentType === 'text' &&
+    byExtension !== undefined &&
+    byExtension !== 'pdf' &&
+    byExtension !== 'docx'
+  ) {
+    return withCharset(byExtension);
+  }
+  if (byContentType !== undefined) return withCharset(byContentType);
+  if (byExtension !== undefined) return withCharset(byExtension);
+
+  if (extension === undefined && GENERIC_CONTENT_TYPES.has(mediaType)) {
+    // No name and no type to go by: read it if it is text.
+    if (looksLikeHtml(bytes)) return withCharset('html');
+    if (bytes.length > 0 && !looksBinary(bytes, charset)) return withCharset('text');
+  }
+  const what =
+    extension !== undefined
+      ? `".${extension}"`
+      : !GENERIC_CONTENT_TYPES.has(mediaType)
+        ? `"${mediaType}"`
+        : 'with no extension';
+  throw new DocumentRejectedError(
+    'unsupported_format',
+    `Unsupported file type ${what}: supported types are ${SUPPORTED_TYPES}.`,
+  );
+}
+
+function parseContentType(contentType: string | undefined): {
+  mediaType: string;
+  charset?: string;
+} {
+  const [type = '', ...params] = (contentType ?? '').split(';');
+  const mediaType = type.trim().toLowerCase();
+  for (const param of params) {
+    const [name = '', value = ''] = param.split('=');
+    if (name.trim().toLowerCase() === 'charset' && value.trim() !== '') {
+      return { mediaType, charset: value.trim().replace(/^"(.*)"$/, '$1') };
+    }
+  }
+  return { mediaType };
+}
+
+/** The lower-case extension of the key's last path segment, without the dot. */
+function extensionOf(key: string): string | undefined {
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0 || dot === name.length - 1) return undefined;
+  return name.slice(dot + 1).toLowerCase();
+}
+
+const PDF_MAGIC = Buffer.from('%PDF-', 'latin1');
+const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+const DOCX_MAIN_PART = Buffer.from('word/document.xml', 'latin1');
+
+/**
+ * PDF (the header at the very start: a text that merely mentions "%PDF-" stays text) or DOCX
+ * (a ZIP whose entry names, stored uncompressed, include word/document.xml).
+ */
+function sniffContainer(bytes: Uint8Array): 'pdf' | 'docx' | undefined {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buffer.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) return 'pdf';
+  if (buffer.subarray(0, 4).equals(ZIP_MAGIC) && buffer.includes(DOCX_MAIN_PART)) return 'docx';
+  return undefined;
+}
+
+function looksLikeHtml(bytes: Uint8Array): boolean {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024))
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .toLowerCase();
+  return head.startsWith('<!doctype html') || head.startsWith('<html');
+}

@@ -1,0 +1,513 @@
+/**
+ * Parser tests on real files built here (nothing is downloaded): a hand-written PDF with a
+ * correct xref table, a DOCX zipped with jszip, HTML, Markdown and text, and broken files.
+ *
+ * PDF cases run in a child Node process: unpdf loads its PDF.js bundle with a native dynamic
+ * import(), which jest's CommonJS sandbox cannot execute without --experimental-vm-modules.
+ * The child runs the same TypeScript through tsx, as `local/` and a bundled Lambda would.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import JSZip from 'jszip';
+import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion/types';
+import { createDocumentParser } from './index';
+
+const parser = createDocumentParser();
+const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
+
+/** The rejection a parse ends with (fails the test if it resolves or throws something else). */
+async function rejection(
+  bytes: Uint8Array,
+  hint: { key: string; contentType?: string },
+): Promise<DocumentRejectedError> {
+  const error: unknown = await parser.parse(bytes, hint).then(
+    () => new Error('expected the parse to be rejected'),
+    (err: unknown) => err,
+  );
+  expect(error).toBeInstanceOf(DocumentRejectedError);
+  return error as DocumentRejectedError;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+/** A minimal PDF 1.4: one page, Helvetica, one text line per entry, optional /Info /Title. */
+function buildPdf(options: { lines: string[]; title?: string }): Uint8Array {
+  const escape = (s: string): string => s.replace(/[\\()]/g, (c) => `\\${c}`);
+  const content =
+    options.lines.length > 0
+      ? `BT\n/F1 14 Tf\n72 720 Td\n${options.lines
+          .map((line, i) => `${i > 0 ? '0 -20 Td\n' : ''}(${escape(line)}) Tj\n`)
+          .join('')}ET\n`
+      : '0 0 1 rg\n72 72 200 200 re\nf\n'; // a filled square: a page with no text, like a scan
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] ' +
+      '/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>',
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+    `<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}endstream`,
+  ];
+  if (options.title !== undefined) {
+    objects.push(`<< /Title (${escape(options.title)}) /Producer (groundwork tests) >>`);
+  }
+  let pdf = '%PDF-1.4\n%\xe2\xe3\xcf\xd3\n';
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(Buffer.byteLength(pdf, 'latin1'));
+    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xrefOffset = Buffer.byteLength(pdf, 'latin1');
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  pdf += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  const info = options.title !== undefined ? ` /Info ${objects.length} 0 R` : '';
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${info} >>\n`;
+  pdf += `startxref\n${xrefOffset}\n%%EOF\n`;
+  return new Uint8Array(Buffer.from(pdf, 'latin1'));
+}
+
+const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
+const REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+
+/** A DOCX with a "heading 1" style, a heading, body paragraphs and a one-row table. */
+async function buildDocx(): Promise<Uint8Array> {
+  const paragraph = (text: string, style?: string): string =>
+    `<w:p>${style !== undefined ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ''}` +
+    `<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
+  const cell = (text: string): string => `<w:tc>${paragraph(text)}</w:tc>`;
+  const zip = new JSZip();
+  zip.file(
+    '[Content_Types].xml',
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
+      '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+      '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+      '<Default Extension="xml" ContentType="application/xml"/>' +
+      '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
+      '<Override PartName="/word/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/>' +
+      '</Types>',
+  );
+  zip.file(
+    '_rels/.rels',
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
+      '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+      `<Relationship Id="rId1" Type="${REL}/officeDocument" Target="word/document.xml"/>` +
+      '</Relationships>',
+  );
+  zip.file(
+    'word/_rels/document.xml.rels',
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
+      '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+      `<Relationship Id="rId1" Type="${REL}/styles" Target="styles.xml"/>` +
+      '</Relationships>',
+  );
+  zip.file(
+    'word/styles.xml',
+    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:styles xmlns:w="${W}">` +
+      '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>' +
+      '</w:styles>',
+  );
+  zip.file(
+    'word/document.xml',
+    `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="${W}"><w:body>` +
+      paragraph('Onboarding Guide', 'Heading1') +
+      paragraph('Welcome to the team &amp; the company.') +
+      paragraph('Laptops are issued on the first day.') +
+      `<w:tbl><w:tr>${cell('Badge')}${cell('Reception')}</w:tr></w:tbl>` +
+      '</w:body></w:document>',
+  );
+  return new Uint8Array(await zip.generateAsync({ type: 'nodebuffer' }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain text
+
+describe('text', () => {
+  it('decodes UTF-8, drops the BOM, turns CRLF into LF and collapses blank lines', async () => {
+    const bytes = new Uint8Array([
+      0xef,
+      0xbb,
+      0xbf,
+      ...utf8('Caf\u00e9 menu\r\nSoup of the day   \r\n\r\n\r\n\r\n\r\nBread\r\n'),
+    ]);
+    await expect(parser.parse(bytes, { key: 'tenant/notes.txt' })).resolves.toEqual({
+      format: 'text',
+      text: 'Caf\u00e9 menu\nSoup of the day\n\nBread',
+    });
+  });
+
+  it('decodes UTF-16 text that starts with a byte order mark', async () => {
+    const bytes = new Uint8Array([0xff, 0xfe, ...Buffer.from('Hello UTF-16 \u00e9', 'utf16le')]);
+    const doc = await parser.parse(bytes, { key: 'a/b.txt' });
+    expect(doc.text).toBe('Hello UTF-16 \u00e9');
+  });
+
+  it('honours the charset of the content type', async () => {
+    const bytes = new Uint8Array(Buffer.from('Caf\u00e9 cr\u00e8me', 'latin1'));
+    const doc = await parser.parse(bytes, {
+      key: 'menu.txt',
+      contentType: 'text/plain; charset=ISO-8859-1',
+    });
+    expect(doc.text).toBe('Caf\u00e9 cr\u00e8me');
+  });
+
+  it('treats .csv, .json and .log as text', async () => {
+    for (const key of ['data.csv', 'data.json', 'server.LOG']) {
+      await expect(parser.parse(utf8('a,b\n1,2'), { key })).resolves.toMatchObject({
+        format: 'text',
+        text: 'a,b\n1,2',
+      });
+    }
+  });
+
+  it('rejects binary data named .txt as unsupported', async () => {
+    const png = new Uint8Array([
+      0x89,
+      0x50,
+      0x4e,
+      0x47,
+      0x0d,
+      0x0a,
+      0x1a,
+      0x0a,
+      ...new Uint8Array(400),
+    ]);
+    const error = await rejection(png, { key: 'photos/cat.txt' });
+    expect(error.reasonCode).toBe('unsupported_format');
+    expect(error.message).toMatch(/"cat\.txt" should be a text file but holds binary data/);
+  });
+
+  it('rejects an empty or blank file as an empty document', async () => {
+    for (const bytes of [new Uint8Array(0), utf8(' \r\n\t\n')]) {
+      const error = await rejection(bytes, { key: 'empty.txt' });
+      expect(error.reasonCode).toBe('empty_document');
+      expect(error.message).toMatch(/no text to index/);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Markdown
+
+describe('markdown', () => {
+  const markdown = [
+    '---',
+    'title: "Groundwork Guide"',
+    'tags: [rag]',
+    '---',
+    '',
+    '# Getting started',
+    '',
+    'Read the **quick start** and the _full_ [install guide](https://example.com/install "Guide").',
+    '![Architecture diagram](images/arch.png)',
+    'Use `npm run build` and keep snake_case_names intact; 2 * 3 * 4 stays.',
+    '<!-- a hidden note -->',
+    '> A quoted ~~old~~ tip.',
+    '',
+    '```bash',
+    'npm install groundwork',
+    '```',
+    '',
+    '| Option | Default |',
+    '| ------ | ------: |',
+    '| topK   | 8       |',
+    '',
+    '***',
+    'See [the docs][docs] &amp; <https://example.com/faq>.',
+    '',
+    '[docs]: https://example.com/docs',
+    '',
+    'Install it',
+    '----------',
+  ].join('\n');
+
+  it('keeps the words and strips the syntax that hurts search', async () => {
+    const doc = await parser.parse(utf8(markdown), { key: 'docs/guide.md' });
+    expect(doc.format).toBe('markdown');
+    expect(doc.title).toBe('Groundwork Guide');
+    expect(doc.text).toBe(
+      [
+        'Getting started',
+        '',
+        'Read the quick start and the full install guide.',
+        'Architecture diagram',
+        'Use npm run build and keep snake_case_names intact; 2 * 3 * 4 stays.',
+        '',
+        'A quoted old tip.',
+        '',
+        'npm install groundwork',
+        '',
+        '| Option | Default |',
+        '| topK   | 8       |',
+        '',
+        'See the docs & https://example.com/faq.',
+        '',
+        'Install it',
+      ].join('\n'),
+    );
+    expect(doc.text).not.toMatch(/example\.com\/(install|docs)|arch\.png|```|\*\*|title:/);
+  });
+
+  it('takes the title from the first "# " heading when there is no front matter', async () => {
+    const doc = await parser.parse(utf8('Intro line\n\n## Minor\n\n# Main *Title*\n\nBody.'), {
+      key: 'x.markdown',
+    });
+    expect(doc.title).toBe('Main Title');
+    expect(doc.text).toBe('Intro line\n\nMinor\n\nMain Title\n\nBody.');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+
+describe('html', () => {
+  const html = `<!DOCTYPE html>
+<html><head><title>Refund Policy &amp; Terms</title>
+<style>body { color: red; }</style><script>var secret = "<p>not text</p>";</script></head>
+<body>
+<nav><a href="/">Home</a> | <a href="/about">About</a></nav>
+<noscript>Enable JavaScript</noscript>
+<h1>Refunds</h1>
+<p>Refunds are issued within <b>14&nbsp;days</b> &mdash; no questions &lt;asked&gt;.</p>
+<ul><li>Keep the receipt</li><li>Use the original card</li></ul>
+<table><tr><th>Plan</th><th>Window</th></tr><tr><td>Basic</td><td>14 days</td></tr></table>
+<pre>line one
+  indented two</pre>
+<div>Questions?<br>Write to us.</div>
+<script>alert("x")</script>
+</body></html>`;
+
+  it('drops scripts, styles and navigation and keeps the block structure', async () => {
+    const doc = await parser.parse(utf8(html), { key: 'site/refunds.html' });
+    expect(doc).toEqual({
+      format: 'html',
+      title: 'Refund Policy & Terms',
+      text: [
+        'Refunds',
+        '',
+        'Refunds are issued within 14 days \u2014 no questions <asked>.',
+        '',
+        'Keep the receipt',
+        'Use the original card',
+        '',
+        'Plan | Window',
+        'Basic | 14 days',
+        '',
+        'line one',
+        '  indented two',
+        '',
+        'Questions?',
+        'Write to us.',
+      ].join('\n'),
+    });
+  });
+
+  it('takes the title from the first <h1> when there is no <title>', async () => {
+    const doc = await parser.parse(utf8('<h2>Sub</h2><h1>Main heading</h1><p>Text</p>'), {
+      key: 'page.htm',
+    });
+    expect(doc.title).toBe('Main heading');
+    expect(doc.text).toBe('Sub\n\nMain heading\n\nText');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// DOCX
+
+describe('docx', () => {
+  it('extracts paragraphs, headings and tables, with the first heading as title', async () => {
+    const doc = await parser.parse(await buildDocx(), { key: 'hr/onboarding.docx' });
+    expect(doc).toEqual({
+      format: 'docx',
+      title: 'Onboarding Guide',
+      text: [
+        'Onboarding Guide',
+        '',
+        'Welcome to the team & the company.',
+        '',
+        'Laptops are issued on the first day.',
+        '',
+        'Badge | Reception',
+      ].join('\n'),
+    });
+  });
+
+  it('rejects random bytes named .docx as a corrupt file', async () => {
+    const error = await rejection(new Uint8Array(randomBytes(2048)), { key: 'broken.docx' });
+    expect(error.reasonCode).toBe('corrupt_file');
+    expect(error.message).toMatch(
+      /^Could not read the Word document: .+\. Re-export or re-upload the file\.$/,
+    );
+  });
+
+  it('rejects a ZIP that is not a Word document as a corrupt .docx', async () => {
+    const zip = new JSZip();
+    zip.file('readme.txt', 'not a document');
+    const bytes = new Uint8Array(await zip.generateAsync({ type: 'nodebuffer' }));
+    const error = await rejection(bytes, { key: 'fake.docx' });
+    expect(error.reasonCode).toBe('corrupt_file');
+    expect(error.message).toMatch(/^Could not read the Word document: /);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Format detection
+
+describe('format detection', () => {
+  it('rejects an unsupported extension, naming it and listing the supported types', async () => {
+    const error = await rejection(utf8('whatever'), { key: 'tenant/file.xyz' });
+    expect(error.reasonCode).toBe('unsupported_format');
+    expect(error.message).toBe(
+      'Unsupported file type ".xyz": supported types are .txt, .md, .html, .pdf and .docx ' +
+        '(and .csv, .json and .log as plain text).',
+    );
+  });
+
+  it('rejects an unsupported content type when the key has no extension', async () => {
+    const error = await rejection(utf8('GIF89a...'), { key: 'upload', contentType: 'image/gif' });
+    expect(error.message).toMatch(/^Unsupported file type "image\/gif"/);
+  });
+
+  it('prefers the content type, unless it is generic or just text/plain', async () => {
+    const cases: [string, string | undefined, ParsedDocument['format']][] = [
+      ['notes', 'text/markdown', 'markdown'],
+      ['notes.txt', 'text/html; charset=utf-8', 'html'],
+      ['readme.md', 'text/plain', 'markdown'],
+      ['page.html', 'binary/octet-stream', 'html'],
+      ['page.html', 'application/octet-stream', 'html'],
+      ['README', undefined, 'text'],
+    ];
+    for (const [key, contentType, format] of cases) {
+      const doc = await parser.parse(utf8('<p># Hello</p>'), { key, contentType });
+      expect([key, contentType, doc.format]).toEqual([key, contentType, format]);
+    }
+  });
+
+  it('sniffs HTML in a file with no extension', async () => {
+    const doc = await parser.parse(utf8('  <!doctype html><p>Hi</p>'), { key: 'index' });
+    expect(doc.format).toBe('html');
+  });
+
+  it('reads a DOCX by its magic bytes whatever its name says', async () => {
+    const bytes = await buildDocx();
+    for (const key of ['misnamed.txt', 'no-extension', 'file.pdf']) {
+      const doc = await parser.parse(bytes, { key, contentType: 'application/octet-stream' });
+      expect(doc.format).toBe('docx');
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// PDF (in a child Node process, see the header)
+
+interface ChildResult {
+  readonly doc?: ParsedDocument;
+  readonly error?: { name: string; reasonCode?: string; message: string };
+  /** Byte length of the input after parsing: PDF.js must not have detached it. */
+  readonly bytesAfter: number;
+}
+
+const REPO_ROOT = path.resolve(__dirname, '../../..');
+const CHILD_SCRIPT = `
+const { createDocumentParser } = require(${JSON.stringify(path.join(__dirname, 'index.ts'))});
+const heavyLoadedAtStart = Object.keys(require.cache).filter((k) => /node_modules[\\\\/](unpdf|mammoth)[\\\\/]/.test(k));
+const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+(async () => {
+  const parser = createDocumentParser();
+  const results = [];
+  for (const c of cases) {
+    const bytes = new Uint8Array(Buffer.from(c.base64, 'base64'));
+    try {
+      results.push({ doc: await parser.parse(bytes, c.hint), bytesAfter: bytes.byteLength });
+    } catch (e) {
+      results.push({ error: { name: e.name, reasonCode: e.reasonCode, message: e.message }, bytesAfter: bytes.byteLength });
+    }
+  }
+  process.stdout.write(JSON.stringify({ heavyLoadedAtStart, results }));
+})();
+`;
+
+/** Parses each file in a fresh Node process (with tsx for the TypeScript sources). */
+async function parseInNode(
+  files: { bytes: Uint8Array; hint: { key: string; contentType?: string } }[],
+): Promise<{ heavyLoadedAtStart: string[]; results: ChildResult[] }> {
+  const input = JSON.stringify(
+    files.map((f) => ({ base64: Buffer.from(f.bytes).toString('base64'), hint: f.hint })),
+  );
+  const run = promisify(execFile);
+  const child = run(process.execPath, ['--require', 'tsx/cjs', '-e', CHILD_SCRIPT], {
+    cwd: REPO_ROOT,
+    timeout: 60_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  child.child.stdin?.end(input);
+  const { stdout } = await child;
+  return JSON.parse(stdout) as { heavyLoadedAtStart: string[]; results: ChildResult[] };
+}
+
+describe('pdf', () => {
+  const report = buildPdf({
+    title: 'Quarterly Report (Q3)',
+    lines: ['Revenue grew by 12 percent.', 'Costs fell (slightly) in Q3.'],
+  });
+  const files = [
+    { bytes: report, hint: { key: 'finance/q3.pdf' } },
+    { bytes: report, hint: { key: 'finance/q3', contentType: 'binary/octet-stream' } },
+    { bytes: buildPdf({ lines: ['No title here.'] }), hint: { key: 'untitled.PDF' } },
+    { bytes: buildPdf({ lines: [], title: 'Scan' }), hint: { key: 'scans/receipt.pdf' } },
+    {
+      bytes: utf8('%PDF-1.4\n1 0 obj\n<< /Type /Catalog broken'),
+      hint: { key: 'broken.pdf' },
+    },
+    { bytes: new Uint8Array(randomBytes(2048)), hint: { key: 'random.pdf' } },
+  ];
+  let outcome: Awaited<ReturnType<typeof parseInNode>>;
+
+  beforeAll(async () => {
+    outcome = await parseInNode(files);
+  });
+
+  it('loads unpdf and mammoth only when a document needs them', () => {
+    expect(outcome.heavyLoadedAtStart).toEqual([]);
+  });
+
+  it('extracts the page text and the /Info title, without detaching the input bytes', () => {
+    const [result] = outcome.results;
+    expect(result?.doc).toEqual({
+      format: 'pdf',
+      title: 'Quarterly Report (Q3)',
+      text: 'Revenue grew by 12 percent.\nCosts fell (slightly) in Q3.',
+    });
+    expect(result?.bytesAfter).toBe(report.byteLength);
+  });
+
+  it('recognises a PDF by its magic bytes when the key has no extension', () => {
+    expect(outcome.results[1]?.doc?.format).toBe('pdf');
+  });
+
+  it('reads a PDF without an Info dictionary and leaves the title out', () => {
+    expect(outcome.results[2]?.doc).toEqual({ format: 'pdf', text: 'No title here.' });
+  });
+
+  it('rejects a PDF with no text layer as empty, suggesting OCR', () => {
+    expect(outcome.results[3]?.error).toMatchObject({
+      name: 'DocumentRejectedError',
+      reasonCode: 'empty_document',
+      message: expect.stringMatching(/no extractable text.*OCR/) as unknown,
+    });
+  });
+
+  it.each([
+    [4, 'a truncated PDF'],
+    [5, 'random bytes named .pdf'],
+  ])('rejects %s as a corrupt file with a short cause', (i, _what) => {
+    expect(outcome.results[i]?.error).toMatchObject({
+      name: 'DocumentRejectedError',
+      reasonCode: 'corrupt_file',
+      message: expect.stringMatching(
+        /^Could not read the PDF: [^\n]{1,160}\. Re-export or re-upload the file\.$/,
+      ) as unknown,
+    });
+  });
+});

@@ -1,0 +1,497 @@
+/**
+ * The embedded default's API Gateway: a node:http server that matches routes, verifies bearer
+ * tokens like the HTTP API's JWT authorizer, builds the same payload-2.0 event API Gateway sends
+ * to Lambda, and invokes the same handlers. Errors it raises itself use the one error model.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type {
+  APIGatewayEventRequestContextJWTAuthorizer,
+  APIGatewayProxyEventV2,
+  Context,
+} from 'aws-lambda';
+import type { TokenVerifier } from '../lambdas/adapters/auth/jwt-verifier';
+import {
+  AppError,
+  AuthenticationError,
+  ConfigError,
+  NotFoundError,
+  toErrorResponse,
+} from '../lambdas/core/errors';
+import { lambdaContext } from './ingest-queue';
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
+const METHODS: readonly string[] = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
+
+/** The payload-2.0 event; `authorizer` is present on authenticated routes only, as in AWS. */
+export type LocalApiEvent = APIGatewayProxyEventV2 & {
+  requestContext: { authorizer?: APIGatewayEventRequestContextJWTAuthorizer };
+};
+
+/** The structured payload-2.0 result a Lambda returns to API Gateway. */
+export interface LocalApiResult {
+  statusCode: number;
+  headers?: Record<string, string | number | boolean>;
+  body?: string;
+  isBase64Encoded?: boolean;
+  cookies?: string[];
+}
+
+export type LocalHandler = (event: LocalApiEvent, context: Context) => Promise<LocalApiResult>;
+
+/**
+ * Reserved for Server-Sent Events (streamed answers): `write` sends one chunk, `end` closes the
+ * response. Not served yet; a route that sets it is rejected at start-up.
+ */
+export type LocalStreamHandler = (
+  event: LocalApiEvent,
+  write: (chunk: string) => void,
+  end: () => void,
+) => Promise<void>;
+
+export interface LocalRoute {
+  readonly method: HttpMethod;
+  /** Literal segments and `{name}` parameters, e.g. `/threads/{id}`. */
+  readonly path: string;
+  readonly handler: LocalHandler;
+  /** Require a verified bearer token. @default true */
+  readonly auth?: boolean;
+  /** The Lambda function name the handler sees in its context. @default 'groundwork-api' */
+  readonly functionName?: string;
+  /** Extension point for streaming routes; see LocalStreamHandler. */
+  readonly stream?: LocalStreamHandler;
+}
+
+/** Powertools Logger satisfies this. */
+export interface LocalServerLogger {
+  error(message: string, ...extra: Record<string, unknown>[]): void;
+}
+
+export interface LocalHttpServerOptions {
+  readonly routes: readonly LocalRoute[];
+  readonly verifier: TokenVerifier;
+  /** @default console */
+  readonly logger?: LocalServerLogger;
+  /** 0 picks a free port. @default 0 */
+  readonly port?: number;
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  /** Origins allowed by CORS (`*` for any). @default [] (same origin only) */
+  readonly corsOrigins?: readonly string[];
+  /** Largest accepted request body. @default 1 MiB */
+  readonly maxBodyBytes?: number;
+}
+
+export interface LocalHttpServer {
+  /** e.g. `http://127.0.0.1:3000` */
+  readonly url: string;
+  /** Stops accepting connections and resolves once in-flight requests have finished. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+interface CompiledRoute {
+  readonly route: LocalRoute;
+  /** A literal segment, or `{ param }` for a `{name}` segment. */
+  readonly segments: readonly (string | { param: string })[];
+  readonly literalCount: number;
+}
+
+function compileRoute(route: LocalRoute): CompiledRoute {
+  if (!METHODS.includes(route.method)) {
+    throw new ConfigError(`Route ${route.method} ${route.path}: unsupported method`);
+  }
+  if (!route.path.startsWith('/')) {
+    throw new ConfigError(`Route ${route.method} ${route.path}: the path must start with /`);
+  }
+  if (route.stream) {
+    // Streaming (SSE) will be dispatched here, before the buffered handler, once it is built.
+    throw new ConfigError(
+      `Route ${route.method} ${route.path}: streaming routes are not supported yet`,
+    );
+  }
+  const segments = route.path
+    .slice(1)
+    .split('/')
+    .map((segment) => {
+      if (!segment.includes('{')) return segment;
+      const param = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(segment)?.[1];
+      if (!param) {
+        throw new ConfigError(`Route ${route.method} ${route.path}: bad parameter "${segment}"`);
+      }
+      return { param };
+    });
+  return {
+    route,
+    segments,
+    literalCount: segments.filter((s) => typeof s === 'string').length,
+  };
+}
+
+/** Path parameters when `rawPath` fits the route's template, else null. */
+function matchPath(
+  compiled: CompiledRoute,
+  parts: readonly string[],
+): Record<string, string> | null {
+  if (parts.length !== compiled.segments.length) return null;
+  const params: Record<string, string> = {};
+  for (const [i, segment] of compiled.segments.entries()) {
+    const part = parts[i] ?? '';
+    if (typeof segment === 'string') {
+      if (segment !== part) return null;
+      continue;
+    }
+    if (part === '') return null;
+    try {
+      params[segment.param] = decodeURIComponent(part);
+    } catch {
+      return null;
+    }
+  }
+  return params;
+}
+
+/** API Gateway's `requestContext.time` format: `12/Mar/2020:19:03:58 +0000`. */
+function apiGatewayTime(date: Date): string {
+  const month = date.toLocaleString('en-US', { month: 'short', timeZone: 'UTC' });
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${pad(date.getUTCDate())}/${month}/${date.getUTCFullYear()}:` +
+    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`
+  );
+}
+
+/**
+ * API Gateway's JWT authorizer hands claims to Lambda as strings, lists as `[a b]`; doing the
+ * same here keeps handlers honest about what they will receive in AWS.
+ */
+export function toApiGatewayClaims(claims: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(claims)) {
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'string') out[name] = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') out[name] = String(value);
+    else if (Array.isArray(value)) out[name] = `[${value.map((v) => String(v)).join(' ')}]`;
+    else out[name] = JSON.stringify(value);
+  }
+  return out;
+}
+
+function bearerToken(header: string | undefined): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1] ?? null;
+}
+
+/** Reads the body, refusing more than `limit` bytes (413) before or while it arrives. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = () =>
+    new AppError('payload_too_large', `The request body is larger than ${limit} bytes`, 413, {
+      // The rest of the body is not read, so the connection cannot be reused.
+      headers: { connection: 'close' },
+    });
+  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
+  // Listeners rather than `for await`: leaving that loop early destroys the socket, and with it
+  // the chance to answer 413.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.resume();
+      reject(tooLarge());
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.once('error', reject);
+  });
+}
+
+/** Builds the payload-2.0 event API Gateway would send for this request. */
+function toApiGatewayEvent(
+  req: IncomingMessage,
+  request: {
+    route: LocalRoute;
+    params: Record<string, string>;
+    rawPath: string;
+    rawQueryString: string;
+    body: Buffer;
+    claims: Record<string, unknown> | null;
+    requestId: string;
+    received: Date;
+  },
+): LocalApiEvent {
+  const { route, params, rawPath, rawQueryString, body, claims, requestId, received } = request;
+  const routeKey = `${route.method} ${route.path}`;
+  // API Gateway joins repeated headers and query parameters with commas and moves cookies out.
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name === 'cookie') continue;
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const cookies = req.headers.cookie?.split(/;\s*/).filter(Boolean) ?? [];
+  const query: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(rawQueryString)) {
+    query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
+  }
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath,
+    rawQueryString,
+    ...(cookies.length > 0 ? { cookies } : {}),
+    headers,
+    ...(rawQueryString === '' ? {} : { queryStringParameters: query }),
+    ...(Object.keys(params).length > 0 ? { pathParameters: params } : {}),
+    ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: (req.headers.host ?? 'localhost').replace(/:\d+$/, ''),
+      domainPrefix: 'local',
+      http: {
+        method: route.method,
+        path: rawPath,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+        userAgent: req.headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey,
+      stage: '$default',
+      time: apiGatewayTime(received),
+      timeEpoch: received.getTime(),
+      ...(claims
+        ? { authorizer: { jwt: { claims: toApiGatewayClaims(claims), scopes: null } } }
+        : {}),
+    },
+  };
+}
+
+function isValidResult(result: unknown): result is LocalApiResult {
+  if (typeof result !== 'object' || result === null) return false;
+  const r = result as Partial<LocalApiResult>;
+  return (
+    Number.isInteger(r.statusCode) &&
+    (r.statusCode ?? 0) >= 100 &&
+    (r.statusCode ?? 0) <= 599 &&
+    (r.body === undefined || typeof r.body === 'string')
+  );
+}
+
+const healthRoute: LocalRoute = {
+  method: 'GET',
+  path: '/health',
+  auth: false,
+  functionName: 'groundwork-health',
+  handler: async () => ({
+    statusCode: 200,
+    headers: { 'content-type': JSON_CONTENT_TYPE },
+    body: JSON.stringify({ status: 'ok' }),
+  }),
+};
+
+const consoleLogger: LocalServerLogger = {
+  error: (message, ...extra) => console.error(message, ...extra),
+};
+
+/** Starts the server; resolves once it listens. */
+export async function createLocalHttpServer(
+  options: LocalHttpServerOptions,
+): Promise<LocalHttpServer> {
+  const logger = options.logger ?? consoleLogger;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const corsOrigins = options.corsOrigins ?? [];
+  const routes = [healthRoute, ...options.routes].map(compileRoute);
+  const seen = new Set<string>();
+  for (const { route, segments } of routes) {
+    const shape = `${route.method} /${segments.map((s) => (typeof s === 'string' ? s : '{}')).join('/')}`;
+    if (seen.has(shape))
+      throw new ConfigError(`Route ${route.method} ${route.path} is defined twice`);
+    seen.add(shape);
+  }
+
+  function corsHeaders(origin: string | undefined): Record<string, string> {
+    if (!origin) return {};
+    if (corsOrigins.includes('*')) return { 'access-control-allow-origin': '*' };
+    if (corsOrigins.includes(origin))
+      return { 'access-control-allow-origin': origin, vary: 'origin' };
+    return {};
+  }
+
+  function send(
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string | string[]>,
+    body: Buffer | string | undefined,
+  ): void {
+    res.writeHead(status, headers);
+    res.end(body);
+  }
+
+  /** Renders any error with the one error model; 5xx detail goes to the log only. */
+  function sendError(
+    res: ServerResponse,
+    err: unknown,
+    headers: Record<string, string>,
+    log: Record<string, unknown>,
+  ): void {
+    const { status, body } = toErrorResponse(err);
+    if (status >= 500) logger.error('request failed', { err, ...log });
+    send(
+      res,
+      status,
+      {
+        ...headers,
+        ...(err instanceof AppError ? err.options.headers : {}),
+        ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
+        'content-type': JSON_CONTENT_TYPE,
+      },
+      JSON.stringify(body),
+    );
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    const received = new Date();
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const rawPath = queryAt === -1 ? url : url.slice(0, queryAt);
+    const rawQueryString = queryAt === -1 ? '' : url.slice(queryAt + 1);
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    const baseHeaders: Record<string, string> = {
+      ...corsHeaders(origin),
+      'apigw-requestid': requestId,
+    };
+    const log = { requestId, method, path: rawPath };
+
+    try {
+      const parts = rawPath.slice(1).split('/');
+      const matches = routes
+        .map((compiled) => ({ compiled, params: matchPath(compiled, parts) }))
+        .filter(
+          (m): m is { compiled: CompiledRoute; params: Record<string, string> } =>
+            m.params !== null,
+        );
+      if (matches.length === 0) throw new NotFoundError(`No route matches ${rawPath}`);
+      const allowed = [...new Set(matches.map((m) => m.compiled.route.method))];
+
+      if (method === 'OPTIONS') {
+        const preflight: Record<string, string> = baseHeaders['access-control-allow-origin']
+          ? {
+              'access-control-allow-methods': [...allowed, 'OPTIONS'].join(', '),
+              'access-control-allow-headers': 'authorization, content-type',
+              'access-control-max-age': '600',
+            }
+          : {};
+        send(
+          res,
+          204,
+          { ...baseHeaders, ...preflight, allow: [...allowed, 'OPTIONS'].join(', ') },
+          undefined,
+        );
+        return;
+      }
+
+      // The most literal template wins, as in API Gateway: /threads/new before /threads/{id}.
+      const match = matches
+        .filter((m) => m.compiled.route.method === method)
+        .sort((a, b) => b.compiled.literalCount - a.compiled.literalCount)[0];
+      if (!match) {
+        throw new AppError('method_not_allowed', `${method} is not allowed on ${rawPath}`, 405, {
+          headers: { allow: allowed.join(', ') },
+        });
+      }
+      const { route } = match.compiled;
+
+      let claims: Record<string, unknown> | null = null;
+      if (route.auth !== false) {
+        const token = bearerToken(req.headers.authorization);
+        if (!token) throw new AuthenticationError();
+        claims = await options.verifier.verify(token);
+      }
+
+      const body = await readBody(req, maxBodyBytes);
+
+      const event = toApiGatewayEvent(req, {
+        route,
+        params: match.params,
+        rawPath,
+        rawQueryString,
+        body,
+        claims,
+        requestId,
+        received,
+      });
+
+      let result: unknown;
+      try {
+        result = await route.handler(event, lambdaContext(route.functionName ?? 'groundwork-api'));
+      } catch (err) {
+        // In AWS a thrown error is a 500 from API Gateway whatever its type, so it is not
+        // rendered as the AppError it may be.
+        sendError(res, new Error('the handler threw', { cause: err }), baseHeaders, log);
+        return;
+      }
+      if (!isValidResult(result)) {
+        sendError(res, new Error('the handler returned an invalid response'), baseHeaders, log);
+        return;
+      }
+      const responseHeaders: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(result.headers ?? {})) {
+        responseHeaders[name.toLowerCase()] = String(value);
+      }
+      if (result.cookies && result.cookies.length > 0)
+        responseHeaders['set-cookie'] = result.cookies;
+      const payload =
+        result.body === undefined
+          ? undefined
+          : result.isBase64Encoded
+            ? Buffer.from(result.body, 'base64')
+            : result.body;
+      send(res, result.statusCode, { ...responseHeaders, ...baseHeaders }, payload);
+    } catch (err) {
+      sendError(res, err, baseHeaders, log);
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      logger.error('response failed', { err });
+      if (!res.headersSent) res.writeHead(500);
+      res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${host}:${address.port}`,
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,400 @@
+/**
+ * The embedded default's HTTP server for real: a listening node:http server, tokens signed by
+ * the local issuer and verified with aws-jwt-verify, handlers built with createHttpHandler, and
+ * the `groundwork token` command whose output the server accepts.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { z } from 'zod';
+import { createJwtVerifier, type TokenVerifier } from '../../lambdas/adapters/auth/jwt-verifier';
+import { createLocalIssuer, type LocalIssuer } from '../../lambdas/adapters/auth/local-issuer';
+import type { ErrorBody } from '../../lambdas/core/errors';
+import { createHttpHandler } from '../../lambdas/http/http-handler';
+import type { Identity } from '../../lambdas/http/identity';
+import { localKeyDir, tokenCommand } from '../../local/commands/token';
+import {
+  createLocalHttpServer,
+  type LocalHttpServer,
+  type LocalRoute,
+} from '../../local/http-server';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const INTERNAL_ERROR_BODY =
+  '{"error":{"code":"internal_error","message":"Internal error","retryable":false}}';
+
+const deps = {
+  logger: new Logger({ serviceName: 'groundwork-test', logLevel: 'SILENT' }),
+  metrics: new Metrics({ namespace: 'groundwork-test', serviceName: 'groundwork-test' }),
+};
+
+const echoSchema = z.object({ message: z.string().min(1) });
+
+const routes: LocalRoute[] = [
+  {
+    method: 'POST',
+    path: '/echo',
+    handler: createHttpHandler(deps, { route: 'echo', schema: echoSchema }, async (req) => ({
+      body: { identity: req.identity, message: req.body.message },
+    })),
+  },
+  {
+    method: 'GET',
+    path: '/threads/{id}',
+    handler: createHttpHandler(
+      deps,
+      { route: 'get-thread', schema: z.object({}) },
+      async (req) => ({
+        body: {
+          id: req.pathParameters.id,
+          query: req.query,
+          routeKey: req.event.routeKey,
+          version: req.event.version,
+        },
+      }),
+    ),
+  },
+  {
+    method: 'POST',
+    path: '/boom',
+    handler: createHttpHandler(deps, { route: 'boom', schema: z.object({}) }, async () => {
+      throw new Error('connection to postgres://admin:s3cret@db failed');
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/raw-boom',
+    handler: async () => {
+      throw new Error('raw handler exploded with s3cret');
+    },
+  },
+];
+
+describe('local HTTP server', () => {
+  let dataDir: string;
+  let issuer: LocalIssuer;
+  let verifier: TokenVerifier;
+  let server: LocalHttpServer;
+  const logged: { message: string; extra: Record<string, unknown>[] }[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'groundwork-http-'));
+    issuer = await createLocalIssuer({ keyDir: localKeyDir(dataDir) });
+    verifier = createJwtVerifier({
+      issuer: issuer.issuer,
+      audience: issuer.audience,
+      jwks: issuer.jwks(),
+    });
+    server = await createLocalHttpServer({
+      routes,
+      verifier,
+      corsOrigins: ['http://localhost:5173'],
+      logger: { error: (message, ...extra) => logged.push({ message, extra }) },
+    });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    logged.length = 0;
+  });
+
+  function call(
+    method: string,
+    urlPath: string,
+    options: { token?: string; body?: string; headers?: Record<string, string> } = {},
+  ) {
+    return fetch(`${server.url}${urlPath}`, {
+      method,
+      headers: {
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
+      ...(options.body === undefined ? {} : { body: options.body }),
+    });
+  }
+
+  async function errorOf(res: Response): Promise<ErrorBody['error']> {
+    return ((await res.json()) as ErrorBody).error;
+  }
+
+  const token = (extra: Partial<Parameters<LocalIssuer['issueToken']>[0]> = {}) =>
+    issuer.issueToken({ sub: 'user-1', tenantId: 'acme', ...extra });
+
+  it("hands the handler the caller's identity from a valid token", async () => {
+    const res = await call('POST', '/echo', {
+      token: token({ plan: 'pro', groups: ['editors'], admin: true }),
+      body: JSON.stringify({ message: 'hello' }),
+    });
+
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({
+      identity: {
+        userId: 'user-1',
+        tenantId: 'acme',
+        groups: ['editors', 'admin'],
+        isAdmin: true,
+        plan: 'pro',
+      },
+      message: 'hello',
+    });
+  });
+
+  it('passes path parameters, query parameters and the route key as API Gateway does', async () => {
+    const res = await call('GET', '/threads/t%201?limit=5&tag=a&tag=b', { token: token() });
+
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      id: 't 1',
+      query: { limit: '5', tag: 'a,b' },
+      routeKey: 'GET /threads/{id}',
+      version: '2.0',
+    });
+  });
+
+  it('answers 401 authentication_required without a token', async () => {
+    const res = await call('POST', '/echo', { body: JSON.stringify({ message: 'hello' }) });
+
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await res.json()).toEqual({
+      error: {
+        code: 'authentication_required',
+        message: 'Authentication is required',
+        retryable: false,
+      },
+    });
+  });
+
+  it('answers 401 for an expired token', async () => {
+    const past = await createLocalIssuer({
+      keyDir: localKeyDir(dataDir),
+      now: () => Date.now() - 24 * 60 * 60 * 1000,
+    });
+
+    const res = await call('POST', '/echo', {
+      token: past.issueToken({ sub: 'user-1', tenantId: 'acme' }),
+      body: JSON.stringify({ message: 'hello' }),
+    });
+
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({
+      error: {
+        code: 'authentication_required',
+        message: 'The token has expired',
+        retryable: false,
+      },
+    });
+  });
+
+  it('answers 401 for a token signed with another key', async () => {
+    const stranger = await createLocalIssuer();
+
+    const res = await call('POST', '/echo', {
+      token: stranger.issueToken({ sub: 'user-1', tenantId: 'acme' }),
+      body: JSON.stringify({ message: 'hello' }),
+    });
+
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({
+      error: { code: 'authentication_required', message: 'The token is invalid', retryable: false },
+    });
+  });
+
+  it('does not invoke the handler when the token does not verify', async () => {
+    let invoked = false;
+    const guarded = await createLocalHttpServer({
+      verifier,
+      routes: [
+        {
+          method: 'GET',
+          path: '/guarded',
+          handler: async () => {
+            invoked = true;
+            return { statusCode: 200 };
+          },
+        },
+      ],
+    });
+    try {
+      const res = await fetch(`${guarded.url}/guarded`, {
+        headers: { authorization: 'Bearer not.a.token' },
+      });
+
+      expect(res.status).toBe(401);
+      expect(invoked).toBe(false);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('answers 403 forbidden, naming the claim, for a token without a tenant', async () => {
+    const res = await call('POST', '/echo', {
+      token: token({ extraClaims: { 'custom:tenant_id': undefined } }),
+      body: JSON.stringify({ message: 'hello' }),
+    });
+
+    expect(res.status).toBe(403);
+    const error = await errorOf(res);
+    expect(error.code).toBe('forbidden');
+    expect(error.message).toContain('no usable tenant (claim "custom:tenant_id")');
+  });
+
+  it('answers 422 validation_error for a body that is not JSON', async () => {
+    const res = await call('POST', '/echo', { token: token(), body: '{"message": ' });
+
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({
+      error: { code: 'validation_error', message: 'body: is not valid JSON', retryable: false },
+    });
+  });
+
+  it('answers 422 naming the field for a body that fails the schema', async () => {
+    const res = await call('POST', '/echo', {
+      token: token(),
+      body: JSON.stringify({ message: 42 }),
+    });
+
+    expect(res.status).toBe(422);
+    const error = await errorOf(res);
+    expect(error.code).toBe('validation_error');
+    expect(error.message).toMatch(/^message: /);
+  });
+
+  it('answers 404 not_found for an unknown route, without asking for a token', async () => {
+    const res = await call('GET', '/nowhere');
+
+    expect(res.status).toBe(404);
+    expect((await errorOf(res)).code).toBe('not_found');
+  });
+
+  it('answers 405 with Allow for a known path and another method', async () => {
+    const res = await call('DELETE', '/echo', { token: token() });
+
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect((await errorOf(res)).code).toBe('method_not_allowed');
+  });
+
+  it('answers 413 for a body over 1 MB', async () => {
+    const res = await call('POST', '/echo', {
+      token: token(),
+      body: JSON.stringify({ message: 'x'.repeat(1024 * 1024 + 1) }),
+    });
+
+    expect(res.status).toBe(413);
+    expect((await errorOf(res)).code).toBe('payload_too_large');
+  });
+
+  it('answers a generic 500 and leaks nothing when a createHttpHandler use case throws', async () => {
+    const res = await call('POST', '/boom', { token: token(), body: '{}' });
+
+    expect(res.status).toBe(500);
+    expect(await res.text()).toBe(INTERNAL_ERROR_BODY);
+  });
+
+  it('answers a generic 500, and logs the error, when a handler itself throws', async () => {
+    const res = await call('GET', '/raw-boom', { token: token() });
+
+    expect(res.status).toBe(500);
+    expect(await res.text()).toBe(INTERNAL_ERROR_BODY);
+    expect(logged).toHaveLength(1);
+    const err = logged[0]?.extra[0]?.err as Error;
+    expect((err.cause as Error).message).toBe('raw handler exploded with s3cret');
+  });
+
+  it('answers /health without a token', async () => {
+    const res = await call('GET', '/health');
+
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers CORS preflight for a configured origin only', async () => {
+    const allowed = await call('OPTIONS', '/echo', {
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },
+    });
+    const other = await call('OPTIONS', '/echo', {
+      headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
+    });
+    const get = await call('GET', '/health', { headers: { origin: 'http://localhost:5173' } });
+
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    expect(allowed.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    expect(allowed.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(other.status).toBe(204);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expect(get.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+  });
+
+  describe('groundwork token', () => {
+    function capture() {
+      const out = { stdout: '', stderr: '' };
+      return {
+        out,
+        options: {
+          dataDir,
+          stdout: { write: (text: string) => (out.stdout += text) },
+          stderr: { write: (text: string) => (out.stderr += text) },
+        },
+      };
+    }
+
+    it('prints only a token that verifies and that the server accepts', async () => {
+      const { out, options } = capture();
+
+      const code = await tokenCommand(
+        ['--user', 'alice', '--tenant', 'acme', '--plan', 'pro', '--admin', '--expires', '600'],
+        options,
+      );
+
+      expect(code).toBe(0);
+      expect(out.stderr).toBe('');
+      expect(out.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+      const printed = out.stdout.trim();
+      const claims = await verifier.verify(printed);
+      expect(claims).toMatchObject({
+        sub: 'alice',
+        'custom:tenant_id': 'acme',
+        'custom:plan': 'pro',
+        'cognito:groups': ['admin'],
+      });
+      expect(Number(claims.exp) - Number(claims.iat)).toBe(600);
+      const res = await call('POST', '/echo', {
+        token: printed,
+        body: JSON.stringify({ message: 'hi' }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { identity: Identity }).identity).toMatchObject({
+        userId: 'alice',
+        isAdmin: true,
+        plan: 'pro',
+      });
+    });
+
+    it.each([
+      [['--tenant', 'acme']],
+      [['--user', 'alice']],
+      [['--user', 'alice', '--tenant', 'not a tenant!']],
+      [['--user', 'alice', '--tenant', 'acme', '--expires', '-5']],
+      [['--user', 'alice', '--tenant', 'acme', '--bogus']],
+    ])('refuses %j with exit code 2 and usage on stderr', async (args) => {
+      const { out, options } = capture();
+
+      const code = await tokenCommand(args, options);
+
+      expect(code).toBe(2);
+      expect(out.stdout).toBe('');
+      expect(out.stderr).toContain('Usage: groundwork token');
+    });
+  });
+});
