@@ -7,6 +7,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
+import { makeListHandler as makeListDocumentsHandler } from '../lambdas/documents/handler';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
 import { localKeyDir } from './commands/token';
 import { createLocalHttpServer, type LocalHttpServer, type LocalRoute } from './http-server';
@@ -23,7 +24,21 @@ export function localRoutes(stack: LocalStack): LocalRoute[] {
   const logger = new Logger({ serviceName: 'groundwork-api', logLevel: stack.logger.getLevelName() });
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-api' });
   const deps = { logger, metrics };
-  return [{ method: 'POST', path: '/search', handler: makeSearchHandler({ ...deps, search: stack.search }), functionName: 'groundwork-rag-search' }];
+  return [
+    { method: 'POST', path: '/search', handler: makeSearchHandler({ ...deps, search: stack.search }), functionName: 'groundwork-rag-search' },
+    { method: 'GET', path: '/documents', handler: makeListDocumentsHandler({ ...deps, db: stack.db }), functionName: 'groundwork-documents' },
+    {
+      // Local only: the ingest queue's depth, as SQS would report it, so `groundwork ingest` can
+      // wait for a running server to finish indexing what it uploaded.
+      method: 'GET',
+      path: '/local/ingest-queue',
+      handler: async () => ({
+        statusCode: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(stack.queue.stats()),
+      }),
+    },
+  ];
 }
 
 export async function startLocalApi(

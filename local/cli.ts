@@ -4,15 +4,21 @@
  */
 import { parseArgs } from 'node:util';
 import { loadLocalEnv } from './config';
-import { acquireLock } from './data-dir-lock';
 import { evalCommand } from './commands/eval';
-import { formatReport, ingestFolderLocally } from './commands/ingest';
-import { startLocalStack } from './stack';
+import { formatReport, ingestFolder } from './commands/ingest';
+import { searchCommand } from './commands/search';
+import { startCommand } from './commands/start';
+import { tokenCommand } from './commands/token';
+import { openApiSession } from './client';
 
 const USAGE = `Usage: groundwork <command> [options]
 
 Commands:
+  start [--no-samples]                            run the embedded default (API, S3 emulator, ingestion)
   ingest <folder> --tenant <id> [--prefix <p>]   upload a folder, wait for indexing, report
+  search "<question>" [--tenant <id>] [--mode m] ranked results with scores and snippets
+  token --user <id> --tenant <id> [--plan p] [--admin]
+                                                  print a development token (only the token)
   eval <dataset-dir> [--mode m]... [--sample N] [--json]
                                                   retrieval quality on a BEIR dataset
   help                                            this text
@@ -23,7 +29,7 @@ async function ingestCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { tenant: { type: 'string' }, prefix: { type: 'string' } },
+    options: { tenant: { type: 'string' }, prefix: { type: 'string' }, user: { type: 'string' } },
   });
   const folder = positionals[0];
   if (!folder || !values.tenant) {
@@ -31,25 +37,19 @@ async function ingestCommand(args: string[]): Promise<number> {
     return 2;
   }
   const env = loadLocalEnv();
-  const lock = await acquireLock(env.dataDir, { command: 'ingest' });
-  const stack = await startLocalStack({
-    dataDir: env.dataDir,
-    bucket: env.GROUNDWORK_BUCKET,
-    logLevel: env.GROUNDWORK_LOG_LEVEL,
-    ...(env.GROUNDWORK_EMBED_THREADS === undefined ? {} : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
-  });
+  const session = await openApiSession(env, 'ingest');
   try {
     const t0 = Date.now();
-    const report = await ingestFolderLocally(stack, folder, values.tenant, {
+    const report = await ingestFolder(session, env.GROUNDWORK_BUCKET, folder, values.tenant, {
       ...(values.prefix ? { prefix: values.prefix } : {}),
+      ...(values.user ? { userId: values.user } : {}),
       progress: process.stderr.isTTY === true,
     });
     console.log(formatReport(report));
     console.log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return report.failed.length > 0 ? 1 : 0;
   } finally {
-    await stack.stop();
-    await lock.release();
+    await session.close();
   }
 }
 
@@ -57,8 +57,14 @@ async function ingestCommand(args: string[]): Promise<number> {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
+    case 'start':
+      return startCommand(rest, loadLocalEnv());
     case 'ingest':
       return ingestCommand(rest);
+    case 'search':
+      return searchCommand(rest, loadLocalEnv());
+    case 'token':
+      return tokenCommand(rest, { dataDir: loadLocalEnv().dataDir });
     case 'eval':
       return evalCommand(rest, loadLocalEnv().dataDir);
     case undefined:

@@ -15,6 +15,8 @@ export interface IngestQueue {
   idle(): Promise<void>;
   /** Messages that failed every attempt (what a dead-letter queue would hold). */
   readonly deadLetters: readonly SQSRecord[];
+  /** Messages waiting and in flight, like SQS's ApproximateNumberOfMessages(NotVisible). */
+  stats(): { pending: number; inFlight: number; deadLetters: number };
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export function createIngestQueue(
   const pending: { record: SQSRecord; receives: number }[] = [];
   const deadLetters: SQSRecord[] = [];
   let running = 0;
+  let inFlight = 0;
   let stopped = false;
   let waiters: (() => void)[] = [];
 
@@ -60,6 +63,7 @@ export function createIngestQueue(
     while (!stopped && running < concurrency && pending.length > 0) {
       const batch = pending.splice(0, batchSize);
       running += 1;
+      inFlight += batch.length;
       const event: SQSEvent = { Records: batch.map((b) => b.record) };
       handler(event, lambdaContext('groundwork-ingest'))
         .then((response) => {
@@ -79,6 +83,7 @@ export function createIngestQueue(
         })
         .finally(() => {
           running -= 1;
+          inFlight -= batch.length;
           pump();
           settleIfIdle();
         });
@@ -116,6 +121,7 @@ export function createIngestQueue(
       });
     },
     deadLetters,
+    stats: () => ({ pending: pending.length, inFlight, deadLetters: deadLetters.length }),
     async stop() {
       stopped = true;
       await new Promise<void>((resolve) => {

@@ -7,9 +7,9 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SingleBar, Presets } from 'cli-progress';
-import { findDocumentStatuses } from '../../lambdas/adapters/postgres/document-queries';
 import { TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
-import type { LocalStack } from '../stack';
+import { callApi, type ApiSession } from '../client';
+import { localS3Client } from '../stack';
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.txt': 'text/plain; charset=utf-8',
@@ -81,30 +81,78 @@ export async function uploadFolder(
   return ordered.filter((f) => !f.endsWith('.metadata.json')).map((f) => prefix + f);
 }
 
-/** Uploads to the in-process stack, waits until its queue drains, and reports. */
-export async function ingestFolderLocally(
-  stack: LocalStack,
+/** Waits until the ingest queue is empty, showing indexing progress. */
+async function waitForQueue(
+  stats: () => Promise<{ pending: number; inFlight: number }>,
+  total: number,
+  progress: boolean,
+): Promise<void> {
+  const bar = progress ? new SingleBar({ format: 'indexing  {bar} {value}/{total} events', stream: process.stderr }, Presets.shades_classic) : null;
+  bar?.start(total, 0);
+  let quiet = 0;
+  // Two consecutive empty readings: an upload's event is queued before its PUT returns.
+  while (quiet < 2) {
+    const s = await stats();
+    const remaining = s.pending + s.inFlight;
+    bar?.update(Math.max(0, total - remaining));
+    quiet = remaining === 0 ? quiet + 1 : 0;
+    if (quiet < 2) await new Promise((r) => setTimeout(r, 200));
+  }
+  bar?.update(total);
+  bar?.stop();
+}
+
+/** Uploads a folder through the session's S3 endpoint, waits for indexing and reports. */
+export async function ingestFolder(
+  session: ApiSession,
+  bucket: string,
   folder: string,
   tenant: string,
-  options: { prefix?: string; progress?: boolean } = {},
+  options: { prefix?: string; progress?: boolean; userId?: string } = {},
 ): Promise<IngestReport> {
-  const keys = await uploadFolder(folder, tenant, { client: stack.s3.client, bucket: stack.s3.bucket }, options);
-  await stack.queue.idle();
-  const rows = await findDocumentStatuses(
-    stack.db,
-    tenant,
-    keys.map((k) => `s3://${stack.s3.bucket}/${k}`),
-  );
-  const failed = rows
-    .filter((r) => r.status === 'failed')
-    .map((r) => ({ key: r.source_uri.replace(`s3://${stack.s3.bucket}/`, ''), reason: r.failure_reason ?? 'unknown' }));
-  const indexed = rows.filter((r) => r.status === 'indexed');
-  return {
-    documents: keys.length,
-    indexed: indexed.length,
-    chunks: indexed.reduce((sum, r) => sum + r.chunk_count, 0),
-    failed,
-  };
+  const client = localS3Client(session.s3Endpoint);
+  try {
+    const keys = await uploadFolder(folder, tenant, { client, bucket }, options);
+    const token = session.token(options.userId ?? 'cli', tenant);
+    const stack = session.stack;
+    await waitForQueue(
+      stack ? async () => stack.queue.stats() : () => callApi(session, token, 'GET', '/local/ingest-queue'),
+      keys.length,
+      options.progress ?? false,
+    );
+    const wanted = new Set(keys.map((k) => `s3://${bucket}/${k}`));
+    const prefix = `s3://${bucket}/tenants/${tenant}/${options.prefix ? `${options.prefix.replace(/^\/+|\/+$/g, '')}/` : ''}`;
+    const rows: DocumentSummary[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { documents: DocumentSummary[]; next_cursor: string | null } = await callApi(
+        session,
+        token,
+        'GET',
+        `/documents?limit=100&prefix=${encodeURIComponent(prefix)}${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      rows.push(...page.documents.filter((d) => wanted.has(d.source_uri)));
+      cursor = page.next_cursor;
+    } while (cursor);
+    const indexed = rows.filter((r) => r.status === 'indexed');
+    return {
+      documents: keys.length,
+      indexed: indexed.length,
+      chunks: indexed.reduce((sum, r) => sum + r.chunk_count, 0),
+      failed: rows
+        .filter((r) => r.status === 'failed')
+        .map((r) => ({ key: r.source_uri.replace(`s3://${bucket}/`, ''), reason: r.failure_reason ?? 'unknown' })),
+    };
+  } finally {
+    client.destroy();
+  }
+}
+
+interface DocumentSummary {
+  source_uri: string;
+  status: string;
+  failure_reason: string | null;
+  chunk_count: number;
 }
 
 export function formatReport(report: IngestReport): string {

@@ -1,0 +1,72 @@
+/**
+ * How CLI commands reach the API: through a running `groundwork start` when there is one (its
+ * URL is in the data folder's lock), otherwise through an in-process stack and server started
+ * for the one command. Either way the request goes over HTTP with a real token.
+ */
+import { createLocalIssuer } from '../lambdas/adapters/auth/local-issuer';
+import { localKeyDir } from './commands/token';
+import { startLocalApi } from './api';
+import type { LocalEnv } from './config';
+import { acquireLock, readLock } from './data-dir-lock';
+import { startLocalStack, type LocalStack } from './stack';
+
+export interface ApiSession {
+  readonly url: string;
+  /** A development token for the given user and tenant. */
+  token(userId: string, tenantId: string): string;
+  /** The in-process stack, when this session started one. */
+  readonly stack: LocalStack | null;
+  /** The S3 endpoint of the stack that serves this session. */
+  readonly s3Endpoint: string;
+  close(): Promise<void>;
+}
+
+export async function openApiSession(env: LocalEnv & { dataDir: string }, command: string): Promise<ApiSession> {
+  const running = await readLock(env.dataDir);
+  if (running?.httpUrl && running.s3Endpoint) {
+    const issuer = await createLocalIssuer({ keyDir: localKeyDir(env.dataDir) });
+    return {
+      url: running.httpUrl,
+      token: (userId, tenantId) => issuer.issueToken({ sub: userId, tenantId }),
+      stack: null,
+      s3Endpoint: running.s3Endpoint,
+      close: async () => undefined,
+    };
+  }
+  const lock = await acquireLock(env.dataDir, { command });
+  try {
+    const stack = await startLocalStack({
+      dataDir: env.dataDir,
+      bucket: env.GROUNDWORK_BUCKET,
+      logLevel: env.GROUNDWORK_LOG_LEVEL,
+      ...(env.GROUNDWORK_EMBED_THREADS === undefined ? {} : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
+    });
+    const api = await startLocalApi(stack, { dataDir: env.dataDir, port: 0 });
+    return {
+      url: api.server.url,
+      token: (userId, tenantId) => api.issuer.issueToken({ sub: userId, tenantId }),
+      stack,
+      s3Endpoint: stack.s3.endpoint,
+      async close() {
+        await api.close();
+        await stack.stop();
+        await lock.release();
+      },
+    };
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}
+
+/** Calls the API; throws with the error body's message on a non-2xx answer. */
+export async function callApi<T>(session: ApiSession, token: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(session.url + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json = (await res.json()) as T & { error?: { code: string; message: string } };
+  if (!res.ok) throw new Error(`${res.status} ${json.error?.code ?? ''}: ${json.error?.message ?? 'request failed'}`);
+  return json;
+}

@@ -1,0 +1,80 @@
+/**
+ * `groundwork start` (what `npm start` runs): the embedded default in one process. PGlite with
+ * pgvector, the migrations, the local embedding model, the S3 emulator wired to the ingest
+ * handler, and the HTTP API served by the same handlers as the Lambdas. On first start it
+ * indexes the sample handbook into the tenant `demo`, then prints a token and a curl command.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startLocalApi } from '../api';
+import type { ApiSession } from '../client';
+import type { LocalEnv } from '../config';
+import { acquireLock } from '../data-dir-lock';
+import { startLocalStack } from '../stack';
+import { formatReport, ingestFolder } from './ingest';
+
+export const SAMPLE_CORPUS = path.join(__dirname, '..', '..', 'samples', 'handbook');
+export const DEMO_TENANT = 'demo';
+export const DEMO_USER = 'demo-user';
+
+export async function startCommand(args: string[], env: LocalEnv & { dataDir: string }): Promise<number> {
+  const { values } = parseArgs({ args, options: { 'no-samples': { type: 'boolean', default: false } } });
+  const lock = await acquireLock(env.dataDir, { command: 'start' });
+  const stack = await startLocalStack({
+    dataDir: env.dataDir,
+    bucket: env.GROUNDWORK_BUCKET,
+    s3Port: env.GROUNDWORK_S3_PORT,
+    logLevel: env.GROUNDWORK_LOG_LEVEL,
+    ...(env.GROUNDWORK_EMBED_THREADS === undefined ? {} : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
+  });
+  const api = await startLocalApi(stack, { dataDir: env.dataDir, port: env.PORT }).catch(async (err: unknown) => {
+    await stack.stop();
+    await lock.release();
+    throw err;
+  });
+  await lock.update({ httpUrl: api.server.url, s3Endpoint: stack.s3.endpoint });
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    console.error('\nstopping...');
+    await api.close();
+    await stack.stop();
+    await lock.release();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+
+  if (!values['no-samples']) {
+    const session: ApiSession = {
+      url: api.server.url,
+      token: (userId, tenantId) => api.issuer.issueToken({ sub: userId, tenantId }),
+      stack,
+      s3Endpoint: stack.s3.endpoint,
+      close: async () => undefined,
+    };
+    const report = await ingestFolder(session, stack.s3.bucket, SAMPLE_CORPUS, DEMO_TENANT, { prefix: 'samples' });
+    console.log(`sample handbook (tenant "${DEMO_TENANT}"): ${formatReport(report)}`);
+  }
+
+  const token = api.issuer.issueToken({ sub: DEMO_USER, tenantId: DEMO_TENANT });
+  console.log(`
+Groundwork is running (embedded default, data in ${env.dataDir})
+  API          ${api.server.url}
+  S3 emulator  ${stack.s3.endpoint}  bucket "${stack.s3.bucket}"; objects under tenants/<tenant>/ are indexed
+
+A development token for user "${DEMO_USER}" in tenant "${DEMO_TENANT}" (valid 12 h):
+  export TOKEN=${token}
+
+Try:
+  curl -s ${api.server.url}/search -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\
+    -d '{"query_text": "How long do refunds take?", "top_k": 3}'
+
+Index your own folder (in another terminal): npx groundwork ingest ./my-docs --tenant ${DEMO_TENANT}
+Other tokens: npx groundwork token --user <id> --tenant <id>
+Press Ctrl+C to stop.`);
+  await new Promise<never>(() => undefined);
+  return 0;
+}
