@@ -133,7 +133,10 @@ export async function htmlToText(html: string): Promise<HtmlText> {
   };
   walk(root, false, false);
 
-  const titleElement = root.querySelector('title');
+  // The document's <title>, not the <title> of an inline SVG image.
+  const titleElement = root
+    .querySelectorAll('title')
+    .find((element) => element.closest('svg') === null);
   const titleTag = titleElement ? collapse(titleElement.text) : '';
   return {
     text: out.toString(),

@@ -303,10 +303,13 @@ describe('html', () => {
     });
   });
 
-  it('takes the title from the first <h1> when there is no <title>', async () => {
-    const doc = await parser.parse(utf8('<h2>Sub</h2><h1>Main heading</h1><p>Text</p>'), {
-      key: 'page.htm',
-    });
+  it('takes the title from the first <h1> when there is no <title> (an SVG <title> does not count)', async () => {
+    const doc = await parser.parse(
+      utf8('<svg><title>Icon</title></svg><h2>Sub</h2><h1>Main heading</h1><p>Text</p>'),
+      {
+        key: 'page.htm',
+      },
+    );
     expect(doc.title).toBe('Main heading');
     expect(doc.text).toBe('Sub\n\nMain heading\n\nText');
   });

@@ -41,6 +41,7 @@ export async function extractPdf(bytes: Uint8Array): Promise<Extracted> {
   } catch (err) {
     throw corruptFile('PDF', err);
   } finally {
+    // Frees PDF.js's caches; a failure here must not hide the result or the original error.
     await pdf.destroy().catch(() => undefined);
   }
 }
@@ -52,8 +53,9 @@ async function readTitle(pdf: {
   try {
     const { info, metadata } = await pdf.getMetadata();
     const infoTitle: unknown = (info as { Title?: unknown }).Title;
-    if (typeof infoTitle === 'string' && infoTitle.trim() !== '')
+    if (typeof infoTitle === 'string' && infoTitle.trim() !== '') {
       return stripProducerPrefix(infoTitle);
+    }
     const xmpTitle = metadata?.get('dc:title');
     return typeof xmpTitle === 'string' && xmpTitle.trim() !== '' ? xmpTitle : undefined;
   } catch {
