@@ -25,6 +25,7 @@ interface HitRow {
   text: string;
   cos: number;
   bm25: number;
+  coverage: number;
   fused: number;
   source_type: string;
   title: string | null;
@@ -52,34 +53,37 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
       ORDER BY c.embedding <=> ${emb}
       LIMIT ${candidates})`);
   }
-  if (useKeyword) {
-    // Lexemes of the question in the query language; stemmed once, then cast with ::tsquery
-    // (going through to_tsquery again would stem them a second time).
-    const config = p.add(textSearchConfig(query.filters.lang?.[0] ?? 'en'), 'regconfig');
-    const qtext = p.add(query.text, 'text');
-    const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
-    ctes.push(`terms AS MATERIALIZED (
+  // Lexemes of the question in the query language; stemmed once, then cast with ::tsquery
+  // (going through to_tsquery again would stem them a second time). Their idf also gives every
+  // candidate a keyword coverage, in any mode, for the confidence gate.
+  const config = p.add(textSearchConfig(query.filters.lang?.[0] ?? 'en'), 'regconfig');
+  const qtext = p.add(query.text, 'text');
+  const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
+  ctes.push(`terms AS MATERIALIZED (
       SELECT DISTINCT lexeme FROM unnest(to_tsvector(${config}, ${qtext})))`);
+  ctes.push(`stats AS MATERIALIZED (
+      SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
+             greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
+      FROM tenant_stats WHERE tenant_id = ANY(${tenants}))`);
+  ctes.push(`idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, ln(1 + (s.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM terms t CROSS JOIN stats s
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY(${tenants}) AND term IN (SELECT lexeme FROM terms) GROUP BY term) df
+        ON df.term = t.lexeme)`);
+  if (useKeyword) {
     ctes.push(`tsq AS MATERIALIZED (
       SELECT (SELECT string_agg(quote_literal(lexeme), ' | ') FROM terms)::tsquery AS q)`);
     ctes.push(`kw_cand AS MATERIALIZED (
       SELECT c.id, c.fts, c.fts_length FROM chunks c JOIN documents d ON d.id = c.document_id
       WHERE c.fts @@ (SELECT q FROM tsq) AND ${where})`);
-    ctes.push(`stats AS MATERIALIZED (
-      SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
-             greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
-      FROM tenant_stats WHERE tenant_id = ANY(${tenants}))`);
-    ctes.push(`df AS MATERIALIZED (
-      SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-      WHERE tenant_id = ANY(${tenants}) AND term IN (SELECT lexeme FROM terms) GROUP BY term)`);
     ctes.push(`kw AS MATERIALIZED (
       SELECT k.id, sum(
-               ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
-               * (t.tf * ${K1 + 1}) / (t.tf + ${K1} * (1 - ${B} + ${B} * k.fts_length / s.avgdl))
+               i.idf * (t.tf * ${K1 + 1}) / (t.tf + ${K1} * (1 - ${B} + ${B} * k.fts_length / s.avgdl))
              ) AS bm25
       FROM kw_cand k
       CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(k.fts) u) t
-      JOIN df ON df.term = t.lexeme
+      JOIN idf i ON i.term = t.lexeme
       CROSS JOIN stats s
       GROUP BY k.id
       ORDER BY bm25 DESC
@@ -92,7 +96,9 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
       SELECT c.id, greatest(0, least(1, 1 - (c.embedding <=> ${emb})))::float8 AS cos,
              ${useKeyword ? 'coalesce(kw.bm25, 0)' : '0'}::float8 AS bm25,
              ${useVector ? '(c.id IN (SELECT id FROM vec))' : 'false'} AS in_vec,
-             ${useKeyword ? '(kw.id IS NOT NULL)' : 'false'} AS in_kw
+             ${useKeyword ? '(kw.id IS NOT NULL)' : 'false'} AS in_kw,
+             coalesce((SELECT sum(i.idf) FROM unnest(c.fts) u JOIN idf i ON i.term = u.lexeme)
+                      / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage
       FROM (${candidateUnion}) cand
       JOIN chunks c ON c.id = cand.id
       ${useKeyword ? 'LEFT JOIN kw ON kw.id = c.id' : ''})`);
@@ -107,12 +113,12 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
   const fusedExpr =
     query.mode === 'vector' ? 'n.cos' : query.mode === 'keyword' ? 'n.bm25' : `${dense} * coalesce(n.ncos, 0) + (1 - ${dense}) * n.nbm`;
   ctes.push(`ranked AS (
-      SELECT n.id, n.cos, n.bm25, ${fusedExpr} AS fused,
+      SELECT n.id, n.cos, n.bm25, n.coverage, ${fusedExpr} AS fused,
              row_number() OVER (PARTITION BY c.document_id ORDER BY ${fusedExpr} DESC, n.id) AS per_source
       FROM norm n JOIN chunks c ON c.id = n.id
       WHERE n.cos >= ${p.add(query.minScore, 'float8')})`);
   const text = `WITH ${ctes.join(',\n')}
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.coverage, r.fused,
            d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
            c.start_offset, c.end_offset
     FROM ranked r JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
@@ -140,6 +146,7 @@ export function createSearchRepository(db: Database): SearchStore {
           text: r.text,
           score: Number(r.cos),
           keywordScore: Number(r.bm25),
+          keywordCoverage: Number(r.coverage),
           fusedScore: Number(r.fused),
           sourceType: r.source_type,
           title: r.title,

@@ -40,6 +40,8 @@ export interface SearchHit {
   readonly score: number;
   /** BM25 score of the keyword arm (0 when the chunk did not match a query term). */
   readonly keywordScore: number;
+  /** Share of the question's terms (weighted by idf) that occur in the chunk, 0 to 1. */
+  readonly keywordCoverage: number;
   /** The fused score the ranking used. */
   readonly fusedScore: number;
   readonly sourceType: string;
