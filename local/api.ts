@@ -8,9 +8,14 @@ import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
 import { makeListHandler as makeListDocumentsHandler } from '../lambdas/documents/handler';
+import { toErrorResponse } from '../lambdas/core/errors';
+import { parseOrThrow } from '../lambdas/http/http-handler';
+import { identityFromEvent } from '../lambdas/http/identity';
+import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
 import { localKeyDir } from './commands/token';
-import { createLocalHttpServer, type LocalHttpServer, type LocalRoute } from './http-server';
+import { createLocalHttpServer, type LocalHttpServer, type LocalRoute, type LocalStreamHandler } from './http-server';
 import type { LocalStack } from './stack';
 
 export interface LocalApi {
@@ -20,11 +25,24 @@ export interface LocalApi {
 }
 
 /** The routes, each a production handler wired to the local stack's adapters. */
-export function localRoutes(stack: LocalStack): LocalRoute[] {
+export function localRoutes(stack: LocalStack, overrides: { answering?: LocalStack['answering'] } = {}): LocalRoute[] {
+  const answering = overrides.answering ?? stack.answering;
   const logger = new Logger({ serviceName: 'groundwork-api', logLevel: stack.logger.getLevelName() });
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-api' });
   const deps = { logger, metrics };
+  const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
   return [
+    {
+      method: 'POST',
+      path: '/answer',
+      handler: makeAnswerHandler({ ...deps, answering }),
+      stream: answerStream(answering),
+      functionName: 'groundwork-rag-answer',
+    },
+    { method: 'GET', path: '/threads', handler: threads.list, functionName: 'groundwork-rag-answer' },
+    { method: 'GET', path: '/threads/{id}', handler: threads.get, functionName: 'groundwork-rag-answer' },
+    { method: 'DELETE', path: '/threads/{id}', handler: threads.archive, functionName: 'groundwork-rag-answer' },
+    { method: 'POST', path: '/messages/{id}/feedback', handler: threads.feedback, functionName: 'groundwork-rag-answer' },
     { method: 'POST', path: '/search', handler: makeSearchHandler({ ...deps, search: stack.search }), functionName: 'groundwork-rag-search' },
     { method: 'GET', path: '/documents', handler: makeListDocumentsHandler({ ...deps, db: stack.db }), functionName: 'groundwork-documents' },
     {
@@ -41,14 +59,42 @@ export function localRoutes(stack: LocalStack): LocalRoute[] {
   ];
 }
 
+/**
+ * POST /answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
+ * events, then one `done` event with citations, usage and ids). Declines other requests, which
+ * the buffered handler answers.
+ */
+function answerStream(answering: LocalStack['answering']): LocalStreamHandler {
+  return async (event, response) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(event.body ?? '{}');
+    } catch {
+      return false; // the buffered handler reports the invalid JSON
+    }
+    if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true) return false;
+    const identity = identityFromEvent(event);
+    const body = parseOrThrow(answerRequestSchema, raw);
+    response.start(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    try {
+      await streamAnswer(answering, identity, body, (chunk) => response.write(chunk), response.signal);
+    } catch (err) {
+      const { body: error } = toErrorResponse(err);
+      response.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+    }
+    response.end();
+    return true;
+  };
+}
+
 export async function startLocalApi(
   stack: LocalStack,
-  options: { dataDir?: string; port?: number; host?: string; corsOrigins?: readonly string[] } = {},
+  options: { dataDir?: string; port?: number; host?: string; corsOrigins?: readonly string[]; answering?: LocalStack['answering'] } = {},
 ): Promise<LocalApi> {
   const issuer = await createLocalIssuer(options.dataDir ? { keyDir: localKeyDir(options.dataDir) } : {});
   const verifier = createJwtVerifier({ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks() });
   const server = await createLocalHttpServer({
-    routes: localRoutes(stack),
+    routes: localRoutes(stack, options.answering ? { answering: options.answering } : {}),
     verifier,
     logger: stack.logger,
     port: options.port ?? 0,

@@ -40,15 +40,21 @@ export interface LocalApiResult {
 
 export type LocalHandler = (event: LocalApiEvent, context: Context) => Promise<LocalApiResult>;
 
+/** The writable side of a streamed response (Server-Sent Events). */
+export interface LocalStreamResponse {
+  /** Sends the status line and headers; must come before the first `write`. */
+  start(status: number, headers: Record<string, string>): void;
+  write(chunk: string): void;
+  end(): void;
+  /** Aborted when the client disconnects. */
+  readonly signal: AbortSignal;
+}
+
 /**
- * Reserved for Server-Sent Events (streamed answers): `write` sends one chunk, `end` closes the
- * response. Not served yet; a route that sets it is rejected at start-up.
+ * A streaming route, tried before the buffered handler: it returns false to decline (the
+ * request does not ask for a stream), and the buffered handler answers instead.
  */
-export type LocalStreamHandler = (
-  event: LocalApiEvent,
-  write: (chunk: string) => void,
-  end: () => void,
-) => Promise<void>;
+export type LocalStreamHandler = (event: LocalApiEvent, response: LocalStreamResponse) => Promise<boolean>;
 
 export interface LocalRoute {
   readonly method: HttpMethod;
@@ -106,12 +112,6 @@ function compileRoute(route: LocalRoute): CompiledRoute {
   }
   if (!route.path.startsWith('/')) {
     throw new ConfigError(`Route ${route.method} ${route.path}: the path must start with /`);
-  }
-  if (route.stream) {
-    // Streaming (SSE) will be dispatched here, before the buffered handler, once it is built.
-    throw new ConfigError(
-      `Route ${route.method} ${route.path}: streaming routes are not supported yet`,
-    );
   }
   const segments = route.path
     .slice(1)
@@ -434,6 +434,34 @@ export async function createLocalHttpServer(
         requestId,
         received,
       });
+
+      if (route.stream) {
+        const abort = new AbortController();
+        res.on('close', () => abort.abort());
+        let started = false;
+        const streamed = await route
+          .stream(event, {
+            start(status, headers) {
+              started = true;
+              res.writeHead(status, { ...baseHeaders, ...headers });
+              res.flushHeaders();
+            },
+            write(chunk) {
+              res.write(chunk);
+            },
+            end() {
+              res.end();
+            },
+            signal: abort.signal,
+          })
+          .catch((err: unknown) => {
+            if (!started) throw err;
+            logger.error('stream failed after it started', { err, ...log });
+            res.end();
+            return true;
+          });
+        if (streamed) return;
+      }
 
       let result: unknown;
       try {

@@ -18,10 +18,14 @@ import { createDocumentRepository } from '../lambdas/adapters/postgres/document-
 import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { openPGlite } from '../lambdas/adapters/postgres/pglite-database';
+import { createConversationRepository, createPromptRepository } from '../lambdas/adapters/postgres/conversation-repository';
 import { createSearchRepository } from '../lambdas/adapters/postgres/search-repository';
 import { createS3ObjectStore } from '../lambdas/adapters/s3/s3-object-store';
 import { createTokenCounter } from '../lambdas/adapters/tokenizer/gpt-token-counter';
 import { createIngestion, type Ingestion, type IngestionSettings } from '../lambdas/core/ingestion/ingest';
+import { createAnswering, type Answering, type AnswerSettings } from '../lambdas/core/answer/answer';
+import type { ConversationStore } from '../lambdas/core/answer/conversations';
+import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
 import { makeHandler as makeIngestHandler } from '../lambdas/ingest/handler';
@@ -39,6 +43,9 @@ export interface LocalStackOptions {
   readonly db?: Database;
   readonly ingestion?: Partial<IngestionSettings>;
   readonly search?: Partial<SearchSettings>;
+  readonly answer?: Partial<AnswerSettings>;
+  /** The LLM; null or undefined selects the offline extractive answerer. */
+  readonly llm?: LlmProvider | null;
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   readonly embedThreads?: number;
 }
@@ -48,6 +55,8 @@ export interface LocalStack {
   readonly embedder: Embedder;
   readonly ingestion: Ingestion;
   readonly search: Search;
+  readonly conversations: ConversationStore;
+  readonly answering: Answering;
   readonly queue: IngestQueue;
   readonly s3: { readonly client: S3Client; readonly endpoint: string; readonly bucket: string };
   readonly logger: Logger;
@@ -119,6 +128,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log: logPort(logger),
       metrics: metricsSink(metrics),
     });
+    const tokens = createTokenCounter();
+    const conversations = createConversationRepository(db);
+    const answering = createAnswering({
+      search,
+      embedder,
+      tokens,
+      conversations,
+      prompts: createPromptRepository(db),
+      llm: options.llm ?? null,
+      settings: options.answer,
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    });
     const handler = makeIngestHandler({ ingestion, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {
       onError: (err) => logger.error('local ingest batch failed', { err }),
@@ -134,6 +156,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       embedder,
       ingestion,
       search,
+      conversations,
+      answering,
       queue,
       s3: { client, endpoint, bucket },
       logger,

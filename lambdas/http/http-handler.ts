@@ -28,6 +28,8 @@ export interface HttpResponse {
   readonly status?: number;
   readonly body: unknown;
   readonly headers?: Record<string, string>;
+  /** `body` is a string sent as is (with its own content-type header), not JSON. */
+  readonly raw?: boolean;
 }
 
 export interface HttpHandlerDeps {
@@ -98,6 +100,7 @@ export function createHttpHandler<S extends z.ZodType>(
         query: event.queryStringParameters ?? {},
       });
       status = response.status ?? 200;
+      if (response.raw) return { statusCode: status, headers: { ...response.headers }, body: String(response.body) };
       return json(status, response.body, response.headers);
     } catch (err) {
       const { status: errorStatus, body } = toErrorResponse(err);

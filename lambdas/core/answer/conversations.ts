@@ -1,0 +1,101 @@
+/** Ports for what the answer pipeline remembers: threads, messages, prompt configs, consent. */
+import type { ConfidenceLevel } from './confidence';
+
+export interface Owner {
+  readonly tenantId: string;
+  readonly userId: string;
+}
+
+export interface ThreadRecord {
+  readonly id: string;
+  readonly title: string;
+  readonly status: 'active' | 'archived';
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface AnswerFlags {
+  readonly used_rag: boolean;
+  readonly fallback_to_generic: boolean;
+  readonly insufficient_context: boolean;
+  readonly conversational: boolean;
+  readonly retrieval_failed: boolean;
+}
+
+export interface StoredCitation {
+  readonly source_id: string;
+  readonly source_type: string;
+  readonly source_title: string | null;
+  readonly source_uri: string;
+  readonly snippet: string;
+  readonly relevance_score: number;
+  readonly meta: Readonly<Record<string, unknown>>;
+  readonly sentences: { start: number; end: number }[];
+}
+
+export interface MessageRecord {
+  readonly id: string;
+  readonly threadId: string;
+  readonly role: 'user' | 'assistant';
+  readonly content: string;
+  readonly createdAt: Date;
+  readonly profile: string | null;
+  readonly confidence: ConfidenceLevel | null;
+  readonly avgRelevance: number | null;
+  readonly citations: readonly StoredCitation[];
+  readonly modelId: string | null;
+  readonly inputTokens: number | null;
+  readonly outputTokens: number | null;
+  readonly latencyMs: number | null;
+  readonly flags: Partial<AnswerFlags>;
+  readonly feedback: { rating: string; comment: string | null } | null;
+}
+
+export interface NewAssistantMessage {
+  readonly id: string;
+  readonly content: string;
+  readonly standaloneQuery: string | null;
+  readonly profile: string;
+  readonly confidence: ConfidenceLevel | null;
+  readonly avgRelevance: number | null;
+  readonly citations: readonly StoredCitation[];
+  readonly modelId: string;
+  readonly inputTokens: number | null;
+  readonly outputTokens: number | null;
+  readonly latencyMs: number;
+  readonly flags: AnswerFlags;
+  readonly prompt: string | null;
+  readonly trainingEligible: boolean;
+}
+
+export interface ConversationStore {
+  createThread(owner: Owner, title: string): Promise<ThreadRecord>;
+  /** The thread if it exists and belongs to `owner`, else null (callers answer 404 either way). */
+  getThread(owner: Owner, threadId: string): Promise<ThreadRecord | null>;
+  listThreads(owner: Owner, options: { limit: number; includeArchived: boolean }): Promise<ThreadRecord[]>;
+  archiveThread(owner: Owner, threadId: string): Promise<boolean>;
+  /** Messages of an owned thread, oldest first; the last `limit` when given. */
+  messages(owner: Owner, threadId: string, limit?: number): Promise<MessageRecord[]>;
+  addUserMessage(owner: Owner, threadId: string, message: { id: string; content: string; embedding: readonly number[] | null }): Promise<void>;
+  addAssistantMessage(owner: Owner, threadId: string, message: NewAssistantMessage): Promise<void>;
+  /** The owner's own past user messages most similar to `embedding`, best first. */
+  similarMessages(owner: Owner, embedding: readonly number[], limit: number, excludeMessageId: string): Promise<{ content: string; score: number }[]>;
+  /** Upserts the owner's rating of an assistant message in one of their threads; false if not found. */
+  setFeedback(owner: Owner, messageId: string, rating: 'positive' | 'negative' | 'neutral', comment: string | null): Promise<boolean>;
+  trainingConsent(owner: Owner): Promise<boolean>;
+}
+
+export interface PromptConfig {
+  readonly id: string;
+  readonly name: string;
+  readonly profile: string;
+  readonly version: number;
+  readonly instructions: string;
+  readonly constraints: { top_k?: number; allowed_source_types?: string[]; keywords?: string[] };
+  readonly active: boolean;
+}
+
+export interface PromptStore {
+  /** The active version of every profile (including `_system`). */
+  activeConfigs(): Promise<PromptConfig[]>;
+}

@@ -1,0 +1,49 @@
+/**
+ * Makes a follow-up ("and in 2019?") standalone before retrieval: with an LLM, by asking it to
+ * rewrite the question from the thread's history; without one, by carrying the previous
+ * question's key terms into a question that looks like a follow-up.
+ */
+import type { ChatMessage, LlmProvider } from './llm';
+import { contentWords } from './text';
+
+const FOLLOW_UP = /^(and|but|also|what about|how about|and what|or|then|so)\b|\b(it|its|they|them|their|this|that|those|these|he|she|his|her)\b/i;
+
+/** True when the question probably depends on the conversation before it. */
+export function looksLikeFollowUp(question: string): boolean {
+  return FOLLOW_UP.test(question.trim()) || contentWords(question).length <= 3;
+}
+
+/** Without an LLM: the previous question's content words that the follow-up lacks, appended. */
+export function carryKeyTerms(question: string, previousQuestion: string): string {
+  const have = new Set(contentWords(question));
+  const prevWords = previousQuestion.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  // A follow-up that names its own number or year ("and in 2019?") replaces the previous one.
+  const hasNumber = /\d/.test(question);
+  const carried = [
+    ...new Set(prevWords.filter((w) => contentWords(w).length > 0 && !have.has(contentWords(w)[0]!) && !(hasNumber && /\d/.test(w)))),
+  ];
+  return carried.length > 0 ? `${question.trim()} (${carried.join(' ')})` : question;
+}
+
+export async function makeStandalone(question: string, history: readonly ChatMessage[], llm: LlmProvider | null): Promise<string> {
+  const previous = [...history].reverse().find((m) => m.role === 'user');
+  if (!previous || !looksLikeFollowUp(question)) return question;
+  if (llm) {
+    try {
+      const transcript = history.slice(-6).map((m) => `${m.role}: ${m.content}`).join('\n');
+      const out = await llm.generate({
+        system:
+          'Rewrite the last user question so that it can be understood without the conversation. ' +
+          'Keep its meaning and language. Reply with the rewritten question only.',
+        messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nLast question: ${question}` }],
+        maxTokens: 128,
+        temperature: 0,
+      });
+      const rewritten = out.text.trim().split('\n')[0]?.trim() ?? '';
+      if (rewritten.length > 0 && rewritten.length <= 1000) return rewritten;
+    } catch {
+      // fall back to carrying key terms
+    }
+  }
+  return carryKeyTerms(question, previous.content);
+}
