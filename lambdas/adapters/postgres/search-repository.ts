@@ -61,6 +61,9 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
   const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
   ctes.push(`terms AS MATERIALIZED (
       SELECT DISTINCT lexeme FROM unnest(to_tsvector(${config}, ${qtext})))`);
+  // Only the query's lexemes of a chunk matter: setweight marks them, ts_filter keeps them, so
+  // BM25 unnests a handful of lexemes per candidate instead of the whole vector.
+  ctes.push(`term_list AS MATERIALIZED (SELECT coalesce(array_agg(lexeme), '{}') AS terms FROM terms)`);
   ctes.push(`stats AS MATERIALIZED (
       SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
              greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
@@ -82,7 +85,7 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
                i.idf * (t.tf * ${K1 + 1}) / (t.tf + ${K1} * (1 - ${B} + ${B} * k.fts_length / s.avgdl))
              ) AS bm25
       FROM kw_cand k
-      CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(k.fts) u) t
+      CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(ts_filter(setweight(k.fts, 'A', (SELECT terms FROM term_list)), '{a}')) u) t
       JOIN idf i ON i.term = t.lexeme
       CROSS JOIN stats s
       GROUP BY k.id
@@ -97,7 +100,7 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
              ${useKeyword ? 'coalesce(kw.bm25, 0)' : '0'}::float8 AS bm25,
              ${useVector ? '(c.id IN (SELECT id FROM vec))' : 'false'} AS in_vec,
              ${useKeyword ? '(kw.id IS NOT NULL)' : 'false'} AS in_kw,
-             coalesce((SELECT sum(i.idf) FROM unnest(c.fts) u JOIN idf i ON i.term = u.lexeme)
+             coalesce((SELECT sum(i.idf) FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}')) u JOIN idf i ON i.term = u.lexeme)
                       / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage
       FROM (${candidateUnion}) cand
       JOIN chunks c ON c.id = cand.id
