@@ -10,10 +10,12 @@ import { METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools'
 import { makeListHandler as makeListDocumentsHandler } from '../lambdas/documents/handler';
 import { toErrorResponse } from '../lambdas/core/errors';
 import { parseOrThrow } from '../lambdas/http/http-handler';
+import { withLimitHeaders } from '../lambdas/http/limits-middleware';
 import { identityFromEvent } from '../lambdas/http/identity';
 import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
+import { makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
 import { localKeyDir } from './commands/token';
 import { createLocalHttpServer, type LocalHttpServer, type LocalRoute, type LocalStreamHandler } from './http-server';
 import type { LocalStack } from './stack';
@@ -29,14 +31,14 @@ export function localRoutes(stack: LocalStack, overrides: { answering?: LocalSta
   const answering = overrides.answering ?? stack.answering;
   const logger = new Logger({ serviceName: 'groundwork-api', logLevel: stack.logger.getLevelName() });
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-api' });
-  const deps = { logger, metrics };
+  const deps = { logger, metrics, limiter: stack.limiter };
   const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
   return [
     {
       method: 'POST',
       path: '/answer',
       handler: makeAnswerHandler({ ...deps, answering }),
-      stream: answerStream(answering),
+      stream: answerStream(answering, stack.limiter),
       functionName: 'groundwork-rag-answer',
     },
     { method: 'GET', path: '/threads', handler: threads.list, functionName: 'groundwork-rag-answer' },
@@ -44,6 +46,7 @@ export function localRoutes(stack: LocalStack, overrides: { answering?: LocalSta
     { method: 'DELETE', path: '/threads/{id}', handler: threads.archive, functionName: 'groundwork-rag-answer' },
     { method: 'POST', path: '/messages/{id}/feedback', handler: threads.feedback, functionName: 'groundwork-rag-answer' },
     { method: 'POST', path: '/search', handler: makeSearchHandler({ ...deps, search: stack.search }), functionName: 'groundwork-rag-search' },
+    { method: 'GET', path: '/usage', handler: makeUsageHandler({ ...deps, limiter: stack.limiter }), functionName: 'groundwork-usage' },
     { method: 'GET', path: '/documents', handler: makeListDocumentsHandler({ ...deps, db: stack.db }), functionName: 'groundwork-documents' },
     {
       // Local only: the ingest queue's depth, as SQS would report it, so `groundwork ingest` can
@@ -64,7 +67,7 @@ export function localRoutes(stack: LocalStack, overrides: { answering?: LocalSta
  * events, then one `done` event with citations, usage and ids). Declines other requests, which
  * the buffered handler answers.
  */
-function answerStream(answering: LocalStack['answering']): LocalStreamHandler {
+function answerStream(answering: LocalStack['answering'], limiter: LocalStack['limiter']): LocalStreamHandler {
   return async (event, response) => {
     let raw: unknown;
     try {
@@ -74,16 +77,32 @@ function answerStream(answering: LocalStack['answering']): LocalStreamHandler {
     }
     if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true) return false;
     const identity = identityFromEvent(event);
-    const body = parseOrThrow(answerRequestSchema, raw);
-    response.start(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    // Same order as the buffered handler: limits after authentication, before validation and work.
+    const admission = await limiter.admit(identity, 'answer');
+    let status = 200;
     try {
-      await streamAnswer(answering, identity, body, (chunk) => response.write(chunk), response.signal);
+      const body = parseOrThrow(answerRequestSchema, raw);
+      response.start(
+        200,
+        withLimitHeaders({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' }, admission),
+      );
+      try {
+        await streamAnswer(answering, identity, body, (chunk) => response.write(chunk), response.signal, (usage, model) =>
+          admission.recordUsage(usage, model),
+        );
+      } catch (err) {
+        const { status: errorStatus, body: error } = toErrorResponse(err);
+        status = errorStatus;
+        response.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+      }
+      response.end();
+      return true;
     } catch (err) {
-      const { body: error } = toErrorResponse(err);
-      response.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+      status = toErrorResponse(err).status;
+      throw err;
+    } finally {
+      await limiter.settle(admission, { status });
     }
-    response.end();
-    return true;
   };
 }
 

@@ -29,6 +29,10 @@ import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
 import { makeHandler as makeIngestHandler } from '../lambdas/ingest/handler';
+import { createDynamoLimitStore } from '../lambdas/adapters/dynamodb/limit-store';
+import { DEFAULT_LIMITS_CONFIG, type LimitsConfig } from '../lambdas/core/limits/config';
+import { createLimiter, type Limiter } from '../lambdas/core/limits/limiter';
+import { startLocalDynamo } from './dynamodb';
 import { createIngestQueue, type IngestQueue } from './ingest-queue';
 
 export interface LocalStackOptions {
@@ -44,6 +48,8 @@ export interface LocalStackOptions {
   readonly ingestion?: Partial<IngestionSettings>;
   readonly search?: Partial<SearchSettings>;
   readonly answer?: Partial<AnswerSettings>;
+  /** Quotas and rate limits; defaults to the built-in plans. */
+  readonly limits?: LimitsConfig;
   /** The LLM; null or undefined selects the offline extractive answerer. */
   readonly llm?: LlmProvider | null;
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
@@ -57,6 +63,7 @@ export interface LocalStack {
   readonly search: Search;
   readonly conversations: ConversationStore;
   readonly answering: Answering;
+  readonly limiter: Limiter;
   readonly queue: IngestQueue;
   readonly s3: { readonly client: S3Client; readonly endpoint: string; readonly bucket: string };
   readonly logger: Logger;
@@ -93,6 +100,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const embedder =
     options.embedder ?? (await createLocalEmbedder(options.embedThreads === undefined ? {} : { threads: options.embedThreads }));
   let s3rver: S3rver | undefined;
+  const dynamo = await startLocalDynamo(options.dataDir ? { dataDir: path.join(options.dataDir, 'dynamodb') } : {});
   try {
     await migrate(db);
     await ensureEmbeddingModel(db, embedder);
@@ -141,6 +149,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log: logPort(logger),
       metrics: metricsSink(metrics),
     });
+    const limiter = createLimiter({
+      store: createDynamoLimitStore({ client: dynamo.client, tableName: dynamo.tableName }),
+      config: options.limits ?? DEFAULT_LIMITS_CONFIG,
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    });
     const handler = makeIngestHandler({ ingestion, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {
       onError: (err) => logger.error('local ingest batch failed', { err }),
@@ -158,6 +172,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       search,
       conversations,
       answering,
+      limiter,
       queue,
       s3: { client, endpoint, bucket },
       logger,
@@ -165,12 +180,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await queue.stop();
         client.destroy();
         await running.close();
+        await dynamo.stop();
         await embedder.close?.();
         if (!options.db) await db.close();
       },
     };
   } catch (err) {
     await s3rver?.close().catch(() => undefined);
+    await dynamo.stop();
     await embedder.close?.();
     if (!options.db) await db.close();
     throw err;

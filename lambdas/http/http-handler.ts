@@ -11,7 +11,9 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { AppError, toErrorResponse, ValidationError } from '../core/errors';
+import type { Admission, Limiter } from '../core/limits/limiter';
 import { DEFAULT_IDENTITY_CONFIG, identityFromEvent, type Identity, type IdentityConfig } from './identity';
+import { attachAdmission, withLimitHeaders } from './limits-middleware';
 
 export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
 export type ApiResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
@@ -36,6 +38,8 @@ export interface HttpHandlerDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly identity?: IdentityConfig;
+  /** Quotas, rate limits and cost caps, checked after authentication and before any work. */
+  readonly limiter?: Limiter;
 }
 
 /** Turns the first zod issue into a message that names the field. */
@@ -85,12 +89,17 @@ export function createHttpHandler<S extends z.ZodType>(
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
     const started = performance.now();
     let status = 500;
+    let admission: Admission | undefined;
     try {
       const identity =
         options.authenticated === false
           ? { userId: 'anonymous', tenantId: 'anonymous', groups: [], plan: null, isAdmin: false }
           : identityFromEvent(event, deps.identity ?? DEFAULT_IDENTITY_CONFIG);
       deps.logger.appendKeys({ tenantId: identity.tenantId, userId: identity.userId, route: options.route });
+      if (deps.limiter && options.authenticated !== false) {
+        admission = await deps.limiter.admit(identity, options.route);
+        attachAdmission(event, admission);
+      }
       const body = parseOrThrow(options.schema, parseJsonBody(event));
       const response = await fn({
         body,
@@ -100,8 +109,9 @@ export function createHttpHandler<S extends z.ZodType>(
         query: event.queryStringParameters ?? {},
       });
       status = response.status ?? 200;
-      if (response.raw) return { statusCode: status, headers: { ...response.headers }, body: String(response.body) };
-      return json(status, response.body, response.headers);
+      const headers = withLimitHeaders(response.headers, admission);
+      if (response.raw) return { statusCode: status, headers, body: String(response.body) };
+      return json(status, response.body, headers);
     } catch (err) {
       const { status: errorStatus, body } = toErrorResponse(err);
       status = errorStatus;
@@ -110,8 +120,10 @@ export function createHttpHandler<S extends z.ZodType>(
       } else {
         deps.logger.info('request rejected', { code: body.error.code, status });
       }
-      return json(status, body, err instanceof AppError ? (err.options.headers ?? {}) : {});
+      return json(status, body, withLimitHeaders(err instanceof AppError ? err.options.headers : undefined, admission));
     } finally {
+      // A 5xx on our side is refunded; an answer's token cost is added to the daily spend.
+      if (admission) await deps.limiter?.settle(admission, { status });
       deps.metrics.addDimensions({ route: options.route });
       deps.metrics.addMetric('Requests', MetricUnit.Count, 1);
       deps.metrics.addMetric(status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success', MetricUnit.Count, 1);

@@ -6,6 +6,7 @@ import type { AnswerResult, Answering } from '../core/answer/answer';
 import type { ConversationStore } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { admissionOf } from '../http/limits-middleware';
 import { answerRequestSchema, feedbackRequestSchema, listThreadsQuerySchema, type AnswerRequestBody, type AnswerResponseBody } from './schema';
 import { z } from 'zod';
 
@@ -57,13 +58,15 @@ export function sseEvent(event: string, data: unknown): string {
  * function URL stream the same events as they are produced (see `streamAnswer`).
  */
 export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering }) {
-  return createHttpHandler(deps, { route: 'answer', schema: answerRequestSchema }, async ({ body, identity }) => {
+  return createHttpHandler(deps, { route: 'answer', schema: answerRequestSchema }, async ({ body, identity, event }) => {
     if (!body.stream) {
       const result = await deps.answering.answer(identity, toAnswerRequest(body));
+      if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
       return { body: toResponseBody(result) };
     }
     let events = '';
     const result = await deps.answering.answer(identity, toAnswerRequest(body), { onDelta: (text) => (events += sseEvent('delta', { text })) });
+    if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
     events += sseEvent('done', toResponseBody(result));
     return { body: events, raw: true, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } };
   });
@@ -76,11 +79,13 @@ export async function streamAnswer(
   body: AnswerRequestBody,
   write: (chunk: string) => void,
   signal?: AbortSignal,
+  onUsage?: (usage: NonNullable<AnswerResult['usage']>, model: string) => void,
 ): Promise<void> {
   const result = await answering.answer(identity, toAnswerRequest(body), {
     onDelta: (text) => write(sseEvent('delta', { text })),
     ...(signal ? { signal } : {}),
   });
+  if (result.usage) onUsage?.(result.usage, result.answer.model);
   write(sseEvent('done', toResponseBody(result)));
 }
 

@@ -1,0 +1,44 @@
+/**
+ * The `usage` Lambda: GET /usage, the caller's plan, quotas used and remaining, and rate window.
+ * Reading usage consumes no monthly quota (the `usage` route maps to none); like every route it
+ * counts toward the rate limit.
+ */
+import type { Limiter, QuotaReport } from '../core/limits/limiter';
+import { unixSeconds } from '../core/limits/periods';
+import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
+import { usageRequestSchema, type UsageResponseBody } from './schema';
+
+export const USAGE_ROUTE = 'usage';
+
+const quotaBody = (q: QuotaReport) => ({
+  limit: q.limit,
+  used: q.used,
+  remaining: q.remaining,
+  resets_at: q.resetsAt.toISOString(),
+});
+
+export function makeHandler(deps: HttpHandlerDeps & { limiter: Limiter }) {
+  return createHttpHandler(
+    deps,
+    { route: USAGE_ROUTE, schema: usageRequestSchema },
+    async ({ identity }) => {
+      const report = await deps.limiter.usage(identity);
+      const body: UsageResponseBody = {
+        plan: report.plan,
+        period: report.month,
+        quotas: {
+          answers: quotaBody(report.quotas.answers),
+          searches: quotaBody(report.quotas.searches),
+        },
+        rate_limit: {
+          limit: report.rateLimit.limit,
+          remaining: report.rateLimit.remaining,
+          window_seconds: 60,
+          resets_at: report.rateLimit.resetsAt.toISOString(),
+          reset: unixSeconds(report.rateLimit.resetsAt),
+        },
+      };
+      return { body, headers: { 'cache-control': 'no-store' } };
+    },
+  );
+}

@@ -1,0 +1,29 @@
+/** GET /usage: the response contract (also the source of the OpenAPI document). */
+import { z } from 'zod';
+
+export const usageRequestSchema = z.object({}).strict();
+
+const quotaSchema = z.object({
+  /** `null`: unlimited. */
+  limit: z.number().int().nullable(),
+  used: z.number().int(),
+  remaining: z.number().int().nullable(),
+  /** ISO 8601, UTC: the first instant of next month. */
+  resets_at: z.string(),
+});
+
+export const usageResponseSchema = z.object({
+  plan: z.string(),
+  /** The quota month, `yyyy-mm` (UTC). */
+  period: z.string(),
+  quotas: z.object({ answers: quotaSchema, searches: quotaSchema }),
+  rate_limit: z.object({
+    limit: z.number().int(),
+    remaining: z.number().int(),
+    window_seconds: z.literal(60),
+    resets_at: z.string(),
+    /** Unix seconds, as in `X-RateLimit-Reset`. */
+    reset: z.number().int(),
+  }),
+});
+export type UsageResponseBody = z.infer<typeof usageResponseSchema>;
