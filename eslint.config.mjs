@@ -2,10 +2,25 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', 'cdk.out', '.groundwork', 'coverage', 'test-artifacts', '**/*.cjs', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      'node_modules',
+      'dist',
+      'cdk.out',
+      '.groundwork',
+      'coverage',
+      'test-artifacts',
+      'scratch',
+      '**/*.cjs',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],

@@ -20,7 +20,12 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/lambdas/**/*.test.ts', '<rootDir>/local/**/*.test.ts', '<rootDir>/lib/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/lambdas/**/*.test.ts',
+        '<rootDir>/local/**/*.test.ts',
+        '<rootDir>/lib/**/*.test.ts',
+        '<rootDir>/test/unit/**/*.test.ts',
+      ],
     },
     {
       ...common,

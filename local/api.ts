@@ -17,7 +17,12 @@ import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
 import { makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
 import { localKeyDir } from './commands/token';
-import { createLocalHttpServer, type LocalHttpServer, type LocalRoute, type LocalStreamHandler } from './http-server';
+import {
+  createLocalHttpServer,
+  type LocalHttpServer,
+  type LocalRoute,
+  type LocalStreamHandler,
+} from './http-server';
 import type { LocalStack } from './stack';
 
 export interface LocalApi {
@@ -27,9 +32,15 @@ export interface LocalApi {
 }
 
 /** The routes, each a production handler wired to the local stack's adapters. */
-export function localRoutes(stack: LocalStack, overrides: { answering?: LocalStack['answering'] } = {}): LocalRoute[] {
+export function localRoutes(
+  stack: LocalStack,
+  overrides: { answering?: LocalStack['answering'] } = {},
+): LocalRoute[] {
   const answering = overrides.answering ?? stack.answering;
-  const logger = new Logger({ serviceName: 'groundwork-api', logLevel: stack.logger.getLevelName() });
+  const logger = new Logger({
+    serviceName: 'groundwork-api',
+    logLevel: stack.logger.getLevelName(),
+  });
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-api' });
   const deps = { logger, metrics, limiter: stack.limiter };
   const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
@@ -41,13 +52,48 @@ export function localRoutes(stack: LocalStack, overrides: { answering?: LocalSta
       stream: answerStream(answering, stack.limiter),
       functionName: 'groundwork-rag-answer',
     },
-    { method: 'GET', path: '/threads', handler: threads.list, functionName: 'groundwork-rag-answer' },
-    { method: 'GET', path: '/threads/{id}', handler: threads.get, functionName: 'groundwork-rag-answer' },
-    { method: 'DELETE', path: '/threads/{id}', handler: threads.archive, functionName: 'groundwork-rag-answer' },
-    { method: 'POST', path: '/messages/{id}/feedback', handler: threads.feedback, functionName: 'groundwork-rag-answer' },
-    { method: 'POST', path: '/search', handler: makeSearchHandler({ ...deps, search: stack.search }), functionName: 'groundwork-rag-search' },
-    { method: 'GET', path: '/usage', handler: makeUsageHandler({ ...deps, limiter: stack.limiter }), functionName: 'groundwork-usage' },
-    { method: 'GET', path: '/documents', handler: makeListDocumentsHandler({ ...deps, db: stack.db }), functionName: 'groundwork-documents' },
+    {
+      method: 'GET',
+      path: '/threads',
+      handler: threads.list,
+      functionName: 'groundwork-rag-answer',
+    },
+    {
+      method: 'GET',
+      path: '/threads/{id}',
+      handler: threads.get,
+      functionName: 'groundwork-rag-answer',
+    },
+    {
+      method: 'DELETE',
+      path: '/threads/{id}',
+      handler: threads.archive,
+      functionName: 'groundwork-rag-answer',
+    },
+    {
+      method: 'POST',
+      path: '/messages/{id}/feedback',
+      handler: threads.feedback,
+      functionName: 'groundwork-rag-answer',
+    },
+    {
+      method: 'POST',
+      path: '/search',
+      handler: makeSearchHandler({ ...deps, search: stack.search }),
+      functionName: 'groundwork-rag-search',
+    },
+    {
+      method: 'GET',
+      path: '/usage',
+      handler: makeUsageHandler({ ...deps, limiter: stack.limiter }),
+      functionName: 'groundwork-usage',
+    },
+    {
+      method: 'GET',
+      path: '/documents',
+      handler: makeListDocumentsHandler({ ...deps, db: stack.db }),
+      functionName: 'groundwork-documents',
+    },
     {
       // Local only: the ingest queue's depth, as SQS would report it, so `groundwork ingest` can
       // wait for a running server to finish indexing what it uploaded.
@@ -67,7 +113,10 @@ export function localRoutes(stack: LocalStack, overrides: { answering?: LocalSta
  * events, then one `done` event with citations, usage and ids). Declines other requests, which
  * the buffered handler answers.
  */
-function answerStream(answering: LocalStack['answering'], limiter: LocalStack['limiter']): LocalStreamHandler {
+function answerStream(
+  answering: LocalStack['answering'],
+  limiter: LocalStack['limiter'],
+): LocalStreamHandler {
   return async (event, response) => {
     let raw: unknown;
     try {
@@ -75,7 +124,8 @@ function answerStream(answering: LocalStack['answering'], limiter: LocalStack['l
     } catch {
       return false; // the buffered handler reports the invalid JSON
     }
-    if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true) return false;
+    if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true)
+      return false;
     const identity = identityFromEvent(event);
     // Same order as the buffered handler: limits after authentication, before validation and work.
     const admission = await limiter.admit(identity, 'answer');
@@ -84,11 +134,23 @@ function answerStream(answering: LocalStack['answering'], limiter: LocalStack['l
       const body = parseOrThrow(answerRequestSchema, raw);
       response.start(
         200,
-        withLimitHeaders({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' }, admission),
+        withLimitHeaders(
+          {
+            'content-type': 'text/event-stream; charset=utf-8',
+            'cache-control': 'no-cache',
+            connection: 'keep-alive',
+          },
+          admission,
+        ),
       );
       try {
-        await streamAnswer(answering, identity, body, (chunk) => response.write(chunk), response.signal, (usage, model) =>
-          admission.recordUsage(usage, model),
+        await streamAnswer(
+          answering,
+          identity,
+          body,
+          (chunk) => response.write(chunk),
+          response.signal,
+          (usage, model) => admission.recordUsage(usage, model),
         );
       } catch (err) {
         const { status: errorStatus, body: error } = toErrorResponse(err);
@@ -108,10 +170,22 @@ function answerStream(answering: LocalStack['answering'], limiter: LocalStack['l
 
 export async function startLocalApi(
   stack: LocalStack,
-  options: { dataDir?: string; port?: number; host?: string; corsOrigins?: readonly string[]; answering?: LocalStack['answering'] } = {},
+  options: {
+    dataDir?: string;
+    port?: number;
+    host?: string;
+    corsOrigins?: readonly string[];
+    answering?: LocalStack['answering'];
+  } = {},
 ): Promise<LocalApi> {
-  const issuer = await createLocalIssuer(options.dataDir ? { keyDir: localKeyDir(options.dataDir) } : {});
-  const verifier = createJwtVerifier({ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks() });
+  const issuer = await createLocalIssuer(
+    options.dataDir ? { keyDir: localKeyDir(options.dataDir) } : {},
+  );
+  const verifier = createJwtVerifier({
+    issuer: issuer.issuer,
+    audience: issuer.audience,
+    jwks: issuer.jwks(),
+  });
   const server = await createLocalHttpServer({
     routes: localRoutes(stack, options.answering ? { answering: options.answering } : {}),
     verifier,

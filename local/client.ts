@@ -21,7 +21,10 @@ export interface ApiSession {
   close(): Promise<void>;
 }
 
-export async function openApiSession(env: LocalEnv & { dataDir: string }, command: string): Promise<ApiSession> {
+export async function openApiSession(
+  env: LocalEnv & { dataDir: string },
+  command: string,
+): Promise<ApiSession> {
   const running = await readLock(env.dataDir);
   if (running?.httpUrl && running.s3Endpoint) {
     const issuer = await createLocalIssuer({ keyDir: localKeyDir(env.dataDir) });
@@ -39,7 +42,9 @@ export async function openApiSession(env: LocalEnv & { dataDir: string }, comman
       dataDir: env.dataDir,
       bucket: env.GROUNDWORK_BUCKET,
       logLevel: env.GROUNDWORK_LOG_LEVEL,
-      ...(env.GROUNDWORK_EMBED_THREADS === undefined ? {} : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
+      ...(env.GROUNDWORK_EMBED_THREADS === undefined
+        ? {}
+        : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
     });
     const api = await startLocalApi(stack, { dataDir: env.dataDir, port: 0 });
     return {
@@ -60,13 +65,25 @@ export async function openApiSession(env: LocalEnv & { dataDir: string }, comman
 }
 
 /** Calls the API; throws with the error body's message on a non-2xx answer. */
-export async function callApi<T>(session: ApiSession, token: string, method: string, path: string, body?: unknown): Promise<T> {
+export async function callApi<T>(
+  session: ApiSession,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(session.url + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const json = (await res.json()) as T & { error?: { code: string; message: string } };
-  if (!res.ok) throw new Error(`${res.status} ${json.error?.code ?? ''}: ${json.error?.message ?? 'request failed'}`);
+  if (!res.ok)
+    throw new Error(
+      `${res.status} ${json.error?.code ?? ''}: ${json.error?.message ?? 'request failed'}`,
+    );
   return json;
 }

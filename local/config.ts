@@ -18,7 +18,9 @@ export const localEnvSchema = z.object({
 });
 export type LocalEnv = z.infer<typeof localEnvSchema>;
 
-export function loadLocalEnv(env: Record<string, string | undefined> = process.env): LocalEnv & { dataDir: string } {
+export function loadLocalEnv(
+  env: Record<string, string | undefined> = process.env,
+): LocalEnv & { dataDir: string } {
   const parsed = parseEnv(localEnvSchema, env);
   return { ...parsed, dataDir: path.resolve(parsed.GROUNDWORK_DATA_DIR) };
 }

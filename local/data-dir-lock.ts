@@ -32,7 +32,10 @@ export async function readLock(dataDir: string): Promise<LockInfo | null> {
 }
 
 /** Takes the lock or throws, naming the process that holds it. */
-export async function acquireLock(dataDir: string, info: Omit<LockInfo, 'pid'>): Promise<{ update(extra: Partial<LockInfo>): Promise<void>; release(): Promise<void> }> {
+export async function acquireLock(
+  dataDir: string,
+  info: Omit<LockInfo, 'pid'>,
+): Promise<{ update(extra: Partial<LockInfo>): Promise<void>; release(): Promise<void> }> {
   await mkdir(dataDir, { recursive: true });
   const holder = await readLock(dataDir);
   if (holder) {

@@ -54,7 +54,10 @@ export interface LocalStreamResponse {
  * A streaming route, tried before the buffered handler: it returns false to decline (the
  * request does not ask for a stream), and the buffered handler answers instead.
  */
-export type LocalStreamHandler = (event: LocalApiEvent, response: LocalStreamResponse) => Promise<boolean>;
+export type LocalStreamHandler = (
+  event: LocalApiEvent,
+  response: LocalStreamResponse,
+) => Promise<boolean>;
 
 export interface LocalRoute {
   readonly method: HttpMethod;

@@ -39,7 +39,12 @@ export function lambdaContext(functionName: string): Context {
 
 export function createIngestQueue(
   handler: IngestHandler,
-  options: { batchSize?: number; concurrency?: number; maxReceives?: number; onError?: (err: unknown) => void } = {},
+  options: {
+    batchSize?: number;
+    concurrency?: number;
+    maxReceives?: number;
+    onError?: (err: unknown) => void;
+  } = {},
 ): IngestQueue {
   const batchSize = options.batchSize ?? 4;
   const concurrency = options.concurrency ?? 2;

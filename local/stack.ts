@@ -11,19 +11,34 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import S3rver from 's3rver';
 import { createLocalEmbedder } from '../lambdas/adapters/embeddings/local-embedder';
-import { logPort, metricsSink, METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
+import {
+  logPort,
+  metricsSink,
+  METRICS_NAMESPACE,
+} from '../lambdas/adapters/observability/powertools';
 import { createDocumentParser } from '../lambdas/adapters/parsers';
 import type { Database } from '../lambdas/adapters/postgres/database';
 import { createDocumentRepository } from '../lambdas/adapters/postgres/document-repository';
 import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { openPGlite } from '../lambdas/adapters/postgres/pglite-database';
-import { createConversationRepository, createPromptRepository } from '../lambdas/adapters/postgres/conversation-repository';
+import {
+  createConversationRepository,
+  createPromptRepository,
+} from '../lambdas/adapters/postgres/conversation-repository';
 import { createSearchRepository } from '../lambdas/adapters/postgres/search-repository';
 import { createS3ObjectStore } from '../lambdas/adapters/s3/s3-object-store';
 import { createTokenCounter } from '../lambdas/adapters/tokenizer/gpt-token-counter';
-import { createIngestion, type Ingestion, type IngestionSettings } from '../lambdas/core/ingestion/ingest';
-import { createAnswering, type Answering, type AnswerSettings } from '../lambdas/core/answer/answer';
+import {
+  createIngestion,
+  type Ingestion,
+  type IngestionSettings,
+} from '../lambdas/core/ingestion/ingest';
+import {
+  createAnswering,
+  type Answering,
+  type AnswerSettings,
+} from '../lambdas/core/answer/answer';
 import type { ConversationStore } from '../lambdas/core/answer/conversations';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
@@ -96,11 +111,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-local' });
 
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
-  const db = options.db ?? (await openPGlite(options.dataDir ? path.join(options.dataDir, 'pgdata') : undefined));
+  const db =
+    options.db ??
+    (await openPGlite(options.dataDir ? path.join(options.dataDir, 'pgdata') : undefined));
   const embedder =
-    options.embedder ?? (await createLocalEmbedder(options.embedThreads === undefined ? {} : { threads: options.embedThreads }));
+    options.embedder ??
+    (await createLocalEmbedder(
+      options.embedThreads === undefined ? {} : { threads: options.embedThreads },
+    ));
   let s3rver: S3rver | undefined;
-  const dynamo = await startLocalDynamo(options.dataDir ? { dataDir: path.join(options.dataDir, 'dynamodb') } : {});
+  const dynamo = await startLocalDynamo(
+    options.dataDir ? { dataDir: path.join(options.dataDir, 'dynamodb') } : {},
+  );
   try {
     await migrate(db);
     await ensureEmbeddingModel(db, embedder);
@@ -117,7 +139,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const { port } = server as unknown as AddressInfo;
     const endpoint = `http://127.0.0.1:${port}`;
     const client = localS3Client(endpoint);
-    await client.send(new HeadBucketCommand({ Bucket: bucket })).catch(() => client.send(new CreateBucketCommand({ Bucket: bucket })));
+    await client
+      .send(new HeadBucketCommand({ Bucket: bucket }))
+      .catch(() => client.send(new CreateBucketCommand({ Bucket: bucket })));
 
     const ingestion = createIngestion({
       store: createDocumentRepository(db),

@@ -87,7 +87,9 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
           code: err.code,
           message: err.expose ? err.message : 'Internal error',
           retryable: err.retryable,
-          ...(err.expose && err.options.details !== undefined ? { details: err.options.details } : {}),
+          ...(err.expose && err.options.details !== undefined
+            ? { details: err.options.details }
+            : {}),
         },
       },
     };

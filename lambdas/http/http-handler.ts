@@ -8,15 +8,27 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  Context,
+} from 'aws-lambda';
 import type { z } from 'zod';
 import { AppError, toErrorResponse, ValidationError } from '../core/errors';
 import type { Admission, Limiter } from '../core/limits/limiter';
-import { DEFAULT_IDENTITY_CONFIG, identityFromEvent, type Identity, type IdentityConfig } from './identity';
+import {
+  DEFAULT_IDENTITY_CONFIG,
+  identityFromEvent,
+  type Identity,
+  type IdentityConfig,
+} from './identity';
 import { attachAdmission, withLimitHeaders } from './limits-middleware';
 
 export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
-export type ApiResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
+export type ApiResult = APIGatewayProxyStructuredResultV2 & {
+  statusCode: number;
+  headers: Record<string, string>;
+};
 
 export interface HttpRequest<B> {
   readonly body: B;
@@ -54,14 +66,19 @@ export function describeZodError(error: z.ZodError): string {
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new ValidationError(describeZodError(result.error), result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    throw new ValidationError(
+      describeZodError(result.error),
+      result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
   }
   return result.data;
 }
 
 function parseJsonBody(event: ApiEvent): unknown {
   if (event.body === undefined || event.body === null || event.body === '') return {};
-  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  const raw = event.isBase64Encoded
+    ? Buffer.from(event.body, 'base64').toString('utf8')
+    : event.body;
   try {
     return JSON.parse(raw);
   } catch {
@@ -95,7 +112,11 @@ export function createHttpHandler<S extends z.ZodType>(
         options.authenticated === false
           ? { userId: 'anonymous', tenantId: 'anonymous', groups: [], plan: null, isAdmin: false }
           : identityFromEvent(event, deps.identity ?? DEFAULT_IDENTITY_CONFIG);
-      deps.logger.appendKeys({ tenantId: identity.tenantId, userId: identity.userId, route: options.route });
+      deps.logger.appendKeys({
+        tenantId: identity.tenantId,
+        userId: identity.userId,
+        route: options.route,
+      });
       if (deps.limiter && options.authenticated !== false) {
         admission = await deps.limiter.admit(identity, options.route);
         attachAdmission(event, admission);
@@ -120,13 +141,21 @@ export function createHttpHandler<S extends z.ZodType>(
       } else {
         deps.logger.info('request rejected', { code: body.error.code, status });
       }
-      return json(status, body, withLimitHeaders(err instanceof AppError ? err.options.headers : undefined, admission));
+      return json(
+        status,
+        body,
+        withLimitHeaders(err instanceof AppError ? err.options.headers : undefined, admission),
+      );
     } finally {
       // A 5xx on our side is refunded; an answer's token cost is added to the daily spend.
       if (admission) await deps.limiter?.settle(admission, { status });
       deps.metrics.addDimensions({ route: options.route });
       deps.metrics.addMetric('Requests', MetricUnit.Count, 1);
-      deps.metrics.addMetric(status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success', MetricUnit.Count, 1);
+      deps.metrics.addMetric(
+        status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success',
+        MetricUnit.Count,
+        1,
+      );
       deps.metrics.addMetric('Latency', MetricUnit.Milliseconds, performance.now() - started);
       deps.logger.removeKeys(['tenantId', 'userId', 'route']);
     }

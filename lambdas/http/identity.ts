@@ -28,7 +28,9 @@ type Claims = Record<string, string | number | boolean | string[] | undefined>;
 
 /** Finds the verified claims in an API Gateway v2 (JWT authorizer) or v1 (Cognito authorizer) event. */
 export function claimsOf(event: unknown): Claims | null {
-  const ctx = (event as { requestContext?: { authorizer?: { jwt?: { claims?: Claims }; claims?: Claims } } })?.requestContext;
+  const ctx = (
+    event as { requestContext?: { authorizer?: { jwt?: { claims?: Claims }; claims?: Claims } } }
+  )?.requestContext;
   return ctx?.authorizer?.jwt?.claims ?? ctx?.authorizer?.claims ?? null;
 }
 
@@ -36,13 +38,19 @@ export function claimsOf(event: unknown): Claims | null {
 function listClaim(value: Claims[string]): string[] {
   if (Array.isArray(value)) return value.map(String);
   if (typeof value !== 'string' || value.trim() === '') return [];
-  return value.replace(/^\[|\]$/g, '').split(/[\s,]+/).filter(Boolean);
+  return value
+    .replace(/^\[|\]$/g, '')
+    .split(/[\s,]+/)
+    .filter(Boolean);
 }
 
 const KNOWN_PLANS = ['free', 'basic', 'pro', 'growth', 'admin'];
 
 /** Builds the caller's identity or throws 401 (no verified token) / 403 (no usable tenant). */
-export function identityFromEvent(event: unknown, config: IdentityConfig = DEFAULT_IDENTITY_CONFIG): Identity {
+export function identityFromEvent(
+  event: unknown,
+  config: IdentityConfig = DEFAULT_IDENTITY_CONFIG,
+): Identity {
   const claims = claimsOf(event);
   const userId = claims?.sub;
   if (!claims || typeof userId !== 'string' || userId === '') throw new AuthenticationError();

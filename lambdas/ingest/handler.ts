@@ -25,7 +25,10 @@ export interface IngestHandlerDeps {
 export class MalformedMessageError extends Error {}
 
 /** Parses one SQS record and syncs every object it names. */
-export async function processRecord(ingestion: Ingestion, record: SQSRecord): Promise<SyncOutcome[]> {
+export async function processRecord(
+  ingestion: Ingestion,
+  record: SQSRecord,
+): Promise<SyncOutcome[]> {
   let body: unknown;
   try {
     body = JSON.parse(record.body);
@@ -34,10 +37,12 @@ export async function processRecord(ingestion: Ingestion, record: SQSRecord): Pr
   }
   if (s3TestEventSchema.safeParse(body).success) return [];
   const parsed = s3EventMessageSchema.safeParse(body);
-  if (!parsed.success) throw new MalformedMessageError(`message ${record.messageId} is not an S3 event notification`);
+  if (!parsed.success)
+    throw new MalformedMessageError(`message ${record.messageId} is not an S3 event notification`);
   const outcomes: SyncOutcome[] = [];
   for (const r of parsed.data.Records) {
-    if (!r.eventName.startsWith('ObjectCreated:') && !r.eventName.startsWith('ObjectRemoved:')) continue;
+    if (!r.eventName.startsWith('ObjectCreated:') && !r.eventName.startsWith('ObjectRemoved:'))
+      continue;
     outcomes.push(await ingestion.syncObject(r.s3.bucket.name, decodeS3EventKey(r.s3.object.key)));
   }
   return outcomes;

@@ -7,7 +7,13 @@ import type { ConversationStore } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import { admissionOf } from '../http/limits-middleware';
-import { answerRequestSchema, feedbackRequestSchema, listThreadsQuerySchema, type AnswerRequestBody, type AnswerResponseBody } from './schema';
+import {
+  answerRequestSchema,
+  feedbackRequestSchema,
+  listThreadsQuerySchema,
+  type AnswerRequestBody,
+  type AnswerResponseBody,
+} from './schema';
 import { z } from 'zod';
 
 /** The API's JSON shape of an answer. */
@@ -18,14 +24,21 @@ export function toResponseBody(r: AnswerResult): AnswerResponseBody {
     thread_id: r.threadId,
     message_id: r.messageId,
     profile: r.profile,
-    answer: { text: r.answer.text, confidence: r.answer.confidence, model: r.answer.model, generated_at: r.answer.generatedAt },
+    answer: {
+      text: r.answer.text,
+      confidence: r.answer.confidence,
+      model: r.answer.model,
+      generated_at: r.answer.generatedAt,
+    },
     citations: r.citations.map((c) => ({ ...c, meta: { ...c.meta }, sentences: [...c.sentences] })),
     context_used: {
       chunks_retrieved: r.contextUsed.chunksRetrieved,
       unique_sources: r.contextUsed.uniqueSources,
       avg_relevance: r.contextUsed.avgRelevance,
     },
-    usage: r.usage ? { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens } : null,
+    usage: r.usage
+      ? { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens }
+      : null,
     flags: r.flags,
     processing_time_ms: r.processingTimeMs,
     ...(r.debug ? { debug: r.debug } : {}),
@@ -58,18 +71,31 @@ export function sseEvent(event: string, data: unknown): string {
  * function URL stream the same events as they are produced (see `streamAnswer`).
  */
 export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering }) {
-  return createHttpHandler(deps, { route: 'answer', schema: answerRequestSchema }, async ({ body, identity, event }) => {
-    if (!body.stream) {
-      const result = await deps.answering.answer(identity, toAnswerRequest(body));
+  return createHttpHandler(
+    deps,
+    { route: 'answer', schema: answerRequestSchema },
+    async ({ body, identity, event }) => {
+      if (!body.stream) {
+        const result = await deps.answering.answer(identity, toAnswerRequest(body));
+        if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
+        return { body: toResponseBody(result) };
+      }
+      let events = '';
+      const result = await deps.answering.answer(identity, toAnswerRequest(body), {
+        onDelta: (text) => (events += sseEvent('delta', { text })),
+      });
       if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
-      return { body: toResponseBody(result) };
-    }
-    let events = '';
-    const result = await deps.answering.answer(identity, toAnswerRequest(body), { onDelta: (text) => (events += sseEvent('delta', { text })) });
-    if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
-    events += sseEvent('done', toResponseBody(result));
-    return { body: events, raw: true, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } };
-  });
+      events += sseEvent('done', toResponseBody(result));
+      return {
+        body: events,
+        raw: true,
+        headers: {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+        },
+      };
+    },
+  );
 }
 
 /** Streams POST /answer as Server-Sent Events through `write`; errors become an `error` event. */
@@ -94,57 +120,97 @@ const noBody = z.object({}).loose();
 export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: ConversationStore }) {
   const { conversations } = deps;
   return {
-    list: createHttpHandler(deps, { route: 'threads.list', schema: noBody }, async ({ identity, query }) => {
-      const q = parseOrThrow(listThreadsQuerySchema, query);
-      const threads = await conversations.listThreads(identity, { limit: q.limit, includeArchived: q.include_archived === 'true' });
-      return {
-        body: {
-          threads: threads.map((t) => ({ thread_id: t.id, title: t.title, status: t.status, created_at: t.createdAt.toISOString(), updated_at: t.updatedAt.toISOString() })),
-        },
-      };
-    }),
-    get: createHttpHandler(deps, { route: 'threads.get', schema: noBody }, async ({ identity, pathParameters }) => {
-      const id = pathParameters.id ?? '';
-      const thread = await conversations.getThread(identity, id);
-      if (!thread) throw new NotFoundError('No such thread');
-      const messages = await conversations.messages(identity, id);
-      return {
-        body: {
-          thread_id: thread.id,
-          title: thread.title,
-          status: thread.status,
-          created_at: thread.createdAt.toISOString(),
-          updated_at: thread.updatedAt.toISOString(),
-          messages: messages.map((m) => ({
-            message_id: m.id,
-            role: m.role,
-            content: m.content,
-            created_at: m.createdAt.toISOString(),
-            ...(m.role === 'assistant'
-              ? {
-                  profile: m.profile,
-                  confidence: m.confidence,
-                  avg_relevance: m.avgRelevance,
-                  citations: m.citations,
-                  model: m.modelId,
-                  usage: m.inputTokens === null ? null : { input_tokens: m.inputTokens, output_tokens: m.outputTokens },
-                  latency_ms: m.latencyMs,
-                  flags: m.flags,
-                  feedback: m.feedback,
-                }
-              : {}),
-          })),
-        },
-      };
-    }),
-    archive: createHttpHandler(deps, { route: 'threads.archive', schema: noBody }, async ({ identity, pathParameters }) => {
-      if (!(await conversations.archiveThread(identity, pathParameters.id ?? ''))) throw new NotFoundError('No such thread');
-      return { status: 200, body: { thread_id: pathParameters.id, status: 'archived' } };
-    }),
-    feedback: createHttpHandler(deps, { route: 'feedback', schema: feedbackRequestSchema }, async ({ identity, pathParameters, body }) => {
-      const ok = await conversations.setFeedback(identity, pathParameters.id ?? '', body.rating, body.comment ?? null);
-      if (!ok) throw new NotFoundError('No such message');
-      return { body: { message_id: pathParameters.id, rating: body.rating, comment: body.comment ?? null } };
-    }),
+    list: createHttpHandler(
+      deps,
+      { route: 'threads.list', schema: noBody },
+      async ({ identity, query }) => {
+        const q = parseOrThrow(listThreadsQuerySchema, query);
+        const threads = await conversations.listThreads(identity, {
+          limit: q.limit,
+          includeArchived: q.include_archived === 'true',
+        });
+        return {
+          body: {
+            threads: threads.map((t) => ({
+              thread_id: t.id,
+              title: t.title,
+              status: t.status,
+              created_at: t.createdAt.toISOString(),
+              updated_at: t.updatedAt.toISOString(),
+            })),
+          },
+        };
+      },
+    ),
+    get: createHttpHandler(
+      deps,
+      { route: 'threads.get', schema: noBody },
+      async ({ identity, pathParameters }) => {
+        const id = pathParameters.id ?? '';
+        const thread = await conversations.getThread(identity, id);
+        if (!thread) throw new NotFoundError('No such thread');
+        const messages = await conversations.messages(identity, id);
+        return {
+          body: {
+            thread_id: thread.id,
+            title: thread.title,
+            status: thread.status,
+            created_at: thread.createdAt.toISOString(),
+            updated_at: thread.updatedAt.toISOString(),
+            messages: messages.map((m) => ({
+              message_id: m.id,
+              role: m.role,
+              content: m.content,
+              created_at: m.createdAt.toISOString(),
+              ...(m.role === 'assistant'
+                ? {
+                    profile: m.profile,
+                    confidence: m.confidence,
+                    avg_relevance: m.avgRelevance,
+                    citations: m.citations,
+                    model: m.modelId,
+                    usage:
+                      m.inputTokens === null
+                        ? null
+                        : { input_tokens: m.inputTokens, output_tokens: m.outputTokens },
+                    latency_ms: m.latencyMs,
+                    flags: m.flags,
+                    feedback: m.feedback,
+                  }
+                : {}),
+            })),
+          },
+        };
+      },
+    ),
+    archive: createHttpHandler(
+      deps,
+      { route: 'threads.archive', schema: noBody },
+      async ({ identity, pathParameters }) => {
+        if (!(await conversations.archiveThread(identity, pathParameters.id ?? '')))
+          throw new NotFoundError('No such thread');
+        return { status: 200, body: { thread_id: pathParameters.id, status: 'archived' } };
+      },
+    ),
+    feedback: createHttpHandler(
+      deps,
+      { route: 'feedback', schema: feedbackRequestSchema },
+      async ({ identity, pathParameters, body }) => {
+        const ok = await conversations.setFeedback(
+          identity,
+          pathParameters.id ?? '',
+          body.rating,
+          body.comment ?? null,
+        );
+        if (!ok) throw new NotFoundError('No such message');
+        return {
+          body: {
+            message_id: pathParameters.id,
+            rating: body.rating,
+            comment: body.comment ?? null,
+          },
+        };
+      },
+    ),
   };
 }

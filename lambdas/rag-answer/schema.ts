@@ -6,15 +6,26 @@ export const answerRequestSchema = z
   .object({
     query_text: z.string().trim().min(1).max(4000),
     thread_id: z.uuid().optional(),
-    profile: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/).optional(),
+    profile: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+      .optional(),
     top_k: z.number().int().min(1).max(50).optional(),
     filters: searchFiltersSchema.default({}),
     use_memory: z.boolean().default(false),
     memory: z
       .object({
         // Out-of-range values are clamped, not rejected: they are tuning hints.
-        limit: z.number().int().transform((n) => Math.min(10, Math.max(1, n))).default(5),
-        token_budget: z.number().int().transform((n) => Math.min(4000, Math.max(100, n))).default(1000),
+        limit: z
+          .number()
+          .int()
+          .transform((n) => Math.min(10, Math.max(1, n)))
+          .default(5),
+        token_budget: z
+          .number()
+          .int()
+          .transform((n) => Math.min(4000, Math.max(100, n)))
+          .default(1000),
       })
       .strict()
       .default({ limit: 5, token_budget: 1000 }),
@@ -59,7 +70,11 @@ export const answerResponseSchema = z.object({
     generated_at: z.string(),
   }),
   citations: z.array(citationSchema),
-  context_used: z.object({ chunks_retrieved: z.number().int(), unique_sources: z.number().int(), avg_relevance: z.number() }),
+  context_used: z.object({
+    chunks_retrieved: z.number().int(),
+    unique_sources: z.number().int(),
+    avg_relevance: z.number(),
+  }),
   usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).nullable(),
   flags: z.object({
     used_rag: z.boolean(),

@@ -38,8 +38,18 @@ export interface EvalReport {
 }
 
 /** Uploads the corpus (as Markdown with the title as heading) and waits for the index. */
-export async function loadCorpus(stack: LocalStack, data: BeirDataset, tenant: string, progress: boolean): Promise<void> {
-  const bar = progress ? new SingleBar({ format: 'indexing {bar} {value}/{total} documents', stream: process.stderr }, Presets.shades_classic) : null;
+export async function loadCorpus(
+  stack: LocalStack,
+  data: BeirDataset,
+  tenant: string,
+  progress: boolean,
+): Promise<void> {
+  const bar = progress
+    ? new SingleBar(
+        { format: 'indexing {bar} {value}/{total} documents', stream: process.stderr },
+        Presets.shades_classic,
+      )
+    : null;
   bar?.start(data.corpus.length, 0);
   let next = 0;
   const worker = async () => {
@@ -47,7 +57,12 @@ export async function loadCorpus(stack: LocalStack, data: BeirDataset, tenant: s
       const doc = data.corpus[next++]!;
       const body = doc.title ? `# ${doc.title}\n\n${doc.text}` : doc.text;
       await stack.s3.client.send(
-        new PutObjectCommand({ Bucket: stack.s3.bucket, Key: `tenants/${tenant}/${encodeURIComponent(doc.id)}.md`, Body: body, ContentType: 'text/markdown' }),
+        new PutObjectCommand({
+          Bucket: stack.s3.bucket,
+          Key: `tenants/${tenant}/${encodeURIComponent(doc.id)}.md`,
+          Body: body,
+          ContentType: 'text/markdown',
+        }),
       );
       bar?.increment();
     }
@@ -64,7 +79,10 @@ export function corpusIdOf(sourceUri: string): string {
 
 export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const data = await loadBeir(options.datasetDir);
-  const settingsKey = createHash('sha1').update(JSON.stringify(options.ingestion ?? {})).digest('hex').slice(0, 8);
+  const settingsKey = createHash('sha1')
+    .update(JSON.stringify(options.ingestion ?? {}))
+    .digest('hex')
+    .slice(0, 8);
   const tenant = `eval-${data.name.replace(/[^A-Za-z0-9_-]/g, '-')}`.slice(0, 60);
   const stack = await startLocalStack({
     dataDir: path.join(options.dataDir, 'eval', `${data.name}-${settingsKey}`),
@@ -80,16 +98,22 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       [tenant],
     );
 
-    const queryIds = sampleIds([...data.qrels.keys()].filter((q) => data.queries.has(q)), options.sample);
+    const queryIds = sampleIds(
+      [...data.qrels.keys()].filter((q) => data.queries.has(q)),
+      options.sample,
+    );
     const texts = queryIds.map((q) => data.queries.get(q)!);
     const vectors: number[][] = [];
-    for (let i = 0; i < texts.length; i += 64) vectors.push(...(await stack.embedder.embed(texts.slice(i, i + 64))));
+    for (let i = 0; i < texts.length; i += 64)
+      vectors.push(...(await stack.embedder.embed(texts.slice(i, i + 64))));
     const qrels = new Map(queryIds.map((q) => [q, data.qrels.get(q)!]));
     const identity = { tenantId: tenant, userId: 'eval' };
 
     const results: EvalReport['results'] = [];
     const runs: { mode: SearchMode; denseWeight?: number }[] = options.modes.flatMap((mode) =>
-      mode === 'hybrid' && options.denseWeights?.length ? options.denseWeights.map((w) => ({ mode, denseWeight: w })) : [{ mode }],
+      mode === 'hybrid' && options.denseWeights?.length
+        ? options.denseWeights.map((w) => ({ mode, denseWeight: w }))
+        : [{ mode }],
     );
     for (const r of runs) {
       const search =
@@ -107,7 +131,10 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
           { queryText: texts[i]!, topK: 100, mode: r.mode, filters: {}, maxChunksPerSource: 1 },
           vectors[i]!,
         );
-        run.set(queryIds[i]!, hits.map((h) => corpusIdOf(h.sourceUri)));
+        run.set(
+          queryIds[i]!,
+          hits.map((h) => corpusIdOf(h.sourceUri)),
+        );
       }
       results.push({ ...r, scores: scoreRun(run, qrels) });
     }
@@ -153,10 +180,14 @@ export async function evalCommand(args: string[], dataDir: string): Promise<numb
   });
   const datasetDir = positionals[0];
   if (!datasetDir) {
-    console.error('Usage: groundwork eval <dataset-dir> [--mode hybrid|vector|keyword]... [--sample N] [--json]');
+    console.error(
+      'Usage: groundwork eval <dataset-dir> [--mode hybrid|vector|keyword]... [--sample N] [--json]',
+    );
     return 2;
   }
-  const modes = (values.mode?.length ? values.mode : ['hybrid', 'vector', 'keyword']) as SearchMode[];
+  const modes = (
+    values.mode?.length ? values.mode : ['hybrid', 'vector', 'keyword']
+  ) as SearchMode[];
   if (modes.some((m) => !['hybrid', 'vector', 'keyword'].includes(m))) {
     console.error('--mode must be hybrid, vector or keyword');
     return 2;
@@ -164,7 +195,10 @@ export async function evalCommand(args: string[], dataDir: string): Promise<numb
   const ingestion: { -readonly [K in keyof IngestionSettings]?: IngestionSettings[K] } = {};
   if (values['chunk-tokens']) {
     const target = Number(values['chunk-tokens']);
-    ingestion.chunking = { targetTokens: target, overlapTokens: Number(values['overlap-tokens'] ?? Math.floor(target / 4)) };
+    ingestion.chunking = {
+      targetTokens: target,
+      overlapTokens: Number(values['overlap-tokens'] ?? Math.floor(target / 4)),
+    };
   }
   if (values['embed-window']) ingestion.embedWindowTokens = Number(values['embed-window']);
   const report = await runEval({

@@ -56,15 +56,24 @@ export async function uploadFolder(
   target: UploadTarget,
   options: { prefix?: string; progress?: boolean } = {},
 ): Promise<string[]> {
-  if (!TENANT_ID_PATTERN.test(tenant)) throw new Error(`--tenant "${tenant}" is not a valid tenant id (letters, digits, - and _).`);
+  if (!TENANT_ID_PATTERN.test(tenant))
+    throw new Error(`--tenant "${tenant}" is not a valid tenant id (letters, digits, - and _).`);
   const info = await stat(folder).catch(() => null);
   if (!info?.isDirectory()) throw new Error(`${folder} is not a folder.`);
   const files = await listFiles(folder);
   const prefix = `tenants/${tenant}/${options.prefix ? `${options.prefix.replace(/^\/+|\/+$/g, '')}/` : ''}`;
-  const bar = options.progress ? new SingleBar({ format: 'uploading {bar} {value}/{total} files', stream: process.stderr }, Presets.shades_classic) : null;
+  const bar = options.progress
+    ? new SingleBar(
+        { format: 'uploading {bar} {value}/{total} files', stream: process.stderr },
+        Presets.shades_classic,
+      )
+    : null;
   bar?.start(files.length, 0);
   // Sidecars first, so that the document's own event sees its metadata.
-  const ordered = [...files.filter((f) => f.endsWith('.metadata.json')), ...files.filter((f) => !f.endsWith('.metadata.json'))];
+  const ordered = [
+    ...files.filter((f) => f.endsWith('.metadata.json')),
+    ...files.filter((f) => !f.endsWith('.metadata.json')),
+  ];
   for (const file of ordered) {
     const body = await readFile(path.join(folder, file));
     await target.client.send(
@@ -87,7 +96,12 @@ async function waitForQueue(
   total: number,
   progress: boolean,
 ): Promise<void> {
-  const bar = progress ? new SingleBar({ format: 'indexing  {bar} {value}/{total} events', stream: process.stderr }, Presets.shades_classic) : null;
+  const bar = progress
+    ? new SingleBar(
+        { format: 'indexing  {bar} {value}/{total} events', stream: process.stderr },
+        Presets.shades_classic,
+      )
+    : null;
   bar?.start(total, 0);
   let quiet = 0;
   // Two consecutive empty readings: an upload's event is queued before its PUT returns.
@@ -116,7 +130,9 @@ export async function ingestFolder(
     const token = session.token(options.userId ?? 'cli', tenant);
     const stack = session.stack;
     await waitForQueue(
-      stack ? async () => stack.queue.stats() : () => callApi(session, token, 'GET', '/local/ingest-queue'),
+      stack
+        ? async () => stack.queue.stats()
+        : () => callApi(session, token, 'GET', '/local/ingest-queue'),
       keys.length,
       options.progress ?? false,
     );
@@ -141,7 +157,10 @@ export async function ingestFolder(
       chunks: indexed.reduce((sum, r) => sum + r.chunk_count, 0),
       failed: rows
         .filter((r) => r.status === 'failed')
-        .map((r) => ({ key: r.source_uri.replace(`s3://${bucket}/`, ''), reason: r.failure_reason ?? 'unknown' })),
+        .map((r) => ({
+          key: r.source_uri.replace(`s3://${bucket}/`, ''),
+          reason: r.failure_reason ?? 'unknown',
+        })),
     };
   } finally {
     client.destroy();

@@ -8,11 +8,17 @@ import { DEMO_TENANT, DEMO_USER } from './start';
 export function formatSearch(res: SearchResponseBody): string {
   if (res.results.length === 0) return 'no results';
   return res.results
-    .map((r) => `${String(r.rank).padStart(2)}. ${r.score.toFixed(3)}  ${r.source_title ?? r.source_uri}\n    ${r.snippet.replace(/\s+/g, ' ').trim()}\n    ${r.source_uri} [${r.start_offset}-${r.end_offset}]`)
+    .map(
+      (r) =>
+        `${String(r.rank).padStart(2)}. ${r.score.toFixed(3)}  ${r.source_title ?? r.source_uri}\n    ${r.snippet.replace(/\s+/g, ' ').trim()}\n    ${r.source_uri} [${r.start_offset}-${r.end_offset}]`,
+    )
     .join('\n');
 }
 
-export async function searchCommand(args: string[], env: LocalEnv & { dataDir: string }): Promise<number> {
+export async function searchCommand(
+  args: string[],
+  env: LocalEnv & { dataDir: string },
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -26,16 +32,24 @@ export async function searchCommand(args: string[], env: LocalEnv & { dataDir: s
   });
   const question = positionals.join(' ').trim();
   if (!question) {
-    console.error('Usage: groundwork search "<question>" [--tenant <id>] [--mode hybrid|vector|keyword] [--top-k N] [--json]');
+    console.error(
+      'Usage: groundwork search "<question>" [--tenant <id>] [--mode hybrid|vector|keyword] [--top-k N] [--json]',
+    );
     return 2;
   }
   const session = await openApiSession(env, 'search');
   try {
-    const res = await callApi<SearchResponseBody>(session, session.token(values.user, values.tenant), 'POST', '/search', {
-      query_text: question,
-      top_k: Number(values['top-k']),
-      mode: values.mode,
-    });
+    const res = await callApi<SearchResponseBody>(
+      session,
+      session.token(values.user, values.tenant),
+      'POST',
+      '/search',
+      {
+        query_text: question,
+        top_k: Number(values['top-k']),
+        mode: values.mode,
+      },
+    );
     console.log(values.json ? JSON.stringify(res, null, 2) : formatSearch(res));
     return 0;
   } finally {

@@ -17,21 +17,31 @@ export const SAMPLE_CORPUS = path.join(__dirname, '..', '..', 'samples', 'handbo
 export const DEMO_TENANT = 'demo';
 export const DEMO_USER = 'demo-user';
 
-export async function startCommand(args: string[], env: LocalEnv & { dataDir: string }): Promise<number> {
-  const { values } = parseArgs({ args, options: { 'no-samples': { type: 'boolean', default: false } } });
+export async function startCommand(
+  args: string[],
+  env: LocalEnv & { dataDir: string },
+): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { 'no-samples': { type: 'boolean', default: false } },
+  });
   const lock = await acquireLock(env.dataDir, { command: 'start' });
   const stack = await startLocalStack({
     dataDir: env.dataDir,
     bucket: env.GROUNDWORK_BUCKET,
     s3Port: env.GROUNDWORK_S3_PORT,
     logLevel: env.GROUNDWORK_LOG_LEVEL,
-    ...(env.GROUNDWORK_EMBED_THREADS === undefined ? {} : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
+    ...(env.GROUNDWORK_EMBED_THREADS === undefined
+      ? {}
+      : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
   });
-  const api = await startLocalApi(stack, { dataDir: env.dataDir, port: env.PORT }).catch(async (err: unknown) => {
-    await stack.stop();
-    await lock.release();
-    throw err;
-  });
+  const api = await startLocalApi(stack, { dataDir: env.dataDir, port: env.PORT }).catch(
+    async (err: unknown) => {
+      await stack.stop();
+      await lock.release();
+      throw err;
+    },
+  );
   await lock.update({ httpUrl: api.server.url, s3Endpoint: stack.s3.endpoint });
 
   let stopping = false;
@@ -55,7 +65,9 @@ export async function startCommand(args: string[], env: LocalEnv & { dataDir: st
       s3Endpoint: stack.s3.endpoint,
       close: async () => undefined,
     };
-    const report = await ingestFolder(session, stack.s3.bucket, SAMPLE_CORPUS, DEMO_TENANT, { prefix: 'samples' });
+    const report = await ingestFolder(session, stack.s3.bucket, SAMPLE_CORPUS, DEMO_TENANT, {
+      prefix: 'samples',
+    });
     console.log(`sample handbook (tenant "${DEMO_TENANT}"): ${formatReport(report)}`);
   }
 

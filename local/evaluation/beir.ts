@@ -23,14 +23,22 @@ async function jsonl<T>(file: string): Promise<T[]> {
 
 export async function loadBeir(dir: string): Promise<BeirDataset> {
   for (const f of ['corpus.jsonl', 'queries.jsonl', 'qrels.tsv']) {
-    if (!existsSync(path.join(dir, f))) throw new Error(`${dir} is not a BEIR dataset: ${f} is missing`);
+    if (!existsSync(path.join(dir, f)))
+      throw new Error(`${dir} is not a BEIR dataset: ${f} is missing`);
   }
-  const corpus = (await jsonl<{ _id: string; title?: string; text: string }>(path.join(dir, 'corpus.jsonl'))).map((d) => ({
+  const corpus = (
+    await jsonl<{ _id: string; title?: string; text: string }>(path.join(dir, 'corpus.jsonl'))
+  ).map((d) => ({
     id: String(d._id),
     title: d.title ?? '',
     text: d.text,
   }));
-  const queries = new Map((await jsonl<{ _id: string; text: string }>(path.join(dir, 'queries.jsonl'))).map((q) => [String(q._id), q.text]));
+  const queries = new Map(
+    (await jsonl<{ _id: string; text: string }>(path.join(dir, 'queries.jsonl'))).map((q) => [
+      String(q._id),
+      q.text,
+    ]),
+  );
   const qrels = new Map<string, Map<string, number>>();
   const lines = (await readFile(path.join(dir, 'qrels.tsv'), 'utf8')).split('\n').slice(1);
   for (const line of lines) {
@@ -42,7 +50,8 @@ export async function loadBeir(dir: string): Promise<BeirDataset> {
   const answers = new Map<string, string[]>();
   const answersFile = path.join(dir, 'answers.jsonl');
   if (existsSync(answersFile)) {
-    for (const a of await jsonl<{ _id: string; answers: string[] }>(answersFile)) answers.set(String(a._id), a.answers);
+    for (const a of await jsonl<{ _id: string; answers: string[] }>(answersFile))
+      answers.set(String(a._id), a.answers);
   }
   return { name: path.basename(path.resolve(dir)), corpus, queries, qrels, answers };
 }

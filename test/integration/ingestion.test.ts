@@ -17,7 +17,8 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const LONG_TEXT = Array.from(
   { length: 60 },
-  (_, i) => `Paragraph ${i} explains how the ${['aurora', 'lambda', 'bedrock', 'pgvector'][i % 4]} service handles request number ${i}. It has a second sentence for good measure.`,
+  (_, i) =>
+    `Paragraph ${i} explains how the ${['aurora', 'lambda', 'bedrock', 'pgvector'][i % 4]} service handles request number ${i}. It has a second sentence for good measure.`,
 ).join('\n\n');
 
 interface DocRow {
@@ -56,7 +57,12 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
 
   async function put(key: string, body: string | Uint8Array, contentType?: string) {
     await stack.s3.client.send(
-      new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body, ...(contentType ? { ContentType: contentType } : {}) }),
+      new PutObjectCommand({
+        Bucket: stack.s3.bucket,
+        Key: key,
+        Body: body,
+        ...(contentType ? { ContentType: contentType } : {}),
+      }),
     );
     await stack.queue.idle();
   }
@@ -72,7 +78,14 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     return rows[0];
   }
   async function chunks(documentId: string) {
-    const { rows } = await db.query<{ id: string; chunk_index: number; text: string; start_offset: number; end_offset: number; tenant_id: string }>(
+    const { rows } = await db.query<{
+      id: string;
+      chunk_index: number;
+      text: string;
+      start_offset: number;
+      end_offset: number;
+      tenant_id: string;
+    }>(
       'SELECT id, chunk_index, text, start_offset, end_offset, tenant_id FROM chunks WHERE document_id = $1 ORDER BY chunk_index',
       [documentId],
     );
@@ -82,13 +95,19 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
   it('indexes a document under the tenant named by its key, with exact offsets', async () => {
     await put('tenants/acme/guide.md', `# Operations guide\n\n${LONG_TEXT}`);
     const d = await doc('tenants/acme/guide.md');
-    expect(d).toMatchObject({ status: 'indexed', tenant_id: 'acme', title: 'Operations guide', visibility: 'tenant' });
+    expect(d).toMatchObject({
+      status: 'indexed',
+      tenant_id: 'acme',
+      title: 'Operations guide',
+      visibility: 'tenant',
+    });
     const rows = await chunks(d!.id);
     expect(rows.length).toBe(d!.chunk_count);
     expect(rows.length).toBeGreaterThan(3);
     expect(rows.every((c) => c.tenant_id === 'acme')).toBe(true);
     // Offsets point into the extracted text: consecutive chunks overlap or touch, none is empty.
-    for (let i = 1; i < rows.length; i++) expect(rows[i]!.start_offset).toBeLessThanOrEqual(rows[i - 1]!.end_offset);
+    for (let i = 1; i < rows.length; i++)
+      expect(rows[i]!.start_offset).toBeLessThanOrEqual(rows[i - 1]!.end_offset);
     expect(rows.every((c) => c.text.length === c.end_offset - c.start_offset)).toBe(true);
   });
 
@@ -108,7 +127,10 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
   it('replaces all chunks when the content changes', async () => {
     await put('tenants/acme/changing.txt', 'The first version talks about apples. '.repeat(30));
     const v1 = await doc('tenants/acme/changing.txt');
-    await put('tenants/acme/changing.txt', 'The second version talks about oranges only. '.repeat(5));
+    await put(
+      'tenants/acme/changing.txt',
+      'The second version talks about oranges only. '.repeat(5),
+    );
     const v2 = await doc('tenants/acme/changing.txt');
     expect(v2!.id).toBe(v1!.id);
     const rows = await chunks(v2!.id);
@@ -118,7 +140,10 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
   });
 
   it('removes the chunks when the object is deleted, keeping a deleted record', async () => {
-    await put('tenants/acme/temp.txt', 'Temporary notes about the migration window on Friday night.');
+    await put(
+      'tenants/acme/temp.txt',
+      'Temporary notes about the migration window on Friday night.',
+    );
     const d = await doc('tenants/acme/temp.txt');
     expect(d!.status).toBe('indexed');
     await remove('tenants/acme/temp.txt');
@@ -139,7 +164,9 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     const orphan = await doc('uploads/no-tenant.txt', '_unassigned');
     expect(orphan).toMatchObject({ status: 'failed' });
     expect(orphan!.failure_reason).toMatch(/tenants\/<tenantId>\//);
-    const { rows } = await db.query(`SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.status = 'failed'`);
+    const { rows } = await db.query(
+      `SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.status = 'failed'`,
+    );
     expect(rows).toHaveLength(0);
   });
 
@@ -152,7 +179,10 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     expect(stack.queue.deadLetters.length).toBeGreaterThan(0);
     const outcome = await stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/retry.txt');
     expect(outcome.action).toBe('indexed');
-    expect(await doc('tenants/acme/retry.txt')).toMatchObject({ status: 'indexed', failure_reason: null });
+    expect(await doc('tenants/acme/retry.txt')).toMatchObject({
+      status: 'indexed',
+      failure_reason: null,
+    });
   });
 
   it('reads sidecar metadata, and a sidecar-only change re-embeds nothing', async () => {
@@ -175,38 +205,81 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     const calls = embedder.calls;
     await put('tenants/acme/policy.txt.metadata.json', sidecar('doc'));
     expect(embedder.calls).toBe(calls);
-    expect(await doc('tenants/acme/policy.txt')).toMatchObject({ source_type: 'doc', status: 'indexed' });
+    expect(await doc('tenants/acme/policy.txt')).toMatchObject({
+      source_type: 'doc',
+      status: 'indexed',
+    });
     // The sidecar itself is never indexed as a document.
     expect(await doc('tenants/acme/policy.txt.metadata.json')).toBeUndefined();
   });
 
   it('makes documents under users/<id>/ private to that user', async () => {
     await put('tenants/acme/users/u-42/notes.txt', 'My private notes about the quarterly plan.');
-    expect(await doc('tenants/acme/users/u-42/notes.txt')).toMatchObject({ visibility: 'user', owner_user_id: 'u-42' });
+    expect(await doc('tenants/acme/users/u-42/notes.txt')).toMatchObject({
+      visibility: 'user',
+      owner_user_id: 'u-42',
+    });
   });
 
   it('decodes event keys (spaces arrive as +) and ignores S3 test events', async () => {
-    await put('tenants/acme/meeting notes (final).txt', 'Decisions taken in the meeting about the launch.');
-    expect(await doc('tenants/acme/meeting notes (final).txt')).toMatchObject({ status: 'indexed' });
-    const handler = makeHandler({ ingestion: stack.ingestion, logger: new Logger({ logLevel: 'SILENT' }), metrics: new Metrics() });
+    await put(
+      'tenants/acme/meeting notes (final).txt',
+      'Decisions taken in the meeting about the launch.',
+    );
+    expect(await doc('tenants/acme/meeting notes (final).txt')).toMatchObject({
+      status: 'indexed',
+    });
+    const handler = makeHandler({
+      ingestion: stack.ingestion,
+      logger: new Logger({ logLevel: 'SILENT' }),
+      metrics: new Metrics(),
+    });
     const res = await handler(
-      { Records: [{ messageId: 't', body: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent' }) } as never] },
+      {
+        Records: [
+          {
+            messageId: 't',
+            body: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent' }),
+          } as never,
+        ],
+      },
       lambdaContext('ingest'),
     );
     expect(res.batchItemFailures).toEqual([]);
   });
 
   it('fails only the bad records of a batch (partial batch response)', async () => {
-    await stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: 'tenants/acme/batch-ok.txt', Body: 'Good record in a batch.' }));
+    await stack.s3.client.send(
+      new PutObjectCommand({
+        Bucket: stack.s3.bucket,
+        Key: 'tenants/acme/batch-ok.txt',
+        Body: 'Good record in a batch.',
+      }),
+    );
     await stack.queue.idle();
-    const handler = makeHandler({ ingestion: stack.ingestion, logger: new Logger({ logLevel: 'SILENT' }), metrics: new Metrics() });
-    const record = (id: string, body: string) => ({ messageId: id, body }) as SQSEvent['Records'][number];
+    const handler = makeHandler({
+      ingestion: stack.ingestion,
+      logger: new Logger({ logLevel: 'SILENT' }),
+      metrics: new Metrics(),
+    });
+    const record = (id: string, body: string) =>
+      ({ messageId: id, body }) as SQSEvent['Records'][number];
     const s3Message = (key: string) =>
       JSON.stringify({
-        Records: [{ eventName: 'ObjectCreated:Put', s3: { bucket: { name: stack.s3.bucket }, object: { key: encodeS3EventKey(key) } } }],
+        Records: [
+          {
+            eventName: 'ObjectCreated:Put',
+            s3: { bucket: { name: stack.s3.bucket }, object: { key: encodeS3EventKey(key) } },
+          },
+        ],
       });
-    await put('tenants/acme/batch-embed-fails.txt', 'This one will fail to embed on the next attempt.');
-    await db.query(`UPDATE documents SET content_hash = 'force-reindex' WHERE source_uri LIKE '%batch-embed-fails.txt'`);
+    await put(
+      'tenants/acme/batch-embed-fails.txt',
+      'This one will fail to embed on the next attempt.',
+    );
+    await db.query(
+      `UPDATE documents SET content_hash = 'force-reindex' WHERE source_uri LIKE '%batch-embed-fails.txt'`,
+    );
     embedder.failNext = 1;
     const res = await handler(
       {
@@ -219,7 +292,11 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
       },
       lambdaContext('ingest'),
     );
-    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['embed-fails', 'not-json', 'not-s3']);
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual([
+      'embed-fails',
+      'not-json',
+      'not-s3',
+    ]);
     expect(await doc('tenants/acme/batch-ok.txt')).toMatchObject({ status: 'indexed' });
   });
 
@@ -230,7 +307,12 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     const v2 = await doc(key);
     // Replays: the old create, a duplicate of the new one, and a stale delete while the object exists.
     const notification = (eventName: string) => ({
-      Records: [{ eventName, s3: { bucket: { name: stack.s3.bucket }, object: { key: encodeS3EventKey(key) } } }],
+      Records: [
+        {
+          eventName,
+          s3: { bucket: { name: stack.s3.bucket }, object: { key: encodeS3EventKey(key) } },
+        },
+      ],
     });
     stack.queue.push(notification('ObjectCreated:Put'));
     stack.queue.push(notification('ObjectRemoved:Delete'));
@@ -239,7 +321,9 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     const rows = await chunks(v2!.id);
     expect(rows.map((r) => r.text).join(' ')).toContain('blue');
     expect(rows.map((r) => r.text).join(' ')).not.toContain('red');
-    const { rows: docs } = await db.query(`SELECT 1 FROM documents WHERE source_uri LIKE '%racy.txt'`);
+    const { rows: docs } = await db.query(
+      `SELECT 1 FROM documents WHERE source_uri LIKE '%racy.txt'`,
+    );
     expect(docs).toHaveLength(1);
     expect(await doc(key)).toMatchObject({ status: 'indexed' });
     // Deleted, then a late create event: the object is gone, so nothing is resurrected.

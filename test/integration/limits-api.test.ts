@@ -66,14 +66,21 @@ describe('limits through the local server', () => {
     expect(statuses.slice(0, 4)).toEqual([200, 200, 200, 200]);
     expect(limited).toBeDefined();
     expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(((await limited!.json()) as { error: { code: string; retryable: boolean } }).error).toMatchObject({ code: 'rate_limit_exceeded', retryable: true });
+    expect(
+      ((await limited!.json()) as { error: { code: string; retryable: boolean } }).error,
+    ).toMatchObject({ code: 'rate_limit_exceeded', retryable: true });
   });
 
   it('a plan claim cannot be raised by the request, and GET /usage reports the caller plan', async () => {
     const token = api.issuer.issueToken({ sub: 'pro-user', tenantId: 'acme', plan: 'pro' });
-    const res = await fetch(`${api.server.url}/usage?plan=admin`, { headers: { authorization: `Bearer ${token}`, 'x-plan': 'admin' } });
+    const res = await fetch(`${api.server.url}/usage?plan=admin`, {
+      headers: { authorization: `Bearer ${token}`, 'x-plan': 'admin' },
+    });
     expect(res.status).toBe(200);
-    const usage = (await res.json()) as { plan: string; quotas: { answers: { limit: number | null } } };
+    const usage = (await res.json()) as {
+      plan: string;
+      quotas: { answers: { limit: number | null } };
+    };
     expect(usage.plan).toBe('pro');
     expect(usage.quotas.answers.limit).toBe(2000);
   });

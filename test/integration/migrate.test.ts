@@ -10,7 +10,9 @@ describe.each(ENGINES)('migration runner on %s', (engine) => {
       expect(first.applied).toEqual(all.map((m) => m.version));
       const second = await migrate(db);
       expect(second.applied).toEqual([]);
-      const { rows } = await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
+      const { rows } = await db.query<{ version: string }>(
+        'SELECT version FROM schema_migrations ORDER BY version',
+      );
       expect(rows.map((r) => r.version)).toEqual(all.map((m) => m.version));
       const tables = await db.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1`,
@@ -38,7 +40,12 @@ describe.each(ENGINES)('migration runner on %s', (engine) => {
   it('rolls a failing migration back entirely and records nothing for it', async () => {
     const db = await openTestDatabase(engine);
     try {
-      const bad: Migration = { version: '9999', name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT * FROM no_such_table;', checksum: 'x' };
+      const bad: Migration = {
+        version: '9999',
+        name: 'broken',
+        sql: 'CREATE TABLE half_done (id int); SELECT * FROM no_such_table;',
+        checksum: 'x',
+      };
       await expect(migrate(db, [...(await loadMigrations()), bad])).rejects.toThrow();
       const { rows } = await db.query(`SELECT to_regclass('half_done') AS t`);
       expect(rows[0]).toEqual({ t: null });
@@ -58,7 +65,9 @@ describe('migration runner on postgres with concurrent runners', () => {
       const applied = results.flatMap((r) => r.applied).sort();
       const all = (await loadMigrations()).map((m) => m.version);
       expect(applied).toEqual(all);
-      const { rows } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM schema_migrations');
+      const { rows } = await db.query<{ n: string }>(
+        'SELECT count(*)::text AS n FROM schema_migrations',
+      );
       expect(rows[0]?.n).toBe(String(all.length));
     } finally {
       await db.close();

@@ -21,9 +21,16 @@ describe('POST /search through the local server', () => {
     stack = await startLocalStack({ embedder, logLevel: 'SILENT' });
     api = await startLocalApi(stack);
     token = api.issuer.issueToken({ sub: 'alice', tenantId: 'acme' });
-    const put = (key: string, body: string) => stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body }));
-    await put('tenants/acme/refunds.md', '# Refunds\n\nRefunds are issued within 14 days after the return arrives.');
-    await put('tenants/acme/shipping.md', '# Shipping\n\nStandard shipping takes three to five business days.');
+    const put = (key: string, body: string) =>
+      stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body }));
+    await put(
+      'tenants/acme/refunds.md',
+      '# Refunds\n\nRefunds are issued within 14 days after the return arrives.',
+    );
+    await put(
+      'tenants/acme/shipping.md',
+      '# Shipping\n\nStandard shipping takes three to five business days.',
+    );
     await put('tenants/globex/refunds.md', '# Globex refunds\n\nGlobex refunds take 60 days.');
     await stack.queue.idle();
   });
@@ -35,16 +42,33 @@ describe('POST /search through the local server', () => {
   const post = (body: unknown, auth: string | null = token) =>
     fetch(`${api.server.url}/search`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...(auth ? { authorization: `Bearer ${auth}` } : {}),
+      },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
 
   it('returns ranked results with snippets, offsets and citations from the caller tenant only', async () => {
     const res = await post({ query_text: 'how long do refunds take', top_k: 5 });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { status: string; results: { source_uri: string; rank: number; snippet: string; score: number; source_title: string }[]; total_found: number };
+    const body = (await res.json()) as {
+      status: string;
+      results: {
+        source_uri: string;
+        rank: number;
+        snippet: string;
+        score: number;
+        source_title: string;
+      }[];
+      total_found: number;
+    };
     expect(body.status).toBe('success');
-    expect(body.results[0]).toMatchObject({ rank: 1, source_title: 'Refunds', source_uri: expect.stringContaining('tenants/acme/refunds.md') });
+    expect(body.results[0]).toMatchObject({
+      rank: 1,
+      source_title: 'Refunds',
+      source_uri: expect.stringContaining('tenants/acme/refunds.md'),
+    });
     expect(body.results.every((r) => r.source_uri.includes('tenants/acme/'))).toBe(true);
     expect(body.results[0]!.snippet.length).toBeLessThanOrEqual(200);
     expect(body.total_found).toBe(body.results.length);
@@ -56,7 +80,11 @@ describe('POST /search through the local server', () => {
     expect(await missing.json()).toMatchObject({ error: { code: 'authentication_required' } });
 
     const past = Math.floor(Date.now() / 1000) - 3600;
-    const expired = api.issuer.issueToken({ sub: 'alice', tenantId: 'acme', extraClaims: { iat: past - 60, exp: past } });
+    const expired = api.issuer.issueToken({
+      sub: 'alice',
+      tenantId: 'acme',
+      extraClaims: { iat: past - 60, exp: past },
+    });
     expect((await post({ query_text: 'refunds' }, expired)).status).toBe(401);
 
     const [header, payload] = token.split('.');
@@ -64,11 +92,17 @@ describe('POST /search through the local server', () => {
     const forged = `${header}.${payload}.${createSign('RSA-SHA256').update(`${header}.${payload}`).sign(privateKey).toString('base64url')}`;
     const res = await post({ query_text: 'refunds' }, forged);
     expect(res.status).toBe(401);
-    expect(await res.json()).toMatchObject({ error: { code: 'authentication_required', retryable: false } });
+    expect(await res.json()).toMatchObject({
+      error: { code: 'authentication_required', retryable: false },
+    });
   });
 
   it('403 for a token without a tenant claim, and for org_id of another tenant', async () => {
-    const noTenant = api.issuer.issueToken({ sub: 'bob', tenantId: 'acme', extraClaims: { 'custom:tenant_id': undefined } });
+    const noTenant = api.issuer.issueToken({
+      sub: 'bob',
+      tenantId: 'acme',
+      extraClaims: { 'custom:tenant_id': undefined },
+    });
     const res = await post({ query_text: 'refunds' }, noTenant);
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/tenant/);
@@ -83,7 +117,10 @@ describe('POST /search through the local server', () => {
       [{ query_text: 'x'.repeat(501) }, /query_text/],
       [{ query_text: 'refunds', top_k: 51 }, /top_k/],
       [{ query_text: 'refunds', mode: 'semantic' }, /mode/],
-      [{ query_text: 'refunds', filters: { metadata: { regex: { key: 'a', value: '.*' } } } }, /filters\.metadata/],
+      [
+        { query_text: 'refunds', filters: { metadata: { regex: { key: 'a', value: '.*' } } } },
+        /filters\.metadata/,
+      ],
       [{ query_text: 'refunds', unexpected: true }, /unexpected|body/],
       ['{not json', /JSON/],
     ];
@@ -100,7 +137,9 @@ describe('POST /search through the local server', () => {
     embedder.failNext = 1;
     const res = await post({ query_text: 'refunds' });
     expect(res.status).toBe(503);
-    const body = (await res.json()) as { error: { code: string; retryable: boolean; message: string } };
+    const body = (await res.json()) as {
+      error: { code: string; retryable: boolean; message: string };
+    };
     expect(body.error).toMatchObject({ code: 'unavailable', retryable: true });
     expect(body.error.message).not.toMatch(/injected|stack|Error:/);
   });

@@ -14,14 +14,64 @@ import { seedDocuments, type SeedDoc } from '../support/seed';
 const embedder = createHashEmbedder();
 
 const DOCS: SeedDoc[] = [
-  { tenantId: 'acme', key: 'acme/refunds', texts: ['Refunds are issued within 14 days of a return request.'], sourceType: 'faq', metadata: { year: 2019, region: 'emea', team: 'billing' }, sourceUpdatedAt: new Date('2019-06-01T00:00:00Z') },
-  { tenantId: 'acme', key: 'acme/shipping', texts: ['Shipping to Europe takes five business days.', 'Express shipping costs twenty euros.'], sourceType: 'doc', metadata: { year: 2021, region: 'emea', team: 'logistics' }, sourceUpdatedAt: new Date('2021-03-01T00:00:00Z') },
-  { tenantId: 'acme', key: 'acme/refunds-us', texts: ['Refunds in the United States are issued within 30 days.'], sourceType: 'faq', metadata: { year: 2023, region: 'us', team: 'billing-us' }, sourceUpdatedAt: new Date('2023-01-01T00:00:00Z') },
-  { tenantId: 'acme', key: 'acme/users/u1/notes', texts: ['My private refund notes: call the bank about the refunds.'], visibility: 'user', owner: 'u1' },
-  { tenantId: 'acme', key: 'acme/users/u2/notes', texts: ['Secret refund notes of user two about refunds.'], visibility: 'user', owner: 'u2' },
-  { tenantId: 'acme', key: 'acme/handbook-de', texts: ['Rückerstattungen werden innerhalb von 14 Tagen ausgezahlt.'], language: 'de', metadata: { year: 2020 } },
-  { tenantId: 'globex', key: 'globex/refunds', texts: ['Globex refunds are issued within 7 days, refunds refunds.'], sourceType: 'faq', metadata: { year: 2019, tenant: 'acme' } },
-  { tenantId: 'global', key: 'global/terms', texts: ['Global terms: refunds follow the law of the customer country.'], visibility: 'global' },
+  {
+    tenantId: 'acme',
+    key: 'acme/refunds',
+    texts: ['Refunds are issued within 14 days of a return request.'],
+    sourceType: 'faq',
+    metadata: { year: 2019, region: 'emea', team: 'billing' },
+    sourceUpdatedAt: new Date('2019-06-01T00:00:00Z'),
+  },
+  {
+    tenantId: 'acme',
+    key: 'acme/shipping',
+    texts: ['Shipping to Europe takes five business days.', 'Express shipping costs twenty euros.'],
+    sourceType: 'doc',
+    metadata: { year: 2021, region: 'emea', team: 'logistics' },
+    sourceUpdatedAt: new Date('2021-03-01T00:00:00Z'),
+  },
+  {
+    tenantId: 'acme',
+    key: 'acme/refunds-us',
+    texts: ['Refunds in the United States are issued within 30 days.'],
+    sourceType: 'faq',
+    metadata: { year: 2023, region: 'us', team: 'billing-us' },
+    sourceUpdatedAt: new Date('2023-01-01T00:00:00Z'),
+  },
+  {
+    tenantId: 'acme',
+    key: 'acme/users/u1/notes',
+    texts: ['My private refund notes: call the bank about the refunds.'],
+    visibility: 'user',
+    owner: 'u1',
+  },
+  {
+    tenantId: 'acme',
+    key: 'acme/users/u2/notes',
+    texts: ['Secret refund notes of user two about refunds.'],
+    visibility: 'user',
+    owner: 'u2',
+  },
+  {
+    tenantId: 'acme',
+    key: 'acme/handbook-de',
+    texts: ['Rückerstattungen werden innerhalb von 14 Tagen ausgezahlt.'],
+    language: 'de',
+    metadata: { year: 2020 },
+  },
+  {
+    tenantId: 'globex',
+    key: 'globex/refunds',
+    texts: ['Globex refunds are issued within 7 days, refunds refunds.'],
+    sourceType: 'faq',
+    metadata: { year: 2019, tenant: 'acme' },
+  },
+  {
+    tenantId: 'global',
+    key: 'global/terms',
+    texts: ['Global terms: refunds follow the law of the customer country.'],
+    visibility: 'global',
+  },
 ];
 
 describe.each(ENGINES)('search on %s', (engine) => {
@@ -33,17 +83,37 @@ describe.each(ENGINES)('search on %s', (engine) => {
   beforeAll(async () => {
     db = await openTestDatabase(engine);
     ids = await seedDocuments(db, embedder, DOCS);
-    search = createSearch({ store: createSearchRepository(db), embedder, settings: { globalTenants: ['global'] } });
+    search = createSearch({
+      store: createSearchRepository(db),
+      embedder,
+      settings: { globalTenants: ['global'] },
+    });
   });
   afterAll(() => db?.close());
 
-  const keysOf = (hits: { sourceUri: string }[]) => [...new Set(hits.map((h) => h.sourceUri.replace('s3://bucket/', '')))].sort();
-  const run = (filters: SearchFilters = {}, who = u1, mode: 'hybrid' | 'vector' | 'keyword' = 'hybrid', queryText = 'refunds shipping notes terms') =>
-    search.search(who, { queryText, topK: 50, mode, filters });
+  const keysOf = (hits: { sourceUri: string }[]) =>
+    [...new Set(hits.map((h) => h.sourceUri.replace('s3://bucket/', '')))].sort();
+  const run = (
+    filters: SearchFilters = {},
+    who = u1,
+    mode: 'hybrid' | 'vector' | 'keyword' = 'hybrid',
+    queryText = 'refunds shipping notes terms',
+  ) => search.search(who, { queryText, topK: 50, mode, filters });
 
   it('shows the tenant documents, the caller own private ones and global ones, nothing else', async () => {
     const { hits } = await run();
-    expect(keysOf(hits)).toEqual(['acme/handbook-de', 'acme/refunds', 'acme/refunds-us', 'acme/shipping', 'acme/users/u1/notes', 'global/terms'].filter((k) => k !== 'acme/handbook-de' || hits.some((h) => h.sourceUri.endsWith(k))).sort());
+    expect(keysOf(hits)).toEqual(
+      [
+        'acme/handbook-de',
+        'acme/refunds',
+        'acme/refunds-us',
+        'acme/shipping',
+        'acme/users/u1/notes',
+        'global/terms',
+      ]
+        .filter((k) => k !== 'acme/handbook-de' || hits.some((h) => h.sourceUri.endsWith(k)))
+        .sort(),
+    );
     expect(keysOf(hits)).not.toContain('acme/users/u2/notes');
     expect(keysOf(hits)).not.toContain('globex/refunds');
     const u2 = await run({}, { tenantId: 'acme', userId: 'u2' });
@@ -74,25 +144,74 @@ describe.each(ENGINES)('search on %s', (engine) => {
   });
 
   it('filters by source type, language, date range and document ids', async () => {
-    expect(keysOf((await run({ source_type: ['faq'] })).hits)).toEqual(['acme/refunds', 'acme/refunds-us']);
+    expect(keysOf((await run({ source_type: ['faq'] })).hits)).toEqual([
+      'acme/refunds',
+      'acme/refunds-us',
+    ]);
     expect(keysOf((await run({ lang: ['de'] }, u1, 'vector')).hits)).toEqual(['acme/handbook-de']);
-    expect(keysOf((await run({ date_from: '2020-01-01', date_to: '2022-01-01' })).hits)).toEqual(['acme/shipping']);
-    expect(keysOf((await run({ document_ids: [ids[0]!, ids[6]!] })).hits)).toEqual(['acme/refunds']);
+    expect(keysOf((await run({ date_from: '2020-01-01', date_to: '2022-01-01' })).hits)).toEqual([
+      'acme/shipping',
+    ]);
+    expect(keysOf((await run({ document_ids: [ids[0]!, ids[6]!] })).hits)).toEqual([
+      'acme/refunds',
+    ]);
   });
 
   const metadataCases: [string, MetadataFilter, string[]][] = [
     ['equals', { equals: { key: 'region', value: 'emea' } }, ['acme/refunds', 'acme/shipping']],
-    ['notEquals', { notEquals: { key: 'region', value: 'emea' } }, ['acme/handbook-de', 'acme/refunds-us', 'acme/users/u1/notes', 'global/terms']],
+    [
+      'notEquals',
+      { notEquals: { key: 'region', value: 'emea' } },
+      ['acme/handbook-de', 'acme/refunds-us', 'acme/users/u1/notes', 'global/terms'],
+    ],
     ['in', { in: { key: 'year', value: [2019, 2023] } }, ['acme/refunds', 'acme/refunds-us']],
-    ['notIn', { notIn: { key: 'year', value: [2019, 2023] } }, ['acme/handbook-de', 'acme/shipping', 'acme/users/u1/notes', 'global/terms']],
-    ['greaterThan', { greaterThan: { key: 'year', value: 2020 } }, ['acme/refunds-us', 'acme/shipping']],
-    ['greaterThanOrEquals', { greaterThanOrEquals: { key: 'year', value: 2021 } }, ['acme/refunds-us', 'acme/shipping']],
+    [
+      'notIn',
+      { notIn: { key: 'year', value: [2019, 2023] } },
+      ['acme/handbook-de', 'acme/shipping', 'acme/users/u1/notes', 'global/terms'],
+    ],
+    [
+      'greaterThan',
+      { greaterThan: { key: 'year', value: 2020 } },
+      ['acme/refunds-us', 'acme/shipping'],
+    ],
+    [
+      'greaterThanOrEquals',
+      { greaterThanOrEquals: { key: 'year', value: 2021 } },
+      ['acme/refunds-us', 'acme/shipping'],
+    ],
     ['lessThan', { lessThan: { key: 'year', value: 2020 } }, ['acme/refunds']],
-    ['lessThanOrEquals', { lessThanOrEquals: { key: 'year', value: 2020 } }, ['acme/handbook-de', 'acme/refunds']],
-    ['startsWith', { startsWith: { key: 'team', value: 'billing' } }, ['acme/refunds', 'acme/refunds-us']],
+    [
+      'lessThanOrEquals',
+      { lessThanOrEquals: { key: 'year', value: 2020 } },
+      ['acme/handbook-de', 'acme/refunds'],
+    ],
+    [
+      'startsWith',
+      { startsWith: { key: 'team', value: 'billing' } },
+      ['acme/refunds', 'acme/refunds-us'],
+    ],
     ['startsWith escapes LIKE wildcards', { startsWith: { key: 'team', value: 'billing_' } }, []],
-    ['andAll', { andAll: [{ equals: { key: 'region', value: 'emea' } }, { lessThan: { key: 'year', value: 2020 } }] }, ['acme/refunds']],
-    ['orAll', { orAll: [{ equals: { key: 'region', value: 'us' } }, { equals: { key: 'year', value: 2021 } }] }, ['acme/refunds-us', 'acme/shipping']],
+    [
+      'andAll',
+      {
+        andAll: [
+          { equals: { key: 'region', value: 'emea' } },
+          { lessThan: { key: 'year', value: 2020 } },
+        ],
+      },
+      ['acme/refunds'],
+    ],
+    [
+      'orAll',
+      {
+        orAll: [
+          { equals: { key: 'region', value: 'us' } },
+          { equals: { key: 'year', value: 2021 } },
+        ],
+      },
+      ['acme/refunds-us', 'acme/shipping'],
+    ],
   ];
   it.each(metadataCases)('metadata filter %s', async (_name, metadata, expected) => {
     const { hits } = await run({ metadata }, u1, 'vector');
@@ -105,7 +224,9 @@ describe.each(ENGINES)('search on %s', (engine) => {
   });
 
   it('applies the tenant policy: allowed source types and minimum score', async () => {
-    await db.query(`INSERT INTO tenant_policies (tenant_id, allowed_source_types) VALUES ('acme', ARRAY['doc'])`);
+    await db.query(
+      `INSERT INTO tenant_policies (tenant_id, allowed_source_types) VALUES ('acme', ARRAY['doc'])`,
+    );
     try {
       const { hits } = await run();
       expect(hits.every((h) => h.sourceType === 'doc')).toBe(true);
@@ -113,14 +234,31 @@ describe.each(ENGINES)('search on %s', (engine) => {
     } finally {
       await db.query(`DELETE FROM tenant_policies WHERE tenant_id = 'acme'`);
     }
-    const strict = await search.search(u1, { queryText: 'refunds issued', topK: 50, mode: 'hybrid', filters: {}, minScore: 0.5 });
+    const strict = await search.search(u1, {
+      queryText: 'refunds issued',
+      topK: 50,
+      mode: 'hybrid',
+      filters: {},
+      minScore: 0.5,
+    });
     expect(strict.hits.every((h) => h.score >= 0.5)).toBe(true);
   });
 
   it('never returns another tenant data, whatever the filters say (randomized)', async () => {
     const rng = mulberry32(42);
     const tenants = ['t1', 't2', 't3', 't4'];
-    const words = ['alpha', 'beta', 'gamma', 'delta', 'refund', 'policy', 'secret', 'budget', 'plan', 'launch'];
+    const words = [
+      'alpha',
+      'beta',
+      'gamma',
+      'delta',
+      'refund',
+      'policy',
+      'secret',
+      'budget',
+      'plan',
+      'launch',
+    ];
     const docs: SeedDoc[] = [];
     for (let i = 0; i < 60; i++) {
       const tenantId = tenants[i % tenants.length]!;
@@ -145,12 +283,24 @@ describe.each(ENGINES)('search on %s', (engine) => {
         {},
         { metadata: { equals: { key: 'tenant', value: other } } },
         { document_ids: otherIds },
-        { metadata: { orAll: [{ equals: { key: 'tenant', value: other } }, { greaterThan: { key: 'n', value: -1 } }] } },
+        {
+          metadata: {
+            orAll: [
+              { equals: { key: 'tenant', value: other } },
+              { greaterThan: { key: 'n', value: -1 } },
+            ],
+          },
+        },
       ];
       const f = filters[trial % filters.length]!;
       const mode = (['hybrid', 'vector', 'keyword'] as const)[trial % 3]!;
-      const query = Array.from({ length: 3 }, () => words[Math.floor(rng() * words.length)]).join(' ');
-      const { hits } = await search.search({ tenantId, userId }, { queryText: query, topK: 50, mode, filters: f });
+      const query = Array.from({ length: 3 }, () => words[Math.floor(rng() * words.length)]).join(
+        ' ',
+      );
+      const { hits } = await search.search(
+        { tenantId, userId },
+        { queryText: query, topK: 50, mode, filters: f },
+      );
       for (const h of hits) {
         const d = byId.get(h.documentId);
         if (!d) {
@@ -166,10 +316,21 @@ describe.each(ENGINES)('search on %s', (engine) => {
 
   it('keeps BM25 statistics in step with writes and deletes', async () => {
     const stats = async () =>
-      (await db.query<{ chunk_count: string; total_length: string }>(`SELECT chunk_count::text, total_length::text FROM tenant_stats WHERE tenant_id = 'stats'`)).rows[0];
+      (
+        await db.query<{ chunk_count: string; total_length: string }>(
+          `SELECT chunk_count::text, total_length::text FROM tenant_stats WHERE tenant_id = 'stats'`,
+        )
+      ).rows[0];
     const df = async (term: string) =>
-      (await db.query<{ doc_freq: number }>(`SELECT doc_freq FROM term_stats WHERE tenant_id = 'stats' AND term = $1`, [term])).rows[0]?.doc_freq ?? 0;
-    const [id] = await seedDocuments(db, embedder, [{ tenantId: 'stats', key: 'stats/a', texts: ['apples and pears', 'apples again'] }]);
+      (
+        await db.query<{ doc_freq: number }>(
+          `SELECT doc_freq FROM term_stats WHERE tenant_id = 'stats' AND term = $1`,
+          [term],
+        )
+      ).rows[0]?.doc_freq ?? 0;
+    const [id] = await seedDocuments(db, embedder, [
+      { tenantId: 'stats', key: 'stats/a', texts: ['apples and pears', 'apples again'] },
+    ]);
     expect(await df('appl')).toBe(2);
     const truth = await db.query<{ n: string; len: string }>(
       `SELECT count(*)::text AS n, sum(gw_tsvector_length(fts))::text AS len FROM chunks WHERE tenant_id = 'stats'`,

@@ -11,12 +11,16 @@ import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
 import { openPGlite } from '../../lambdas/adapters/postgres/pglite-database';
 
 export const TEST_DATABASE_URL =
-  process.env.GROUNDWORK_TEST_DATABASE_URL ?? 'postgres://groundwork:groundwork@127.0.0.1:5432/groundwork_test';
+  process.env.GROUNDWORK_TEST_DATABASE_URL ??
+  'postgres://groundwork:groundwork@127.0.0.1:5432/groundwork_test';
 
 export type EngineName = 'pglite' | 'postgres';
 
 /** Opens a migrated, empty database of the given kind. `close()` drops what it created. */
-export async function openTestDatabase(engine: EngineName, options: { migrate?: boolean } = {}): Promise<Database> {
+export async function openTestDatabase(
+  engine: EngineName,
+  options: { migrate?: boolean } = {},
+): Promise<Database> {
   const db = engine === 'pglite' ? await openPGlite() : await openPostgresSchema();
   if (options.migrate !== false) await migrate(db);
   return db;

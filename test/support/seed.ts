@@ -18,7 +18,11 @@ export interface SeedDoc {
 }
 
 /** Indexes the documents; returns their ids in order. */
-export async function seedDocuments(db: Database, embedder: Embedder, docs: SeedDoc[]): Promise<string[]> {
+export async function seedDocuments(
+  db: Database,
+  embedder: Embedder,
+  docs: SeedDoc[],
+): Promise<string[]> {
   const repo = createDocumentRepository(db);
   const ids: string[] = [];
   for (const d of docs) {
@@ -38,9 +42,21 @@ export async function seedDocuments(db: Database, embedder: Embedder, docs: Seed
     const chunks = d.texts.map((text, index) => {
       const start = offset;
       offset += text.length + 1;
-      return { index, text, start, end: start + text.length, tokenCount: text.split(/\s+/).length, embedding: vectors[index] ?? [], metadata: {} };
+      return {
+        index,
+        text,
+        start,
+        end: start + text.length,
+        tokenCount: text.split(/\s+/).length,
+        embedding: vectors[index] ?? [],
+        metadata: {},
+      };
     });
-    const { documentId } = await repo.replaceChunks(attrs, { contentHash: d.key, attributesHash: d.key, embeddingModel: embedder.modelId }, chunks);
+    const { documentId } = await repo.replaceChunks(
+      attrs,
+      { contentHash: d.key, attributesHash: d.key, embeddingModel: embedder.modelId },
+      chunks,
+    );
     ids.push(documentId);
   }
   return ids;

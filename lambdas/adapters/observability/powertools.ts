@@ -11,7 +11,10 @@ export const METRICS_NAMESPACE = 'Groundwork';
 
 export function createObservability(serviceName: string): { logger: Logger; metrics: Metrics } {
   const logger = new Logger({ serviceName });
-  const metrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE, serviceName });
+  const metrics = new Metrics({
+    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
+    serviceName,
+  });
   return { logger, metrics };
 }
 

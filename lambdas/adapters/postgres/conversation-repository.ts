@@ -122,7 +122,14 @@ export function createConversationRepository(db: Database): ConversationStore {
         await tx.query(
           `INSERT INTO messages (id, thread_id, tenant_id, user_id, role, content, embedding)
            VALUES ($1, $2, $3, $4, 'user', $5, $6::vector)`,
-          [message.id, threadId, owner.tenantId, owner.userId, message.content, message.embedding ? toVectorLiteral(message.embedding) : null],
+          [
+            message.id,
+            threadId,
+            owner.tenantId,
+            owner.userId,
+            message.content,
+            message.embedding ? toVectorLiteral(message.embedding) : null,
+          ],
         );
         await tx.query('UPDATE threads SET updated_at = now() WHERE id = $1', [threadId]);
       });

@@ -47,7 +47,13 @@ export interface DocumentListRow {
 export async function listDocuments(
   db: Database,
   scope: { tenantId: string; userId: string },
-  filter: { status?: string; sourceType?: string; uriPrefix?: string; after?: string; limit: number },
+  filter: {
+    status?: string;
+    sourceType?: string;
+    uriPrefix?: string;
+    after?: string;
+    limit: number;
+  },
 ): Promise<DocumentListRow[]> {
   const { rows } = await db.query<DocumentListRow>(
     `SELECT id, source_uri, title, source_type, language, visibility, status, failure_reason, chunk_count,
@@ -61,7 +67,15 @@ export async function listDocuments(
         AND ($6::text IS NULL OR source_uri > $6)
       ORDER BY source_uri
       LIMIT $7`,
-    [scope.tenantId, scope.userId, filter.status ?? null, filter.sourceType ?? null, filter.uriPrefix ?? null, filter.after ?? null, filter.limit],
+    [
+      scope.tenantId,
+      scope.userId,
+      filter.status ?? null,
+      filter.sourceType ?? null,
+      filter.uriPrefix ?? null,
+      filter.after ?? null,
+      filter.limit,
+    ],
   );
   return rows;
 }

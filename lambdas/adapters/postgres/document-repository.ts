@@ -101,7 +101,11 @@ export function createDocumentRepository(db: Database): DocumentStore {
 
     async markProcessing(attrs) {
       const { rows } = await db.query<{ id: string }>(
-        UPSERT_DOCUMENT(`, status = 'processing', failure_reason = NULL`, ', status', `, 'processing'`),
+        UPSERT_DOCUMENT(
+          `, status = 'processing', failure_reason = NULL`,
+          ', status',
+          `, 'processing'`,
+        ),
         attributeParams(attrs),
       );
       if (rows[0]) return rows[0].id;
@@ -119,7 +123,13 @@ export function createDocumentRepository(db: Database): DocumentStore {
             ', status, content_hash, attributes_hash, embedding_model, chunk_count',
             `, 'indexed', $10, $11, $12, $13`,
           ),
-          [...attributeParams(attrs), content.contentHash, content.attributesHash, content.embeddingModel, chunks.length],
+          [
+            ...attributeParams(attrs),
+            content.contentHash,
+            content.attributesHash,
+            content.embeddingModel,
+            chunks.length,
+          ],
         );
         const documentId = rows[0]?.id;
         if (!documentId) {

@@ -34,7 +34,11 @@ async function ensureSame(
 ): Promise<void> {
   const stored =
     known ??
-    (await db.query<{ model_id: string; dimension: number }>('SELECT model_id, dimension FROM embedding_config WHERE singleton')).rows[0];
+    (
+      await db.query<{ model_id: string; dimension: number }>(
+        'SELECT model_id, dimension FROM embedding_config WHERE singleton',
+      )
+    ).rows[0];
   if (!stored) return;
   if (stored.model_id !== model.modelId || stored.dimension !== model.dimension) {
     throw new ConfigError(

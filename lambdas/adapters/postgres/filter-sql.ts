@@ -13,7 +13,12 @@ function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (m) => `\\${m}`);
 }
 
-function compare(op: '>' | '>=' | '<' | '<=', key: string, value: string | number, p: SqlParams): string {
+function compare(
+  op: '>' | '>=' | '<' | '<=',
+  key: string,
+  value: string | number,
+  p: SqlParams,
+): string {
   const k = p.add(key, 'text');
   if (typeof value === 'number') {
     // Only numeric metadata compares numerically; anything else simply does not match.
@@ -24,23 +29,35 @@ function compare(op: '>' | '>=' | '<' | '<=', key: string, value: string | numbe
 
 /** One metadata filter to a boolean SQL expression. */
 export function metadataFilterSql(filter: MetadataFilter, p: SqlParams): string {
-  if ('andAll' in filter) return `(${filter.andAll.map((f) => metadataFilterSql(f, p)).join(' AND ')})`;
-  if ('orAll' in filter) return `(${filter.orAll.map((f) => metadataFilterSql(f, p)).join(' OR ')})`;
-  if ('equals' in filter) return `(${META} -> ${p.add(filter.equals.key, 'text')}) = ${p.add(JSON.stringify(filter.equals.value), 'jsonb')}`;
+  if ('andAll' in filter)
+    return `(${filter.andAll.map((f) => metadataFilterSql(f, p)).join(' AND ')})`;
+  if ('orAll' in filter)
+    return `(${filter.orAll.map((f) => metadataFilterSql(f, p)).join(' OR ')})`;
+  if ('equals' in filter)
+    return `(${META} -> ${p.add(filter.equals.key, 'text')}) = ${p.add(JSON.stringify(filter.equals.value), 'jsonb')}`;
   if ('notEquals' in filter) {
     const { key, value } = filter.notEquals;
     return `(${META} -> ${p.add(key, 'text')}) IS DISTINCT FROM ${p.add(JSON.stringify(value), 'jsonb')}`;
   }
   if ('in' in filter) {
-    return `(${META} -> ${p.add(filter.in.key, 'text')}) = ANY(${p.add(filter.in.value.map((v) => JSON.stringify(v)), 'jsonb[]')})`;
+    return `(${META} -> ${p.add(filter.in.key, 'text')}) = ANY(${p.add(
+      filter.in.value.map((v) => JSON.stringify(v)),
+      'jsonb[]',
+    )})`;
   }
   if ('notIn' in filter) {
-    return `NOT coalesce((${META} -> ${p.add(filter.notIn.key, 'text')}) = ANY(${p.add(filter.notIn.value.map((v) => JSON.stringify(v)), 'jsonb[]')}), false)`;
+    return `NOT coalesce((${META} -> ${p.add(filter.notIn.key, 'text')}) = ANY(${p.add(
+      filter.notIn.value.map((v) => JSON.stringify(v)),
+      'jsonb[]',
+    )}), false)`;
   }
-  if ('greaterThan' in filter) return compare('>', filter.greaterThan.key, filter.greaterThan.value, p);
-  if ('greaterThanOrEquals' in filter) return compare('>=', filter.greaterThanOrEquals.key, filter.greaterThanOrEquals.value, p);
+  if ('greaterThan' in filter)
+    return compare('>', filter.greaterThan.key, filter.greaterThan.value, p);
+  if ('greaterThanOrEquals' in filter)
+    return compare('>=', filter.greaterThanOrEquals.key, filter.greaterThanOrEquals.value, p);
   if ('lessThan' in filter) return compare('<', filter.lessThan.key, filter.lessThan.value, p);
-  if ('lessThanOrEquals' in filter) return compare('<=', filter.lessThanOrEquals.key, filter.lessThanOrEquals.value, p);
+  if ('lessThanOrEquals' in filter)
+    return compare('<=', filter.lessThanOrEquals.key, filter.lessThanOrEquals.value, p);
   if ('startsWith' in filter) {
     return `(${META} ->> ${p.add(filter.startsWith.key, 'text')}) LIKE ${p.add(escapeLike(filter.startsWith.value), 'text')} || '%' ESCAPE '\\'`;
   }
@@ -62,13 +79,21 @@ export function visibilitySql(scope: SearchScope, p: SqlParams): string {
 }
 
 /** Request filters and tenant policy to one predicate (over `c` chunks and `d` documents). */
-export function filtersSql(filters: SearchFilters, allowedSourceTypes: readonly string[] | null, p: SqlParams): string {
+export function filtersSql(
+  filters: SearchFilters,
+  allowedSourceTypes: readonly string[] | null,
+  p: SqlParams,
+): string {
   const parts: string[] = [];
-  if (filters.source_type) parts.push(`d.source_type = ANY(${p.add(filters.source_type, 'text[]')})`);
-  if (allowedSourceTypes) parts.push(`d.source_type = ANY(${p.add([...allowedSourceTypes], 'text[]')})`);
+  if (filters.source_type)
+    parts.push(`d.source_type = ANY(${p.add(filters.source_type, 'text[]')})`);
+  if (allowedSourceTypes)
+    parts.push(`d.source_type = ANY(${p.add([...allowedSourceTypes], 'text[]')})`);
   if (filters.lang) parts.push(`d.language = ANY(${p.add(filters.lang, 'text[]')})`);
-  if (filters.date_from) parts.push(`d.source_updated_at >= ${p.add(filters.date_from, 'timestamptz')}`);
-  if (filters.date_to) parts.push(`d.source_updated_at <= ${p.add(filters.date_to, 'timestamptz')}`);
+  if (filters.date_from)
+    parts.push(`d.source_updated_at >= ${p.add(filters.date_from, 'timestamptz')}`);
+  if (filters.date_to)
+    parts.push(`d.source_updated_at <= ${p.add(filters.date_to, 'timestamptz')}`);
   if (filters.document_ids) parts.push(`d.id = ANY(${p.add(filters.document_ids, 'uuid[]')})`);
   if (filters.metadata) parts.push(metadataFilterSql(filters.metadata, p));
   return parts.length > 0 ? parts.join(' AND ') : 'true';

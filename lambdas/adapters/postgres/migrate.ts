@@ -70,11 +70,10 @@ export async function migrate(
         return false;
       }
       await tx.exec(migration.sql);
-      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-        migration.version,
-        migration.name,
-        migration.checksum,
-      ]);
+      await tx.query(
+        'INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)',
+        [migration.version, migration.name, migration.checksum],
+      );
       return true;
     });
     if (ran) applied.push(migration.version);

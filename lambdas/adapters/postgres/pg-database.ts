@@ -22,8 +22,8 @@ export function createPgDatabase(config: PoolConfig): Database {
   const root = wrap(pool);
   return {
     kind: 'postgres',
-    query: root.query,
-    exec: root.exec,
+    query: (text, params) => root.query(text, params),
+    exec: (script) => root.exec(script),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {

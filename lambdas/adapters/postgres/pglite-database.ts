@@ -22,8 +22,8 @@ export function fromPGlite(db: PGlite): Database {
   const root = wrap(db);
   return {
     kind: 'pglite',
-    query: root.query,
-    exec: root.exec,
+    query: (text, params) => root.query(text, params),
+    exec: (script) => root.exec(script),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     close: () => db.close(),
   };

@@ -8,7 +8,13 @@
  * `SET LOCAL` so that selective filters still fill `top_k`; `hnsw.ef_search` is raised to the
  * candidate count, since the index never returns more rows than `ef_search` otherwise.
  */
-import type { SearchHit, SearchQuery, SearchScope, SearchStore, TenantPolicy } from '../../core/retrieval/types';
+import type {
+  SearchHit,
+  SearchQuery,
+  SearchScope,
+  SearchStore,
+  TenantPolicy,
+} from '../../core/retrieval/types';
 import { toVectorLiteral, type Database } from './database';
 import { filtersSql, visibilitySql } from './filter-sql';
 import { SqlParams } from './sql-params';
@@ -37,7 +43,10 @@ interface HitRow {
 }
 
 /** Builds the statement for one query; exported for the benchmark and tests. */
-export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: string; values: unknown[] } {
+export function buildSearchSql(
+  scope: SearchScope,
+  query: SearchQuery,
+): { text: string; values: unknown[] } {
   const p = new SqlParams();
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
   const where = `${visibilitySql(scope, p)} AND ${filtersSql(query.filters, query.allowedSourceTypes, p)}`;
@@ -63,7 +72,9 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
       SELECT DISTINCT lexeme FROM unnest(to_tsvector(${config}, ${qtext})))`);
   // Only the query's lexemes of a chunk matter: setweight marks them, ts_filter keeps them, so
   // BM25 unnests a handful of lexemes per candidate instead of the whole vector.
-  ctes.push(`term_list AS MATERIALIZED (SELECT coalesce(array_agg(lexeme), '{}') AS terms FROM terms)`);
+  ctes.push(
+    `term_list AS MATERIALIZED (SELECT coalesce(array_agg(lexeme), '{}') AS terms FROM terms)`,
+  );
   ctes.push(`stats AS MATERIALIZED (
       SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
              greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
@@ -92,7 +103,10 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
       ORDER BY bm25 DESC
       LIMIT ${candidates})`);
   }
-  const candidateUnion = [useVector ? 'SELECT id FROM vec' : null, useKeyword ? 'SELECT id FROM kw' : null]
+  const candidateUnion = [
+    useVector ? 'SELECT id FROM vec' : null,
+    useKeyword ? 'SELECT id FROM kw' : null,
+  ]
     .filter(Boolean)
     .join(' UNION ');
   ctes.push(`scored AS (
@@ -114,7 +128,11 @@ export function buildSearchSql(scope: SearchScope, query: SearchQuery): { text: 
       FROM scored s)`);
   const dense = query.mode === 'hybrid' ? p.add(query.fusion.denseWeight, 'float8') : '';
   const fusedExpr =
-    query.mode === 'vector' ? 'n.cos' : query.mode === 'keyword' ? 'n.bm25' : `${dense} * coalesce(n.ncos, 0) + (1 - ${dense}) * n.nbm`;
+    query.mode === 'vector'
+      ? 'n.cos'
+      : query.mode === 'keyword'
+        ? 'n.bm25'
+        : `${dense} * coalesce(n.ncos, 0) + (1 - ${dense}) * n.nbm`;
   ctes.push(`ranked AS (
       SELECT n.id, n.cos, n.bm25, n.coverage, ${fusedExpr} AS fused,
              row_number() OVER (PARTITION BY c.document_id ORDER BY ${fusedExpr} DESC, n.id) AS per_source
@@ -138,31 +156,35 @@ export function createSearchRepository(db: Database): SearchStore {
       const efSearch = Math.max(40, Math.min(1000, query.fusion.candidates));
       const rows = await db.transaction(async (tx) => {
         // Per transaction, never per session: pooled connections must not inherit these.
-        await tx.exec(`SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${efSearch}`);
+        await tx.exec(
+          `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${efSearch}`,
+        );
         return (await tx.query<HitRow>(text, values)).rows;
       });
-      return rows.map(
-        (r): SearchHit => ({
-          chunkId: r.chunk_id,
-          documentId: r.document_id,
-          chunkIndex: r.chunk_index,
-          text: r.text,
-          score: Number(r.cos),
-          keywordScore: Number(r.bm25),
-          keywordCoverage: Number(r.coverage),
-          fusedScore: Number(r.fused),
-          sourceType: r.source_type,
-          title: r.title,
-          sourceUri: r.source_uri,
-          language: r.language,
-          metadata: r.metadata,
-          startOffset: r.start_offset,
-          endOffset: r.end_offset,
-        }),
-      );
+      return rows.map((r): SearchHit => ({
+        chunkId: r.chunk_id,
+        documentId: r.document_id,
+        chunkIndex: r.chunk_index,
+        text: r.text,
+        score: Number(r.cos),
+        keywordScore: Number(r.bm25),
+        keywordCoverage: Number(r.coverage),
+        fusedScore: Number(r.fused),
+        sourceType: r.source_type,
+        title: r.title,
+        sourceUri: r.source_uri,
+        language: r.language,
+        metadata: r.metadata,
+        startOffset: r.start_offset,
+        endOffset: r.end_offset,
+      }));
     },
     async policy(tenantId): Promise<TenantPolicy> {
-      const { rows } = await db.query<{ allowed_source_types: string[] | null; min_score: number | null; max_chunks_per_source: number | null }>(
+      const { rows } = await db.query<{
+        allowed_source_types: string[] | null;
+        min_score: number | null;
+        max_chunks_per_source: number | null;
+      }>(
         'SELECT allowed_source_types, min_score, max_chunks_per_source FROM tenant_policies WHERE tenant_id = $1',
         [tenantId],
       );

@@ -1,5 +1,10 @@
 /** The `ObjectStore` port over the AWS SDK v3 S3 client (S3 in AWS, s3rver locally). */
-import { GetObjectCommand, HeadObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3ServiceException,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import type { ObjectInfo, ObjectStore } from '../../core/ingestion/object-store';
 
 function isNotFound(err: unknown): boolean {
@@ -33,7 +38,11 @@ export function createS3ObjectStore(client: S3Client): ObjectStore {
   };
 }
 
-function toInfo(out: { ContentLength?: number; LastModified?: Date; ContentType?: string }): ObjectInfo {
+function toInfo(out: {
+  ContentLength?: number;
+  LastModified?: Date;
+  ContentType?: string;
+}): ObjectInfo {
   return {
     size: out.ContentLength ?? 0,
     lastModified: out.LastModified ?? new Date(0),

@@ -13,9 +13,26 @@ import type { SearchFilters } from '../retrieval/filters';
 import type { Search } from '../retrieval/search';
 import type { SearchHit } from '../retrieval/types';
 import { mapCitations, MAX_CITATIONS, type Citation } from './citations';
-import { assessConfidence, DEFAULT_CALIBRATION, type ConfidenceCalibration, type ConfidenceLevel } from './confidence';
-import { buildContext, DEFAULT_CONTEXT_SETTINGS, type ContextBlock, type ContextSettings } from './context';
-import type { AnswerFlags, ConversationStore, Owner, PromptConfig, PromptStore, StoredCitation } from './conversations';
+import {
+  assessConfidence,
+  DEFAULT_CALIBRATION,
+  type ConfidenceCalibration,
+  type ConfidenceLevel,
+} from './confidence';
+import {
+  buildContext,
+  DEFAULT_CONTEXT_SETTINGS,
+  type ContextBlock,
+  type ContextSettings,
+} from './context';
+import type {
+  AnswerFlags,
+  ConversationStore,
+  Owner,
+  PromptConfig,
+  PromptStore,
+  StoredCitation,
+} from './conversations';
 import { EXTRACTIVE_MODEL_ID, extractiveAnswer } from './extractive';
 import { conversationalReply, isConversational } from './intent';
 import { LlmUnavailableError, type ChatMessage, type LlmProvider, type TokenUsage } from './llm';
@@ -60,7 +77,7 @@ export interface PipelineStep {
   readonly detail: unknown;
 }
 
-export interface AnswerCitation extends StoredCitation {}
+export type AnswerCitation = StoredCitation;
 
 export interface AnswerResult {
   readonly status: 'success' | 'insufficient_context';
@@ -68,13 +85,23 @@ export interface AnswerResult {
   readonly threadId: string;
   readonly messageId: string;
   readonly profile: string;
-  readonly answer: { text: string; confidence: ConfidenceLevel | null; model: string; generatedAt: string };
+  readonly answer: {
+    text: string;
+    confidence: ConfidenceLevel | null;
+    model: string;
+    generatedAt: string;
+  };
   readonly citations: AnswerCitation[];
   readonly contextUsed: { chunksRetrieved: number; uniqueSources: number; avgRelevance: number };
   readonly usage: TokenUsage | null;
   readonly flags: AnswerFlags;
   readonly processingTimeMs: number;
-  readonly debug?: { prompt: string | null; steps: PipelineStep[]; chunks: SearchHit[]; standaloneQuery: string };
+  readonly debug?: {
+    prompt: string | null;
+    steps: PipelineStep[];
+    chunks: SearchHit[];
+    standaloneQuery: string;
+  };
 }
 
 export interface AnswerDeps {
@@ -102,22 +129,37 @@ export interface Answering {
 }
 
 /** Picks the profile: explicit, else the first whose keywords occur in the question, else `general`. */
-export function chooseProfile(question: string, configs: readonly PromptConfig[], explicit?: string): PromptConfig {
+export function chooseProfile(
+  question: string,
+  configs: readonly PromptConfig[],
+  explicit?: string,
+): PromptConfig {
   const profiles = configs.filter((c) => c.profile !== '_system');
   if (explicit) {
     const found = profiles.find((c) => c.profile === explicit);
-    if (!found) throw new ValidationError(`profile: unknown profile "${explicit}"; available: ${profiles.map((p) => p.profile).join(', ')}`);
+    if (!found)
+      throw new ValidationError(
+        `profile: unknown profile "${explicit}"; available: ${profiles.map((p) => p.profile).join(', ')}`,
+      );
     return found;
   }
   const q = ` ${question.toLowerCase()} `;
-  const detected = profiles.find((c) => c.profile !== 'general' && (c.constraints.keywords ?? []).some((k) => q.includes(k.toLowerCase())));
+  const detected = profiles.find(
+    (c) =>
+      c.profile !== 'general' &&
+      (c.constraints.keywords ?? []).some((k) => q.includes(k.toLowerCase())),
+  );
   const general = profiles.find((c) => c.profile === 'general');
   const chosen = detected ?? general ?? profiles[0];
   if (!chosen) throw new Error('no prompt profiles are configured (the 0003 migration seeds them)');
   return chosen;
 }
 
-function citationFrom(block: ContextBlock, sentences: { start: number; end: number }[], snippetLength: number): StoredCitation {
+function citationFrom(
+  block: ContextBlock,
+  sentences: { start: number; end: number }[],
+  snippetLength: number,
+): StoredCitation {
   return {
     source_id: block.documentId,
     source_type: block.sourceType,
@@ -132,7 +174,8 @@ function citationFrom(block: ContextBlock, sentences: { start: number; end: numb
 
 /** The degraded answer when the LLM is down: the top sources, summarised by their first sentences. */
 export function fallbackAnswer(blocks: readonly ContextBlock[]): string {
-  if (blocks.length === 0) return 'The answer service is temporarily unavailable and no relevant passages were found.';
+  if (blocks.length === 0)
+    return 'The answer service is temporarily unavailable and no relevant passages were found.';
   const lines = blocks.slice(0, 3).map((b) => {
     const first = (b.passages[0]?.text ?? '').replace(/\s+/g, ' ').trim().slice(0, 240);
     return `- ${b.title ?? b.sourceUri}: ${first}${first.length === 240 ? '…' : ''} [${b.index}]`;
@@ -151,41 +194,73 @@ export function createAnswering(deps: AnswerDeps): Answering {
     async answer(identity, request, hooks = {}) {
       const started = performance.now();
       const steps: PipelineStep[] = [];
-      const step = async <T>(name: string, fn: () => Promise<T>, detail: (r: T) => unknown = () => undefined): Promise<T> => {
+      const step = async <T>(
+        name: string,
+        fn: () => Promise<T>,
+        detail: (r: T) => unknown = () => undefined,
+      ): Promise<T> => {
         const t0 = performance.now();
         const r = await fn();
-        steps.push({ name, ms: Math.round((performance.now() - t0) * 10) / 10, detail: request.debug ? detail(r) : undefined });
+        steps.push({
+          name,
+          ms: Math.round((performance.now() - t0) * 10) / 10,
+          detail: request.debug ? detail(r) : undefined,
+        });
         return r;
       };
-      const flags = { used_rag: false, fallback_to_generic: false, insufficient_context: false, conversational: false, retrieval_failed: false };
+      const flags = {
+        used_rag: false,
+        fallback_to_generic: false,
+        insufficient_context: false,
+        conversational: false,
+        retrieval_failed: false,
+      };
       const question = request.queryText.trim();
 
       // 1-2. Thread, then the question itself.
-      const thread = await step('thread', async () => {
-        if (request.threadId) {
-          const found = await deps.conversations.getThread(identity, request.threadId);
-          if (!found) throw new NotFoundError('thread_id: no such thread');
-          return found;
-        }
-        return deps.conversations.createThread(identity, question.replace(/\s+/g, ' ').slice(0, 80));
-      }, (t) => ({ id: t.id }));
+      const thread = await step(
+        'thread',
+        async () => {
+          if (request.threadId) {
+            const found = await deps.conversations.getThread(identity, request.threadId);
+            if (!found) throw new NotFoundError('thread_id: no such thread');
+            return found;
+          }
+          return deps.conversations.createThread(
+            identity,
+            question.replace(/\s+/g, ' ').slice(0, 80),
+          );
+        },
+        (t) => ({ id: t.id }),
+      );
       const history: ChatMessage[] = request.threadId
-        ? (await deps.conversations.messages(identity, thread.id, 10).catch((err: unknown) => {
-            log.error('could not read thread history', { err });
-            return [];
-          })).map((m) => ({ role: m.role, content: m.content }))
+        ? (
+            await deps.conversations.messages(identity, thread.id, 10).catch((err: unknown) => {
+              log.error('could not read thread history', { err });
+              return [];
+            })
+          ).map((m) => ({ role: m.role, content: m.content }))
         : [];
       const conversational = isConversational(question);
       const userMessageId = randomUUID();
       let questionEmbedding: number[] | null = null;
       if (!conversational) {
-        questionEmbedding = await step('embed_question', async () => (await deps.embedder.embed([question]))[0] ?? null).catch((err: unknown) => {
+        questionEmbedding = await step(
+          'embed_question',
+          async () => (await deps.embedder.embed([question]))[0] ?? null,
+        ).catch((err: unknown) => {
           log.error('question embedding failed', { err });
           metrics.count('EmbeddingErrors');
           return null;
         });
       }
-      await step('store_question', () => deps.conversations.addUserMessage(identity, thread.id, { id: userMessageId, content: question, embedding: questionEmbedding })).catch((err: unknown) => {
+      await step('store_question', () =>
+        deps.conversations.addUserMessage(identity, thread.id, {
+          id: userMessageId,
+          content: question,
+          embedding: questionEmbedding,
+        }),
+      ).catch((err: unknown) => {
         log.error('could not store the question', { err });
         metrics.count('PersistErrors');
       });
@@ -212,14 +287,26 @@ export function createAnswering(deps: AnswerDeps): Answering {
         hooks.onDelta?.(text);
       } else {
         // 4. A follow-up becomes a standalone question before retrieval.
-        standalone = await step('standalone_query', () => makeStandalone(question, history, deps.llm), (s) => s);
+        standalone = await step(
+          'standalone_query',
+          () => makeStandalone(question, history, deps.llm),
+          (s) => s,
+        );
         let retrievalEmbedding = questionEmbedding;
         if (standalone !== question || !retrievalEmbedding) {
-          retrievalEmbedding = await deps.embedder.embed([standalone]).then((v) => v[0] ?? null).catch(() => null);
+          retrievalEmbedding = await deps.embedder
+            .embed([standalone])
+            .then((v) => v[0] ?? null)
+            .catch(() => null);
         }
         const allowed = profile.constraints.allowed_source_types;
         const filters: SearchFilters = allowed
-          ? { ...request.filters, source_type: (request.filters.source_type ?? allowed).filter((t) => allowed.includes(t)) }
+          ? {
+              ...request.filters,
+              source_type: (request.filters.source_type ?? allowed).filter((t) =>
+                allowed.includes(t),
+              ),
+            }
           : request.filters;
         try {
           if (!retrievalEmbedding) throw new Error('no query embedding');
@@ -227,19 +314,24 @@ export function createAnswering(deps: AnswerDeps): Answering {
           const result = await step(
             'retrieve',
             () =>
-              deps.search.searchWithEmbedding(identity, {
-                queryText: standalone,
-                topK: request.topK ?? profile.constraints.top_k ?? settings.defaultTopK,
-                mode: 'hybrid',
-                filters,
-                maxChunksPerSource: settings.context.maxChunksPerSource,
-              }, embedding),
+              deps.search.searchWithEmbedding(
+                identity,
+                {
+                  queryText: standalone,
+                  topK: request.topK ?? profile.constraints.top_k ?? settings.defaultTopK,
+                  mode: 'hybrid',
+                  filters,
+                  maxChunksPerSource: settings.context.maxChunksPerSource,
+                },
+                embedding,
+              ),
             (r) => ({ hits: r.hits.length }),
           );
           hits = result.hits;
           flags.used_rag = true;
         } catch (err) {
-          if (err instanceof ValidationError || (err as { status?: number }).status === 403) throw err;
+          if (err instanceof ValidationError || (err as { status?: number }).status === 403)
+            throw err;
           log.error('retrieval failed; answering without context', { err });
           metrics.count('RetrievalFailures');
           flags.retrieval_failed = true;
@@ -250,24 +342,37 @@ export function createAnswering(deps: AnswerDeps): Answering {
         let memory: string[] = [];
         if (request.useMemory && retrievalEmbedding) {
           const embedding = retrievalEmbedding;
-          memory = await step('memory', async () => {
-            const similar = await deps.conversations.similarMessages(identity, embedding, request.memory.limit, userMessageId);
-            const kept: string[] = [];
-            let budget = request.memory.tokenBudget;
-            for (const m of similar) {
-              const t = deps.tokens.count(m.content);
-              if (t > budget) break;
-              budget -= t;
-              kept.push(m.content);
-            }
-            return kept;
-          }, (m) => m).catch((err: unknown) => {
+          memory = await step(
+            'memory',
+            async () => {
+              const similar = await deps.conversations.similarMessages(
+                identity,
+                embedding,
+                request.memory.limit,
+                userMessageId,
+              );
+              const kept: string[] = [];
+              let budget = request.memory.tokenBudget;
+              for (const m of similar) {
+                const t = deps.tokens.count(m.content);
+                if (t > budget) break;
+                budget -= t;
+                kept.push(m.content);
+              }
+              return kept;
+            },
+            (m) => m,
+          ).catch((err: unknown) => {
             log.error('memory lookup failed', { err });
             return [];
           });
         }
 
-        blocks = await step('context', async () => buildContext(hits, deps.tokens, settings.context), (b) => b.map((x) => ({ index: x.index, source: x.sourceUri, tokens: x.tokens })));
+        blocks = await step(
+          'context',
+          async () => buildContext(hits, deps.tokens, settings.context),
+          (b) => b.map((x) => ({ index: x.index, source: x.sourceUri, tokens: x.tokens })),
+        );
         const gate = assessConfidence(hits, calibration);
         avgRelevance = gate.avgRelevance;
         confidence = flags.retrieval_failed ? null : gate.level;
@@ -297,7 +402,12 @@ export function createAnswering(deps: AnswerDeps): Answering {
           citations = blocks.slice(0, 3).map((block) => ({ block, sentences: [] }));
         } else if (!deps.llm) {
           modelId = EXTRACTIVE_MODEL_ID;
-          text = await step('generate', async () => extractiveAnswer(standalone, blocks, { maxSentences: settings.extractiveSentences, minRelativeScore: 0.8 }));
+          text = await step('generate', async () =>
+            extractiveAnswer(standalone, blocks, {
+              maxSentences: settings.extractiveSentences,
+              minRelativeScore: 0.8,
+            }),
+          );
           if (!text) {
             flags.insufficient_context = true;
             text = INSUFFICIENT_CONTEXT_TEXT;
@@ -308,10 +418,17 @@ export function createAnswering(deps: AnswerDeps): Answering {
           modelId = llm.modelId;
           try {
             const generated = await step('generate', async () => {
-              if (!hooks.onDelta) return llm.generate({ ...built, ...(hooks.signal ? { signal: hooks.signal } : {}) });
+              if (!hooks.onDelta)
+                return llm.generate({
+                  ...built,
+                  ...(hooks.signal ? { signal: hooks.signal } : {}),
+                });
               let acc = '';
               let doneUsage: TokenUsage | null = null;
-              for await (const ev of llm.stream({ ...built, ...(hooks.signal ? { signal: hooks.signal } : {}) })) {
+              for await (const ev of llm.stream({
+                ...built,
+                ...(hooks.signal ? { signal: hooks.signal } : {}),
+              })) {
                 if (ev.type === 'delta') {
                   acc += ev.text;
                   hooks.onDelta?.(ev.text);
@@ -333,14 +450,19 @@ export function createAnswering(deps: AnswerDeps): Answering {
         if (citations.length === 0) {
           citations = await step('cite', async () => mapCitations(text, blocks));
           // An answer without markers still shows what it was given.
-          if (citations.length === 0 && !flags.insufficient_context) citations = blocks.slice(0, MAX_CITATIONS).map((block) => ({ block, sentences: [] }));
+          if (citations.length === 0 && !flags.insufficient_context)
+            citations = blocks.slice(0, MAX_CITATIONS).map((block) => ({ block, sentences: [] }));
         }
       }
 
       const messageId = randomUUID();
-      const answerCitations = citations.map((c) => citationFrom(c.block, c.sentences, settings.snippetLength));
+      const answerCitations = citations.map((c) =>
+        citationFrom(c.block, c.sentences, settings.snippetLength),
+      );
       const latencyMs = Math.round(performance.now() - started);
-      const trainingEligible = await deps.conversations.trainingConsent(identity).catch(() => false);
+      const trainingEligible = await deps.conversations
+        .trainingConsent(identity)
+        .catch(() => false);
       await step('store_answer', () =>
         deps.conversations.addAssistantMessage(identity, thread.id, {
           id: messageId,
@@ -379,11 +501,17 @@ export function createAnswering(deps: AnswerDeps): Answering {
         profile: profile.profile,
         answer: { text, confidence, model: modelId, generatedAt: clock.now().toISOString() },
         citations: answerCitations,
-        contextUsed: { chunksRetrieved: hits.length, uniqueSources: new Set(hits.map((h) => h.documentId)).size, avgRelevance: Math.round(avgRelevance * 10000) / 10000 },
+        contextUsed: {
+          chunksRetrieved: hits.length,
+          uniqueSources: new Set(hits.map((h) => h.documentId)).size,
+          avgRelevance: Math.round(avgRelevance * 10000) / 10000,
+        },
         usage,
         flags,
         processingTimeMs: latencyMs,
-        ...(request.debug ? { debug: { prompt, steps, chunks: hits, standaloneQuery: standalone } } : {}),
+        ...(request.debug
+          ? { debug: { prompt, steps, chunks: hits, standaloneQuery: standalone } }
+          : {}),
       };
     },
   };

@@ -20,7 +20,8 @@ const MARKER = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
 export function citedIndexes(text: string): number[] {
   const seen: number[] = [];
   for (const m of text.matchAll(MARKER)) {
-    for (const n of m[1]!.split(',').map((x) => Number(x.trim()))) if (!seen.includes(n)) seen.push(n);
+    for (const n of m[1]!.split(',').map((x) => Number(x.trim())))
+      if (!seen.includes(n)) seen.push(n);
   }
   return seen;
 }
@@ -56,7 +57,8 @@ export function mapCitations(answer: string, blocks: readonly ContextBlock[]): C
       if (!existing && result.size >= MAX_CITATIONS) continue;
       const found = supportingSentences(block, s.text);
       if (existing) {
-        for (const f of found) if (!existing.sentences.some((e) => e.start === f.start)) existing.sentences.push(f);
+        for (const f of found)
+          if (!existing.sentences.some((e) => e.start === f.start)) existing.sentences.push(f);
       } else {
         result.set(block.documentId, { block, sentences: found });
       }

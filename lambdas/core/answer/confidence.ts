@@ -17,11 +17,18 @@ export interface ConfidenceCalibration {
 }
 
 /** The design defaults, for models without a calibration of their own. */
-export const DEFAULT_CALIBRATION: ConfidenceCalibration = { cosineWeight: 1, high: 0.75, medium: 0.6 };
+export const DEFAULT_CALIBRATION: ConfidenceCalibration = {
+  cosineWeight: 1,
+  high: 0.75,
+  medium: 0.6,
+};
 
 export const TOP_FOR_CONFIDENCE = 5;
 
-export function relevanceOf(hit: Pick<SearchHit, 'score' | 'keywordCoverage'>, calibration: ConfidenceCalibration): number {
+export function relevanceOf(
+  hit: Pick<SearchHit, 'score' | 'keywordCoverage'>,
+  calibration: ConfidenceCalibration,
+): number {
   const w = calibration.cosineWeight;
   return w * hit.score + (1 - w) * hit.keywordCoverage;
 }
@@ -33,6 +40,11 @@ export function assessConfidence(
   // The top 5 in retrieval order, as ranked for the caller.
   const top = hits.slice(0, TOP_FOR_CONFIDENCE).map((h) => relevanceOf(h, calibration));
   const avgRelevance = top.length === 0 ? 0 : top.reduce((s, x) => s + x, 0) / top.length;
-  const level: ConfidenceLevel = avgRelevance >= calibration.high ? 'high' : avgRelevance >= calibration.medium ? 'medium' : 'low';
+  const level: ConfidenceLevel =
+    avgRelevance >= calibration.high
+      ? 'high'
+      : avgRelevance >= calibration.medium
+        ? 'medium'
+        : 'low';
   return { avgRelevance, level };
 }

@@ -12,7 +12,11 @@ export interface ContextSettings {
   readonly tokenBudget: number;
 }
 
-export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = { maxSources: 5, maxChunksPerSource: 3, tokenBudget: 3000 };
+export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = {
+  maxSources: 5,
+  maxChunksPerSource: 3,
+  tokenBudget: 3000,
+};
 
 /** A run of one source's text: one chunk, or adjacent chunks merged. */
 export interface ContextPassage {
@@ -56,7 +60,11 @@ export function mergeAdjacent(chunks: readonly SearchHit[]): ContextPassage[] {
   return out;
 }
 
-export function buildContext(hits: readonly SearchHit[], tokens: TokenCounter, settings: ContextSettings = DEFAULT_CONTEXT_SETTINGS): ContextBlock[] {
+export function buildContext(
+  hits: readonly SearchHit[],
+  tokens: TokenCounter,
+  settings: ContextSettings = DEFAULT_CONTEXT_SETTINGS,
+): ContextBlock[] {
   const bySource = new Map<string, SearchHit[]>();
   for (const h of hits) {
     const list = bySource.get(h.documentId) ?? [];

@@ -72,16 +72,33 @@ export interface ConversationStore {
   createThread(owner: Owner, title: string): Promise<ThreadRecord>;
   /** The thread if it exists and belongs to `owner`, else null (callers answer 404 either way). */
   getThread(owner: Owner, threadId: string): Promise<ThreadRecord | null>;
-  listThreads(owner: Owner, options: { limit: number; includeArchived: boolean }): Promise<ThreadRecord[]>;
+  listThreads(
+    owner: Owner,
+    options: { limit: number; includeArchived: boolean },
+  ): Promise<ThreadRecord[]>;
   archiveThread(owner: Owner, threadId: string): Promise<boolean>;
   /** Messages of an owned thread, oldest first; the last `limit` when given. */
   messages(owner: Owner, threadId: string, limit?: number): Promise<MessageRecord[]>;
-  addUserMessage(owner: Owner, threadId: string, message: { id: string; content: string; embedding: readonly number[] | null }): Promise<void>;
+  addUserMessage(
+    owner: Owner,
+    threadId: string,
+    message: { id: string; content: string; embedding: readonly number[] | null },
+  ): Promise<void>;
   addAssistantMessage(owner: Owner, threadId: string, message: NewAssistantMessage): Promise<void>;
   /** The owner's own past user messages most similar to `embedding`, best first. */
-  similarMessages(owner: Owner, embedding: readonly number[], limit: number, excludeMessageId: string): Promise<{ content: string; score: number }[]>;
+  similarMessages(
+    owner: Owner,
+    embedding: readonly number[],
+    limit: number,
+    excludeMessageId: string,
+  ): Promise<{ content: string; score: number }[]>;
   /** Upserts the owner's rating of an assistant message in one of their threads; false if not found. */
-  setFeedback(owner: Owner, messageId: string, rating: 'positive' | 'negative' | 'neutral', comment: string | null): Promise<boolean>;
+  setFeedback(
+    owner: Owner,
+    messageId: string,
+    rating: 'positive' | 'negative' | 'neutral',
+    comment: string | null,
+  ): Promise<boolean>;
   trainingConsent(owner: Owner): Promise<boolean>;
 }
 

@@ -25,7 +25,11 @@ interface Candidate {
   score: number;
 }
 
-export function extractiveAnswer(question: string, blocks: readonly ContextBlock[], options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: 0.8 }): string {
+export function extractiveAnswer(
+  question: string,
+  blocks: readonly ContextBlock[],
+  options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: 0.8 },
+): string {
   const candidates: Candidate[] = [];
   let order = 0;
   for (const block of blocks) {
@@ -33,7 +37,13 @@ export function extractiveAnswer(question: string, blocks: readonly ContextBlock
       for (const s of sentences(p.text)) {
         // Headings and fragments carry no answer.
         if (s.text.length < 20) continue;
-        candidates.push({ block, text: s.text, words: contentWords(s.text), order: order++, score: 0 });
+        candidates.push({
+          block,
+          text: s.text,
+          words: contentWords(s.text),
+          order: order++,
+          score: 0,
+        });
       }
     }
   }
@@ -49,13 +59,20 @@ export function extractiveAnswer(question: string, blocks: readonly ContextBlock
     // A question's words that a sentence does not contain are often in the sentence just before.
     const prev = candidates[c.order - 1];
     const context = prev && prev.block === c.block ? new Set(prev.words) : new Set<string>();
-    const near = q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
-    c.score = matched + 0.25 * near - 0.02 * (c.block.index - 1) - 0.002 * Math.min(c.words.length, 60) / 6;
+    const near =
+      q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
+    c.score =
+      matched +
+      0.25 * near -
+      0.02 * (c.block.index - 1) -
+      (0.002 * Math.min(c.words.length, 60)) / 6;
   }
   const ranked = [...candidates].sort((a, b) => b.score - a.score);
   const best = ranked[0]!.score;
   // Further sentences only when they answer nearly as well as the best one.
-  const chosen = ranked.slice(0, options.maxSentences).filter((c, i) => i === 0 || c.score >= best * options.minRelativeScore);
+  const chosen = ranked
+    .slice(0, options.maxSentences)
+    .filter((c, i) => i === 0 || c.score >= best * options.minRelativeScore);
   // Present them in document order within a source, best source first.
   chosen.sort((a, b) => a.block.index - b.block.index || a.order - b.order);
   return chosen.map((c) => `${c.text} [${c.block.index}]`).join(' ');

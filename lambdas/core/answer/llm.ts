@@ -33,7 +33,11 @@ export interface Generation {
 /** One streamed piece: text deltas, then exactly one final `done` event. */
 export type GenerationEvent =
   | { readonly type: 'delta'; readonly text: string }
-  | { readonly type: 'done'; readonly usage: TokenUsage | null; readonly stopReason: string | null };
+  | {
+      readonly type: 'done';
+      readonly usage: TokenUsage | null;
+      readonly stopReason: string | null;
+    };
 
 export interface LlmProvider {
   /** Reported with every answer, e.g. `bedrock/anthropic.claude-3-haiku-20240307-v1:0`, `openai/llama3.1`, `extractive`. */

@@ -6,7 +6,8 @@
 import type { ChatMessage, LlmProvider } from './llm';
 import { contentWords } from './text';
 
-const FOLLOW_UP = /^(and|but|also|what about|how about|and what|or|then|so)\b|\b(it|its|they|them|their|this|that|those|these|he|she|his|her)\b/i;
+const FOLLOW_UP =
+  /^(and|but|also|what about|how about|and what|or|then|so)\b|\b(it|its|they|them|their|this|that|those|these|he|she|his|her)\b/i;
 
 /** True when the question probably depends on the conversation before it. */
 export function looksLikeFollowUp(question: string): boolean {
@@ -20,22 +21,38 @@ export function carryKeyTerms(question: string, previousQuestion: string): strin
   // A follow-up that names its own number or year ("and in 2019?") replaces the previous one.
   const hasNumber = /\d/.test(question);
   const carried = [
-    ...new Set(prevWords.filter((w) => contentWords(w).length > 0 && !have.has(contentWords(w)[0]!) && !(hasNumber && /\d/.test(w)))),
+    ...new Set(
+      prevWords.filter(
+        (w) =>
+          contentWords(w).length > 0 &&
+          !have.has(contentWords(w)[0]!) &&
+          !(hasNumber && /\d/.test(w)),
+      ),
+    ),
   ];
   return carried.length > 0 ? `${question.trim()} (${carried.join(' ')})` : question;
 }
 
-export async function makeStandalone(question: string, history: readonly ChatMessage[], llm: LlmProvider | null): Promise<string> {
+export async function makeStandalone(
+  question: string,
+  history: readonly ChatMessage[],
+  llm: LlmProvider | null,
+): Promise<string> {
   const previous = [...history].reverse().find((m) => m.role === 'user');
   if (!previous || !looksLikeFollowUp(question)) return question;
   if (llm) {
     try {
-      const transcript = history.slice(-6).map((m) => `${m.role}: ${m.content}`).join('\n');
+      const transcript = history
+        .slice(-6)
+        .map((m) => `${m.role}: ${m.content}`)
+        .join('\n');
       const out = await llm.generate({
         system:
           'Rewrite the last user question so that it can be understood without the conversation. ' +
           'Keep its meaning and language. Reply with the rewritten question only.',
-        messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nLast question: ${question}` }],
+        messages: [
+          { role: 'user', content: `Conversation:\n${transcript}\n\nLast question: ${question}` },
+        ],
         maxTokens: 128,
         temperature: 0,
       });

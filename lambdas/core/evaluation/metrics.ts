@@ -12,7 +12,10 @@ export function ndcgAt(k: number, ranked: readonly string[], rel: Judgements): n
     const g = rel.get(id) ?? 0;
     if (g > 0) dcg += g / Math.log2(i + 2);
   });
-  const ideal = [...rel.values()].filter((g) => g > 0).sort((a, b) => b - a).slice(0, k);
+  const ideal = [...rel.values()]
+    .filter((g) => g > 0)
+    .sort((a, b) => b - a)
+    .slice(0, k);
   const idcg = ideal.reduce((sum, g, i) => sum + g / Math.log2(i + 2), 0);
   return idcg === 0 ? 0 : dcg / idcg;
 }
@@ -37,7 +40,10 @@ export interface RetrievalScores {
 }
 
 /** Averages the metrics over the queries that have at least one relevant document. */
-export function scoreRun(run: ReadonlyMap<string, readonly string[]>, qrels: ReadonlyMap<string, Judgements>): RetrievalScores {
+export function scoreRun(
+  run: ReadonlyMap<string, readonly string[]>,
+  qrels: ReadonlyMap<string, Judgements>,
+): RetrievalScores {
   let n = 0;
   let ndcg = 0;
   let recall = 0;
@@ -50,5 +56,7 @@ export function scoreRun(run: ReadonlyMap<string, readonly string[]>, qrels: Rea
     recall += recallAt(100, ranked, rel);
     mrr += mrrAt(10, ranked, rel);
   }
-  return n === 0 ? { ndcg10: 0, recall100: 0, mrr10: 0, queries: 0 } : { ndcg10: ndcg / n, recall100: recall / n, mrr10: mrr / n, queries: n };
+  return n === 0
+    ? { ndcg10: 0, recall100: 0, mrr10: 0, queries: 0 }
+    : { ndcg10: ndcg / n, recall100: recall / n, mrr10: mrr / n, queries: n };
 }

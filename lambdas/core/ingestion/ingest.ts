@@ -101,7 +101,9 @@ function sha256(...parts: (string | Uint8Array)[]): string {
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : 1,
+    );
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value instanceof Date ? value.toISOString() : value) ?? 'null';
@@ -137,7 +139,9 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     if (!window) return embedBatches(texts, timings);
     const t0 = performance.now();
     const windows = texts.map((t) => {
-      const parts = chunkText(t, { targetTokens: window, overlapTokens: 0 }, tokens).map((c) => c.text);
+      const parts = chunkText(t, { targetTokens: window, overlapTokens: 0 }, tokens).map(
+        (c) => c.text,
+      );
       return parts.length > 0 ? parts : [t];
     });
     timings.chunkMs += elapsed(t0);
@@ -262,7 +266,10 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       }
 
       t0 = performance.now();
-      const parsed = await parser.parse(object.bytes, { key, contentType: object.info.contentType });
+      const parsed = await parser.parse(object.bytes, {
+        key,
+        contentType: object.info.contentType,
+      });
       timings.parseMs += elapsed(t0);
       attrs = resolveAttributes({
         bucket,
@@ -308,14 +315,23 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
 
       metrics.count('DocumentsIndexed');
       metrics.count('ChunksIndexed', chunks.length);
-      log.info('document indexed', { key, documentId: result.documentId, chunks: chunks.length, at: clock.now().toISOString() });
+      log.info('document indexed', {
+        key,
+        documentId: result.documentId,
+        chunks: chunks.length,
+        at: clock.now().toISOString(),
+      });
       return { action: 'indexed', documentId: result.documentId, chunks: chunks.length };
     } catch (err) {
-      if (err instanceof DocumentRejectedError) return recordFailure(bucket, key, err, info.lastModified, attrs);
+      if (err instanceof DocumentRejectedError)
+        return recordFailure(bucket, key, err, info.lastModified, attrs);
       // Transient (database, embedding model): record why, then let the caller retry the event.
       if (attrs) {
         await store
-          .markFailed(attrs, `Temporary failure, will be retried: ${err instanceof Error ? err.message : String(err)}`)
+          .markFailed(
+            attrs,
+            `Temporary failure, will be retried: ${err instanceof Error ? err.message : String(err)}`,
+          )
           .catch((recordErr: unknown) => log.error('could not record failure', { key, recordErr }));
       }
       metrics.count('IngestionErrors');

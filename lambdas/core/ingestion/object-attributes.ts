@@ -124,7 +124,8 @@ export function parseSidecar(bytes: Uint8Array | null): Record<string, unknown> 
     );
   }
   const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(parsed.data.metadataAttributes)) out[name] = plain(value);
+  for (const [name, value] of Object.entries(parsed.data.metadataAttributes))
+    out[name] = plain(value);
   return out;
 }
 
@@ -179,7 +180,10 @@ export function resolveAttributes(input: {
   }
   const language = (str(reserved.language) ?? 'en').toLowerCase();
   if (!/^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})?$/.test(language)) {
-    throw new DocumentRejectedError('invalid_metadata', `language "${language}" is not an ISO 639 code such as en or de.`);
+    throw new DocumentRejectedError(
+      'invalid_metadata',
+      `language "${language}" is not an ISO 639 code such as en or de.`,
+    );
   }
   const fileName = input.key.split('/').pop() ?? input.key;
   return {

@@ -6,7 +6,11 @@
  */
 import { z } from 'zod';
 
-const key = z.string().min(1).max(100).regex(/^[A-Za-z0-9_.:-]+$/, 'metadata keys use letters, digits and _ . : -');
+const key = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9_.:-]+$/, 'metadata keys use letters, digits and _ . : -');
 const scalar = z.union([z.string().max(1000), z.number(), z.boolean()]);
 const comparable = z.union([z.string().max(1000), z.number()]);
 const comparison = <V extends z.ZodType>(value: V) => z.object({ key, value }).strict();
@@ -26,22 +30,30 @@ export type MetadataFilter =
 
 /** One operator per object; nested up to the depth the schema is applied to. */
 export const metadataFilterSchema: z.ZodType<MetadataFilter> = z.lazy(() =>
-  z.union([
-    z.object({ equals: comparison(scalar) }).strict(),
-    z.object({ notEquals: comparison(scalar) }).strict(),
-    z.object({ in: comparison(z.array(scalar).min(1).max(100)) }).strict(),
-    z.object({ notIn: comparison(z.array(scalar).min(1).max(100)) }).strict(),
-    z.object({ greaterThan: comparison(comparable) }).strict(),
-    z.object({ greaterThanOrEquals: comparison(comparable) }).strict(),
-    z.object({ lessThan: comparison(comparable) }).strict(),
-    z.object({ lessThanOrEquals: comparison(comparable) }).strict(),
-    z.object({ startsWith: comparison(z.string().min(1).max(1000)) }).strict(),
-    z.object({ andAll: z.array(metadataFilterSchema).min(1).max(20) }).strict(),
-    z.object({ orAll: z.array(metadataFilterSchema).min(1).max(20) }).strict(),
-  ], { error: 'unknown or malformed metadata filter: use one of equals, notEquals, in, notIn, greaterThan, greaterThanOrEquals, lessThan, lessThanOrEquals, startsWith, andAll, orAll' }),
+  z.union(
+    [
+      z.object({ equals: comparison(scalar) }).strict(),
+      z.object({ notEquals: comparison(scalar) }).strict(),
+      z.object({ in: comparison(z.array(scalar).min(1).max(100)) }).strict(),
+      z.object({ notIn: comparison(z.array(scalar).min(1).max(100)) }).strict(),
+      z.object({ greaterThan: comparison(comparable) }).strict(),
+      z.object({ greaterThanOrEquals: comparison(comparable) }).strict(),
+      z.object({ lessThan: comparison(comparable) }).strict(),
+      z.object({ lessThanOrEquals: comparison(comparable) }).strict(),
+      z.object({ startsWith: comparison(z.string().min(1).max(1000)) }).strict(),
+      z.object({ andAll: z.array(metadataFilterSchema).min(1).max(20) }).strict(),
+      z.object({ orAll: z.array(metadataFilterSchema).min(1).max(20) }).strict(),
+    ],
+    {
+      error:
+        'unknown or malformed metadata filter: use one of equals, notEquals, in, notIn, greaterThan, greaterThanOrEquals, lessThan, lessThanOrEquals, startsWith, andAll, orAll',
+    },
+  ),
 );
 
-const oneOrMany = z.union([z.string().min(1).max(64), z.array(z.string().min(1).max(64)).min(1).max(50)]).transform((v) => (Array.isArray(v) ? v : [v]));
+const oneOrMany = z
+  .union([z.string().min(1).max(64), z.array(z.string().min(1).max(64)).min(1).max(50)])
+  .transform((v) => (Array.isArray(v) ? v : [v]));
 
 export const searchFiltersSchema = z
   .object({

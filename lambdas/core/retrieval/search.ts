@@ -47,9 +47,16 @@ export interface SearchResult {
 }
 
 export interface Search {
-  search(identity: { tenantId: string; userId: string }, request: SearchRequest): Promise<SearchResult>;
+  search(
+    identity: { tenantId: string; userId: string },
+    request: SearchRequest,
+  ): Promise<SearchResult>;
   /** Same, with a precomputed query vector (answer pipeline, memory). */
-  searchWithEmbedding(identity: { tenantId: string; userId: string }, request: SearchRequest, embedding: readonly number[]): Promise<SearchResult>;
+  searchWithEmbedding(
+    identity: { tenantId: string; userId: string },
+    request: SearchRequest,
+    embedding: readonly number[],
+  ): Promise<SearchResult>;
   readonly settings: SearchSettings;
   readonly embedder: Embedder;
 }
@@ -73,13 +80,22 @@ export function createSearch(deps: {
     embedMs = 0,
   ): Promise<SearchResult> {
     if (request.filters.org_id !== undefined && request.filters.org_id !== identity.tenantId) {
-      throw new ForbiddenError(`filters.org_id: you do not belong to tenant "${request.filters.org_id}"`);
+      throw new ForbiddenError(
+        `filters.org_id: you do not belong to tenant "${request.filters.org_id}"`,
+      );
     }
-    const scope: SearchScope = { tenantId: identity.tenantId, userId: identity.userId, globalTenants: settings.globalTenants };
+    const scope: SearchScope = {
+      tenantId: identity.tenantId,
+      userId: identity.userId,
+      globalTenants: settings.globalTenants,
+    };
     const t0 = performance.now();
     try {
       const policy = await deps.store.policy(identity.tenantId);
-      const fusion: FusionSettings = { denseWeight, candidates: Math.max(settings.candidates, request.topK * 4) };
+      const fusion: FusionSettings = {
+        denseWeight,
+        candidates: Math.max(settings.candidates, request.topK * 4),
+      };
       const hits = await deps.store.search(scope, {
         text: request.queryText,
         embedding,
@@ -87,7 +103,10 @@ export function createSearch(deps: {
         mode: request.mode,
         filters: request.filters,
         minScore: Math.max(request.minScore ?? settings.defaultMinScore, policy.minScore ?? 0),
-        maxChunksPerSource: request.maxChunksPerSource ?? policy.maxChunksPerSource ?? settings.defaultMaxChunksPerSource,
+        maxChunksPerSource:
+          request.maxChunksPerSource ??
+          policy.maxChunksPerSource ??
+          settings.defaultMaxChunksPerSource,
         allowedSourceTypes: policy.allowedSourceTypes,
         fusion,
       });
@@ -104,10 +123,13 @@ export function createSearch(deps: {
   return {
     settings,
     embedder: deps.embedder,
-    searchWithEmbedding: (identity, request, embedding) => searchWithEmbedding(identity, request, embedding),
+    searchWithEmbedding: (identity, request, embedding) =>
+      searchWithEmbedding(identity, request, embedding),
     async search(identity, request) {
       if (request.filters.org_id !== undefined && request.filters.org_id !== identity.tenantId) {
-        throw new ForbiddenError(`filters.org_id: you do not belong to tenant "${request.filters.org_id}"`);
+        throw new ForbiddenError(
+          `filters.org_id: you do not belong to tenant "${request.filters.org_id}"`,
+        );
       }
       const t0 = performance.now();
       let embedding: number[];
