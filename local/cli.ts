@@ -4,11 +4,14 @@
  */
 import { parseArgs } from 'node:util';
 import { loadLocalEnv } from './config';
+import { askCommand } from './commands/ask';
+import { calibrateCommand, evalAnswersCommand } from './commands/answer-eval';
 import { evalCommand } from './commands/eval';
 import { formatReport, ingestFolder } from './commands/ingest';
 import { searchCommand } from './commands/search';
 import { startCommand } from './commands/start';
 import { tokenCommand } from './commands/token';
+import { trainingCommand } from './commands/training';
 import { openApiSession } from './client';
 
 const USAGE = `Usage: groundwork <command> [options]
@@ -17,10 +20,15 @@ Commands:
   start [--no-samples]                            run the embedded default (API, S3 emulator, ingestion)
   ingest <folder> --tenant <id> [--prefix <p>]   upload a folder, wait for indexing, report
   search "<question>" [--tenant <id>] [--mode m] ranked results with scores and snippets
+  ask "<question>" [--thread <id>]                 a cited answer with its confidence
   token --user <id> --tenant <id> [--plan p] [--admin]
                                                   print a development token (only the token)
   eval <dataset-dir> [--mode m]... [--sample N] [--json]
                                                   retrieval quality on a BEIR dataset
+  calibrate <squad-dir> [--sample N]              fit the confidence gate for the embedding model
+  eval-answers <squad-dir> [--sample N]           extractive gold-span rate and /answer latency
+  training consent --tenant <id> [--user <id>] on|off
+  training export [--tenant <id>] [--out f.jsonl]  opted-in answers with feedback, as JSONL
   help                                            this text
 
 Environment: GROUNDWORK_DATA_DIR (default .groundwork), PORT (default 3000), GROUNDWORK_LOG_LEVEL.`;
@@ -65,6 +73,14 @@ export async function main(argv: string[]): Promise<number> {
       return searchCommand(rest, loadLocalEnv());
     case 'token':
       return tokenCommand(rest, { dataDir: loadLocalEnv().dataDir });
+    case 'ask':
+      return askCommand(rest, loadLocalEnv());
+    case 'training':
+      return trainingCommand(rest, loadLocalEnv());
+    case 'calibrate':
+      return calibrateCommand(rest, loadLocalEnv().dataDir);
+    case 'eval-answers':
+      return evalAnswersCommand(rest, loadLocalEnv().dataDir);
     case 'eval':
       return evalCommand(rest, loadLocalEnv().dataDir);
     case undefined:

@@ -6,7 +6,7 @@
 import { createLocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { localKeyDir } from './commands/token';
 import { startLocalApi } from './api';
-import type { LocalEnv } from './config';
+import { stackOptionsFromEnv, type LocalEnv } from './config';
 import { acquireLock, readLock } from './data-dir-lock';
 import { startLocalStack, type LocalStack } from './stack';
 
@@ -38,14 +38,7 @@ export async function openApiSession(
   }
   const lock = await acquireLock(env.dataDir, { command });
   try {
-    const stack = await startLocalStack({
-      dataDir: env.dataDir,
-      bucket: env.GROUNDWORK_BUCKET,
-      logLevel: env.GROUNDWORK_LOG_LEVEL,
-      ...(env.GROUNDWORK_EMBED_THREADS === undefined
-        ? {}
-        : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
-    });
+    const stack = await startLocalStack(await stackOptionsFromEnv(env));
     const api = await startLocalApi(stack, { dataDir: env.dataDir, port: 0 });
     return {
       url: api.server.url,

@@ -4,6 +4,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { parseEnv } from '../lambdas/adapters/aws/lambda-env';
+import type { LlmProvider } from '../lambdas/core/answer/llm';
+import { ConfigError } from '../lambdas/core/errors';
 
 export const localEnvSchema = z.object({
   /** Where PGlite's data, the S3 emulator's objects and the signing keys live. */
@@ -15,8 +17,59 @@ export const localEnvSchema = z.object({
   GROUNDWORK_LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('WARN'),
   /** Worker threads for the local embedding model (default: one per core). */
   GROUNDWORK_EMBED_THREADS: z.coerce.number().int().min(0).max(64).optional(),
+  /**
+   * Who writes answers: `extractive` (offline, the default), `openai` (any OpenAI-compatible
+   * server such as Ollama, vLLM or llama.cpp) or `bedrock` (Amazon Bedrock, AWS credentials).
+   */
+  GROUNDWORK_LLM: z.enum(['extractive', 'openai', 'bedrock']).default('extractive'),
+  /** e.g. http://127.0.0.1:11434/v1 for Ollama. */
+  GROUNDWORK_OPENAI_BASE_URL: z.url().optional(),
+  GROUNDWORK_OPENAI_MODEL: z.string().min(1).optional(),
+  GROUNDWORK_OPENAI_API_KEY: z.string().min(1).optional(),
+  GROUNDWORK_BEDROCK_MODEL_ID: z.string().min(1).default('anthropic.claude-3-haiku-20240307-v1:0'),
+  AWS_REGION: z.string().min(1).default('us-east-1'),
 });
 export type LocalEnv = z.infer<typeof localEnvSchema>;
+
+/** The LLM the environment asks for; null selects the offline extractive answerer. */
+export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
+  if (env.GROUNDWORK_LLM === 'openai') {
+    if (!env.GROUNDWORK_OPENAI_BASE_URL || !env.GROUNDWORK_OPENAI_MODEL) {
+      throw new ConfigError(
+        'GROUNDWORK_LLM=openai needs GROUNDWORK_OPENAI_BASE_URL and GROUNDWORK_OPENAI_MODEL',
+      );
+    }
+    const { createOpenAiCompatibleLlm } = await import('../lambdas/adapters/llm/openai-compatible');
+    return createOpenAiCompatibleLlm({
+      baseUrl: env.GROUNDWORK_OPENAI_BASE_URL,
+      model: env.GROUNDWORK_OPENAI_MODEL,
+      ...(env.GROUNDWORK_OPENAI_API_KEY ? { apiKey: env.GROUNDWORK_OPENAI_API_KEY } : {}),
+    });
+  }
+  if (env.GROUNDWORK_LLM === 'bedrock') {
+    const { createBedrockRuntimeClient } =
+      await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
+    const { createBedrockLlm } = await import('../lambdas/adapters/llm/bedrock-converse');
+    return createBedrockLlm({
+      client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
+      modelId: env.GROUNDWORK_BEDROCK_MODEL_ID,
+    });
+  }
+  return null;
+}
+
+/** The local stack's options from the environment. */
+export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
+  return {
+    dataDir: env.dataDir,
+    bucket: env.GROUNDWORK_BUCKET,
+    logLevel: env.GROUNDWORK_LOG_LEVEL,
+    llm: await llmFromEnv(env),
+    ...(env.GROUNDWORK_EMBED_THREADS === undefined
+      ? {}
+      : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
+  };
+}
 
 export function loadLocalEnv(
   env: Record<string, string | undefined> = process.env,

@@ -56,6 +56,18 @@ export async function loadCorpus(
     while (next < data.corpus.length) {
       const doc = data.corpus[next++]!;
       const body = doc.title ? `# ${doc.title}\n\n${doc.text}` : doc.text;
+      const group = groupOf(doc.id);
+      if (group !== null) {
+        // SQuAD-style ids (<article>-<paragraph>): the article, so a whole article can be excluded.
+        await stack.s3.client.send(
+          new PutObjectCommand({
+            Bucket: stack.s3.bucket,
+            Key: `tenants/${tenant}/${encodeURIComponent(doc.id)}.md.metadata.json`,
+            Body: JSON.stringify({ metadataAttributes: { group } }),
+            ContentType: 'application/json',
+          }),
+        );
+      }
       await stack.s3.client.send(
         new PutObjectCommand({
           Bucket: stack.s3.bucket,
@@ -72,12 +84,19 @@ export async function loadCorpus(
   bar?.stop();
 }
 
-export function corpusIdOf(sourceUri: string): string {
-  const file = sourceUri.split('/').pop() ?? '';
-  return decodeURIComponent(file.replace(/\.md$/, ''));
+/** The article of a SQuAD-style id (`12-3` is paragraph 3 of article 12), else null. */
+export function groupOf(id: string): string | null {
+  const m = /^(\d+)-\d+$/.exec(id);
+  return m ? m[1]! : null;
 }
 
-export async function runEval(options: EvalOptions): Promise<EvalReport> {
+/** Opens (or reuses) the index of a dataset, loading what is missing; the caller stops the stack. */
+export async function openEvalIndex(options: {
+  datasetDir: string;
+  dataDir: string;
+  ingestion?: Partial<IngestionSettings>;
+  progress?: boolean;
+}): Promise<{ stack: LocalStack; data: BeirDataset; tenant: string; ingestSeconds: number }> {
   const data = await loadBeir(options.datasetDir);
   const settingsKey = createHash('sha1')
     .update(JSON.stringify(options.ingestion ?? {}))
@@ -92,7 +111,21 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   try {
     const t0 = performance.now();
     await loadCorpus(stack, data, tenant, options.progress ?? false);
-    const ingestSeconds = (performance.now() - t0) / 1000;
+    return { stack, data, tenant, ingestSeconds: (performance.now() - t0) / 1000 };
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+}
+
+export function corpusIdOf(sourceUri: string): string {
+  const file = sourceUri.split('/').pop() ?? '';
+  return decodeURIComponent(file.replace(/\.md$/, ''));
+}
+
+export async function runEval(options: EvalOptions): Promise<EvalReport> {
+  const { stack, data, tenant, ingestSeconds } = await openEvalIndex(options);
+  try {
     const { rows } = await stack.db.query<{ n: string; c: string }>(
       `SELECT count(*)::text AS n, coalesce(sum(chunk_count), 0)::text AS c FROM documents WHERE tenant_id = $1 AND status = 'indexed'`,
       [tenant],

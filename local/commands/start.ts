@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalApi } from '../api';
 import type { ApiSession } from '../client';
-import type { LocalEnv } from '../config';
+import { stackOptionsFromEnv, type LocalEnv } from '../config';
 import { acquireLock } from '../data-dir-lock';
 import { startLocalStack } from '../stack';
 import { formatReport, ingestFolder } from './ingest';
@@ -27,13 +27,8 @@ export async function startCommand(
   });
   const lock = await acquireLock(env.dataDir, { command: 'start' });
   const stack = await startLocalStack({
-    dataDir: env.dataDir,
-    bucket: env.GROUNDWORK_BUCKET,
+    ...(await stackOptionsFromEnv(env)),
     s3Port: env.GROUNDWORK_S3_PORT,
-    logLevel: env.GROUNDWORK_LOG_LEVEL,
-    ...(env.GROUNDWORK_EMBED_THREADS === undefined
-      ? {}
-      : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),
   });
   const api = await startLocalApi(stack, { dataDir: env.dataDir, port: env.PORT }).catch(
     async (err: unknown) => {

@@ -9,6 +9,10 @@ import {
   readServerSentEvents,
 } from '../../lambdas/adapters/llm/openai-compatible';
 import { createPromptRepository } from '../../lambdas/adapters/postgres/conversation-repository';
+import {
+  setTrainingConsent,
+  trainingExamples,
+} from '../../lambdas/adapters/postgres/training-queries';
 import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
 import { createAnswering, type Answering } from '../../lambdas/core/answer/answer';
 import type { ConversationStore } from '../../lambdas/core/answer/conversations';
@@ -290,6 +294,37 @@ describe('POST /answer through the local server', () => {
     const final = JSON.parse(done.data) as AnswerBody;
     expect(final.message_id).toBeTruthy();
     expect(final.citations[0]!.source_uri).toMatch(/shipping/);
+  });
+
+  it('marks answers training-eligible only with consent, and exports them with their feedback', async () => {
+    fake.setAnswer({ text: 'Standard shipping takes five business days [1].' });
+    const before = await post('/answer', { query_text: 'How long does standard shipping take?' });
+    await setTrainingConsent(stack.db, 'acme', 'alice', true);
+    const after = await post('/answer', {
+      query_text: 'How long does standard shipping take, really?',
+    });
+    await post(`/messages/${after.body.message_id}/feedback`, {
+      rating: 'positive',
+      comment: 'clear',
+    });
+    const bobs = await post(
+      '/answer',
+      { query_text: 'How long does standard shipping take?' },
+      bob,
+    );
+    const examples = await trainingExamples(stack.db, 'acme');
+    const ids = examples.map((e) => e.message_id);
+    expect(ids).toContain(after.body.message_id);
+    expect(ids).not.toContain(before.body.message_id);
+    expect(ids).not.toContain(bobs.body.message_id);
+    const example = examples.find((e) => e.message_id === after.body.message_id)!;
+    expect(example).toMatchObject({
+      question: 'How long does standard shipping take, really?',
+      answer: 'Standard shipping takes five business days [1].',
+      feedback: { rating: 'positive', comment: 'clear' },
+    });
+    expect(example.prompt).toContain('<documents>');
+    await setTrainingConsent(stack.db, 'acme', 'alice', false);
   });
 
   describe('degradation by fault injection', () => {

@@ -1,0 +1,73 @@
+/**
+ * Production entry of the `ingest` Lambda: SQS messages carrying S3 event notifications.
+ *
+ * Cold start: the environment is parsed once (a bad variable fails the init, naming it), the
+ * S3 and Bedrock clients are created once, and the database pool opens on the first message,
+ * so init makes no network call. PDF.js and mammoth load on the first PDF or Word document
+ * (see adapters/parsers); the tokenizer is needed for every document, so it loads here.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+// A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
+import * as z from 'zod';
+import { createDatabaseFromSecret } from '../adapters/aws/database-from-secret';
+import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
+import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
+import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
+import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import { createDocumentParser } from '../adapters/parsers';
+import type { Database } from '../adapters/postgres/database';
+import { createDocumentRepository } from '../adapters/postgres/document-repository';
+import { createS3ObjectStore } from '../adapters/s3/s3-object-store';
+import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
+import { createIngestion } from '../core/ingestion/ingest';
+import { makeHandler } from './handler';
+
+/** The `ingest` function's environment (set by the CDK app's grant helpers). */
+export const ingestEnvSchema = lambdaEnvSchema.extend({
+  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('ingest'),
+});
+export type IngestEnv = z.infer<typeof ingestEnvSchema>;
+
+const env = parseEnv(ingestEnvSchema);
+const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+
+let pool: Promise<Database> | undefined;
+/** Opens the pool on first use; a failed open is retried by the next message, not cached. */
+const openDatabase = (): Promise<Database> =>
+  (pool ??= createDatabaseFromSecret({
+    secretArn: env.DB_SECRET_ARN,
+    region: env.AWS_REGION,
+    database: env.DB_NAME,
+    ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
+  }).catch((err: unknown) => {
+    pool = undefined;
+    throw err;
+  }));
+const db: Database = {
+  kind: 'postgres',
+  query: async (text, params) => (await openDatabase()).query(text, params),
+  exec: async (script) => (await openDatabase()).exec(script),
+  transaction: async (fn) => (await openDatabase()).transaction(fn),
+  close: async () => (pool ? (await pool).close() : undefined),
+};
+
+const embedder = createBedrockEmbedder({
+  // Bulk ingestion: adaptive retries slow the whole client down once Bedrock throttles.
+  client: createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
+  modelId: env.EMBEDDING_MODEL_ID,
+  dimension: env.EMBEDDING_DIMENSION,
+});
+
+const ingestion = createIngestion({
+  store: createDocumentRepository(db),
+  objects: createS3ObjectStore(new S3Client({ region: env.AWS_REGION })),
+  parser: createDocumentParser(),
+  embedder,
+  tokens: createTokenCounter(),
+  settings: { maxObjectBytes: env.MAX_OBJECT_BYTES },
+  log: logPort(logger),
+  metrics: metricsSink(metrics),
+});
+
+/** SQS batch handler with partial batch responses (`reportBatchItemFailures`). */
+export const handler = makeHandler({ ingestion, logger, metrics });

@@ -1,0 +1,89 @@
+/**
+ * Production entry of the `migrate` Lambda: the onEvent handler of a CloudFormation custom
+ * resource (CDK Provider framework) that applies `migrations/` with the same runner as the
+ * embedded default, on create and on every update (the resource's properties carry the
+ * migrations' hash, so a deploy that changes them triggers a run). The runner is idempotent:
+ * applied files are skipped, a changed applied file is an error that fails the deploy.
+ *
+ * It then records the configured embedding model on a new database, or fails the deploy with
+ * instructions when the index was built with another model (the vectors would not compare).
+ * Delete does nothing: removing the stack never drops data.
+ *
+ * The SQL files are copied next to the bundle (`migrations/`) by the function's bundling hook.
+ */
+import path from 'node:path';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+// A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
+import * as z from 'zod';
+import { createDatabaseFromSecret } from '../adapters/aws/database-from-secret';
+import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
+import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
+import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
+import { createObservability } from '../adapters/observability/powertools';
+import { ensureEmbeddingModel } from '../adapters/postgres/embedding-guard';
+import { loadMigrations, migrate } from '../adapters/postgres/migrate';
+
+/** The `migrate` function's environment (set by the CDK app's grant helpers). */
+export const migrateEnvSchema = lambdaEnvSchema.extend({
+  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('migrate'),
+  /** Where the SQL files are; next to the bundle by default. */
+  MIGRATIONS_DIR: z.string().min(1).optional(),
+});
+export type MigrateEnv = z.infer<typeof migrateEnvSchema>;
+
+/** What the Provider framework expects back from onEvent. */
+export interface MigrationResult {
+  readonly PhysicalResourceId: string;
+  readonly Data?: Readonly<Record<string, string>>;
+}
+
+/** One physical resource for the life of the stack: updates never replace it. */
+export const PHYSICAL_RESOURCE_ID = 'groundwork-schema';
+
+const env = parseEnv(migrateEnvSchema);
+const { logger } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const migrationsDir = env.MIGRATIONS_DIR ?? path.join(__dirname, 'migrations');
+// Only its id and dimension are read: no Bedrock call is made here.
+const embedder = createBedrockEmbedder({
+  client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
+  modelId: env.EMBEDDING_MODEL_ID,
+  dimension: env.EMBEDDING_DIMENSION,
+});
+
+/** Applies pending migrations on Create and Update; Delete keeps the data. */
+export async function handler(event: CloudFormationCustomResourceEvent): Promise<MigrationResult> {
+  logger.info('migration event', {
+    requestType: event.RequestType,
+    properties: event.ResourceProperties,
+  });
+  if (event.RequestType === 'Delete') return { PhysicalResourceId: event.PhysicalResourceId };
+
+  const migrations = await loadMigrations(migrationsDir);
+  if (migrations.length === 0)
+    throw new Error(`No migrations found in ${migrationsDir}: the bundle is incomplete`);
+  // A fresh pool per event: a deploy is rare, and a pool kept across deploys could hold a
+  // connection whose credentials were rotated since.
+  const db = await createDatabaseFromSecret({
+    secretArn: env.DB_SECRET_ARN,
+    region: env.AWS_REGION,
+    database: env.DB_NAME,
+    ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
+  });
+  try {
+    const { applied } = await migrate(db, migrations);
+    await ensureEmbeddingModel(db, embedder);
+    logger.info('migrations applied', {
+      applied,
+      latest: migrations[migrations.length - 1]?.version,
+    });
+    return {
+      PhysicalResourceId: PHYSICAL_RESOURCE_ID,
+      Data: {
+        Applied: applied.join(',') || 'none',
+        Latest: migrations[migrations.length - 1]?.version ?? '',
+      },
+    };
+  } finally {
+    await db.close();
+  }
+}

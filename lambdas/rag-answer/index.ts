@@ -1,0 +1,177 @@
+/**
+ * Production entry of the `rag-answer` Lambda: the buffered routes behind API Gateway's JWT
+ * authorizer, one function for all of them, routed on `event.routeKey`:
+ *
+ * | routeKey                      | handler                                   |
+ * |-------------------------------|-------------------------------------------|
+ * | `POST /answer`                | `makeAnswerHandler` (JSON, or SSE in one body with `stream: true`) |
+ * | `GET /threads`                | `makeThreadHandlers().list`               |
+ * | `GET /threads/{id}`           | `makeThreadHandlers().get`                |
+ * | `DELETE /threads/{id}`        | `makeThreadHandlers().archive`            |
+ * | `POST /messages/{id}/feedback`| `makeThreadHandlers().feedback`           |
+ *
+ * Streaming as it is produced is served by `stream.ts` behind a function URL.
+ *
+ * Cold start: the environment is parsed once (failing with the variable's name), the limiter's
+ * DynamoDB client is created once, and the database pool opens on the first request. The answer
+ * pipeline (the cl100k tokenizer, Bedrock clients) loads on the first POST /answer only, so the
+ * thread routes start without it.
+ */
+import type { Context } from 'aws-lambda';
+// A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
+import * as z from 'zod';
+import { createDatabaseFromSecret } from '../adapters/aws/database-from-secret';
+import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
+import {
+  createDynamoLimitStore,
+  createLimitsDynamoDbClient,
+} from '../adapters/dynamodb/limit-store';
+import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import {
+  createConversationRepository,
+  createPromptRepository,
+} from '../adapters/postgres/conversation-repository';
+import type { Database } from '../adapters/postgres/database';
+import type { Answering } from '../core/answer/answer';
+import { NotFoundError, toErrorResponse } from '../core/errors';
+import { parseLimitsConfigJson } from '../core/limits/config';
+import { createLimiter } from '../core/limits/limiter';
+import type { ApiEvent, ApiResult } from '../http/http-handler';
+import { makeAnswerHandler, makeThreadHandlers } from './handler';
+
+const unitInterval = z.coerce.number().min(0).max(1);
+
+/** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
+export const answerEnvSchema = lambdaEnvSchema
+  .extend({
+    POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-answer'),
+    LIMITS_TABLE: z.string().min(1),
+    LIMITS_CONFIG: z.string().optional(),
+    /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
+    GENERATION_MODEL_ID: z.string().min(1).optional(),
+    /** Confidence gate thresholds for the configured embedding model (see core/answer/confidence). */
+    CONFIDENCE_HIGH: unitInterval.default(0.75),
+    CONFIDENCE_MEDIUM: unitInterval.default(0.6),
+    CONFIDENCE_COSINE_WEIGHT: unitInterval.default(1),
+  })
+  .refine((e) => e.CONFIDENCE_MEDIUM <= e.CONFIDENCE_HIGH, {
+    message: 'must not exceed CONFIDENCE_HIGH',
+    path: ['CONFIDENCE_MEDIUM'],
+  });
+export type AnswerEnv = z.infer<typeof answerEnvSchema>;
+
+const env = parseEnv(answerEnvSchema);
+const limitsConfig = parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG');
+const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+
+let pool: Promise<Database> | undefined;
+/** Opens the pool on first use; a failed open is retried by the next request, not cached. */
+const openDatabase = (): Promise<Database> =>
+  (pool ??= createDatabaseFromSecret({
+    secretArn: env.DB_SECRET_ARN,
+    region: env.AWS_REGION,
+    database: env.DB_NAME,
+    ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
+  }).catch((err: unknown) => {
+    pool = undefined;
+    throw err;
+  }));
+const db: Database = {
+  kind: 'postgres',
+  query: async (text, params) => (await openDatabase()).query(text, params),
+  exec: async (script) => (await openDatabase()).exec(script),
+  transaction: async (fn) => (await openDatabase()).transaction(fn),
+  close: async () => (pool ? (await pool).close() : undefined),
+};
+
+const conversations = createConversationRepository(db);
+const limiter = createLimiter({
+  store: createDynamoLimitStore({
+    client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
+    tableName: env.LIMITS_TABLE,
+  }),
+  config: limitsConfig,
+  log: logPort(logger),
+  metrics: metricsSink(metrics),
+});
+
+let pipeline: Promise<Answering> | undefined;
+/** Builds the answer pipeline on the first POST /answer (its modules are the heavy ones). */
+async function buildAnswering(): Promise<Answering> {
+  const [
+    { createAnswering },
+    { createSearch },
+    { createSearchRepository },
+    { createTokenCounter },
+    bedrock,
+    embeddings,
+    llm,
+  ] = await Promise.all([
+    import('../core/answer/answer'),
+    import('../core/retrieval/search'),
+    import('../adapters/postgres/search-repository'),
+    import('../adapters/tokenizer/gpt-token-counter'),
+    import('../adapters/embeddings/bedrock-runtime-client'),
+    import('../adapters/embeddings/bedrock-embedder'),
+    import('../adapters/llm/bedrock-converse'),
+  ]);
+  const client = bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION });
+  const embedder = embeddings.createBedrockEmbedder({
+    client,
+    modelId: env.EMBEDDING_MODEL_ID,
+    dimension: env.EMBEDDING_DIMENSION,
+  });
+  const log = logPort(logger);
+  const sink = metricsSink(metrics);
+  return createAnswering({
+    search: createSearch({ store: createSearchRepository(db), embedder, log, metrics: sink }),
+    embedder,
+    tokens: createTokenCounter(),
+    conversations,
+    prompts: createPromptRepository(db),
+    llm: env.GENERATION_MODEL_ID
+      ? llm.createBedrockLlm({ client, modelId: env.GENERATION_MODEL_ID })
+      : null,
+    settings: {
+      calibrationByModel: {
+        [embedder.modelId]: {
+          cosineWeight: env.CONFIDENCE_COSINE_WEIGHT,
+          high: env.CONFIDENCE_HIGH,
+          medium: env.CONFIDENCE_MEDIUM,
+        },
+      },
+    },
+    log,
+    metrics: sink,
+  });
+}
+const answering: Answering = {
+  answer: async (...args) => (await (pipeline ??= buildAnswering())).answer(...args),
+};
+
+const deps = { logger, metrics, limiter };
+const threads = makeThreadHandlers({ ...deps, conversations });
+
+/** The routes this function serves, by API Gateway route key. */
+export const routes: Readonly<
+  Record<string, (event: ApiEvent, context: Context) => Promise<ApiResult>>
+> = {
+  'POST /answer': makeAnswerHandler({ ...deps, answering }),
+  'GET /threads': threads.list,
+  'GET /threads/{id}': threads.get,
+  'DELETE /threads/{id}': threads.archive,
+  'POST /messages/{id}/feedback': threads.feedback,
+};
+
+/** One handler for every route above; an unknown route key (a wiring mistake) is a 404. */
+export async function handler(event: ApiEvent, context: Context): Promise<ApiResult> {
+  const route = Object.hasOwn(routes, event.routeKey) ? routes[event.routeKey] : undefined;
+  if (route) return route(event, context);
+  logger.error('no handler for route key', { routeKey: event.routeKey });
+  const { status, body } = toErrorResponse(new NotFoundError('No such route'));
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: JSON.stringify(body),
+  };
+}

@@ -1,0 +1,295 @@
+/**
+ * Production entry of the streaming answer: POST /answer as Server-Sent Events while the answer
+ * is produced (`delta` events, then one `done` event with citations and usage, or an `error`
+ * event), through Lambda response streaming behind a function URL. API Gateway HTTP APIs
+ * buffer responses, hence the function URL; it has no authorizer (auth type NONE), so this
+ * handler verifies the Cognito ID token itself, with the same checks as the API's JWT
+ * authorizer (signature, issuer, expiry, audience = the app client).
+ *
+ * The request body is the POST /answer body; the response is always a stream (`stream` in the
+ * body is ignored). Errors before the first byte are ordinary JSON error responses with their
+ * status; errors after it are an `error` event, since the status line is already sent.
+ *
+ * Cold start: the environment is parsed once (failing with the variable's name), clients are
+ * created once, the database pool opens on the first request. The user pool's signing keys
+ * come from `COGNITO_JWKS` (fetched at deploy time: the function runs in isolated subnets with
+ * no route to Cognito's public JWKS endpoint); `jwksUri` is only tried for an unknown key id.
+ */
+import type { Writable } from 'node:stream';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
+// A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
+import * as z from 'zod';
+import { createJwtVerifier } from '../adapters/auth/jwt-verifier';
+import { createDatabaseFromSecret } from '../adapters/aws/database-from-secret';
+import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
+import {
+  createDynamoLimitStore,
+  createLimitsDynamoDbClient,
+} from '../adapters/dynamodb/limit-store';
+import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
+import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
+import { createBedrockLlm } from '../adapters/llm/bedrock-converse';
+import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import {
+  createConversationRepository,
+  createPromptRepository,
+} from '../adapters/postgres/conversation-repository';
+import type { Database } from '../adapters/postgres/database';
+import { createSearchRepository } from '../adapters/postgres/search-repository';
+import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
+import { createAnswering } from '../core/answer/answer';
+import {
+  AppError,
+  AuthenticationError,
+  NotFoundError,
+  toErrorResponse,
+  ValidationError,
+} from '../core/errors';
+import { parseLimitsConfigJson } from '../core/limits/config';
+import { createLimiter, type Admission } from '../core/limits/limiter';
+import { createSearch } from '../core/retrieval/search';
+import { parseOrThrow } from '../http/http-handler';
+import { identityFromEvent } from '../http/identity';
+import { withLimitHeaders } from '../http/limits-middleware';
+import { sseEvent, streamAnswer } from './handler';
+import { answerRequestSchema } from './schema';
+
+/** The writable response stream Lambda passes to a streaming handler. */
+export type ResponseStream = Writable;
+
+/** The Node.js runtime's global for response streaming (not in @types/aws-lambda). */
+declare const awslambda: {
+  streamifyResponse<E>(
+    fn: (event: E, responseStream: ResponseStream, context: Context) => Promise<void>,
+  ): (event: E, context: Context) => Promise<void>;
+  HttpResponseStream: {
+    from(
+      responseStream: ResponseStream,
+      prelude: { statusCode: number; headers?: Record<string, string> },
+    ): ResponseStream;
+  };
+};
+
+/** The route name of this endpoint in metrics and in the limiter (draws on the answers quota). */
+export const STREAM_ROUTE = 'answer-stream';
+
+const unitInterval = z.coerce.number().min(0).max(1);
+const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1) });
+
+/** The streaming function's environment (set by the CDK app's grant helpers). */
+export const streamEnvSchema = lambdaEnvSchema
+  .extend({
+    POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-answer-stream'),
+    LIMITS_TABLE: z.string().min(1),
+    LIMITS_CONFIG: z.string().optional(),
+    GENERATION_MODEL_ID: z.string().min(1).optional(),
+    CONFIDENCE_HIGH: unitInterval.default(0.75),
+    CONFIDENCE_MEDIUM: unitInterval.default(0.6),
+    CONFIDENCE_COSINE_WEIGHT: unitInterval.default(1),
+    /** The user pool whose ID tokens are accepted. */
+    COGNITO_USER_POOL_ID: z.string().regex(/^[\w-]+_[0-9a-zA-Z]+$/, 'not a Cognito user pool id'),
+    /** Comma-separated app client ids: the accepted audiences. */
+    COGNITO_CLIENT_IDS: z
+      .string()
+      .min(1)
+      .transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    /** The pool's JWKS document (JSON), fetched at deploy time. */
+    COGNITO_JWKS: z
+      .string()
+      .min(1)
+      .transform((text, ctx) => {
+        try {
+          return jwksSchema.parse(JSON.parse(text));
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'is not a JWKS document ({"keys": [...]})' });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+  })
+  .refine((e) => e.CONFIDENCE_MEDIUM <= e.CONFIDENCE_HIGH, {
+    message: 'must not exceed CONFIDENCE_HIGH',
+    path: ['CONFIDENCE_MEDIUM'],
+  });
+export type StreamEnv = z.infer<typeof streamEnvSchema>;
+
+const env = parseEnv(streamEnvSchema);
+const limitsConfig = parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG');
+const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const issuer = `https://cognito-idp.${env.AWS_REGION}.amazonaws.com/${env.COGNITO_USER_POOL_ID}`;
+const verifier = createJwtVerifier({
+  issuer,
+  audience: env.COGNITO_CLIENT_IDS,
+  jwksUri: `${issuer}/.well-known/jwks.json`,
+  ...(env.COGNITO_JWKS
+    ? { jwks: env.COGNITO_JWKS as { keys: import('node:crypto').JsonWebKey[] } }
+    : {}),
+});
+
+let pool: Promise<Database> | undefined;
+/** Opens the pool on first use; a failed open is retried by the next request, not cached. */
+const openDatabase = (): Promise<Database> =>
+  (pool ??= createDatabaseFromSecret({
+    secretArn: env.DB_SECRET_ARN,
+    region: env.AWS_REGION,
+    database: env.DB_NAME,
+    ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
+  }).catch((err: unknown) => {
+    pool = undefined;
+    throw err;
+  }));
+const db: Database = {
+  kind: 'postgres',
+  query: async (text, params) => (await openDatabase()).query(text, params),
+  exec: async (script) => (await openDatabase()).exec(script),
+  transaction: async (fn) => (await openDatabase()).transaction(fn),
+  close: async () => (pool ? (await pool).close() : undefined),
+};
+
+const log = logPort(logger);
+const sink = metricsSink(metrics);
+const bedrock = createBedrockRuntimeClient({ region: env.AWS_REGION });
+const embedder = createBedrockEmbedder({
+  client: bedrock,
+  modelId: env.EMBEDDING_MODEL_ID,
+  dimension: env.EMBEDDING_DIMENSION,
+});
+const answering = createAnswering({
+  search: createSearch({ store: createSearchRepository(db), embedder, log, metrics: sink }),
+  embedder,
+  tokens: createTokenCounter(),
+  conversations: createConversationRepository(db),
+  prompts: createPromptRepository(db),
+  llm: env.GENERATION_MODEL_ID
+    ? createBedrockLlm({ client: bedrock, modelId: env.GENERATION_MODEL_ID })
+    : null,
+  settings: {
+    calibrationByModel: {
+      [embedder.modelId]: {
+        cosineWeight: env.CONFIDENCE_COSINE_WEIGHT,
+        high: env.CONFIDENCE_HIGH,
+        medium: env.CONFIDENCE_MEDIUM,
+      },
+    },
+  },
+  log,
+  metrics: sink,
+});
+const limiter = createLimiter({
+  store: createDynamoLimitStore({
+    client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
+    tableName: env.LIMITS_TABLE,
+  }),
+  config: limitsConfig,
+  log,
+  metrics: sink,
+});
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+};
+
+function bearerToken(headers: LambdaFunctionURLEvent['headers']): string {
+  const value = headers?.authorization ?? headers?.Authorization ?? '';
+  const match = /^Bearer\s+(\S+)$/i.exec(value.trim());
+  if (!match?.[1]) throw new AuthenticationError();
+  return match[1];
+}
+
+function jsonBody(event: LambdaFunctionURLEvent): unknown {
+  if (!event.body) return {};
+  const raw = event.isBase64Encoded
+    ? Buffer.from(event.body, 'base64').toString('utf8')
+    : event.body;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new ValidationError('body: is not valid JSON');
+  }
+}
+
+/** The streaming handler itself (exported for tests; `handler` is it wrapped for Lambda). */
+export async function streamHandler(
+  event: LambdaFunctionURLEvent,
+  responseStream: ResponseStream,
+  context: Context,
+): Promise<void> {
+  logger.addContext(context);
+  const started = performance.now();
+  let status = 500;
+  let admission: Admission | undefined;
+  let out: ResponseStream | undefined;
+  try {
+    const path = event.rawPath.replace(/\/+$/, '');
+    if (event.requestContext.http.method !== 'POST' || (path !== '' && path !== '/answer'))
+      throw new NotFoundError('No such route');
+    const claims = await verifier.verify(bearerToken(event.headers));
+    const identity = identityFromEvent({ requestContext: { authorizer: { jwt: { claims } } } });
+    logger.appendKeys({
+      tenantId: identity.tenantId,
+      userId: identity.userId,
+      route: STREAM_ROUTE,
+    });
+    // Same order as the buffered handler: limits after authentication, before validation and work.
+    admission = await limiter.admit(identity, STREAM_ROUTE);
+    const body = parseOrThrow(answerRequestSchema, jsonBody(event));
+    const admitted = admission;
+    status = 200;
+    const stream = awslambda.HttpResponseStream.from(responseStream, {
+      statusCode: 200,
+      headers: withLimitHeaders(SSE_HEADERS, admitted),
+    });
+    out = stream;
+    try {
+      await streamAnswer(
+        answering,
+        identity,
+        body,
+        (chunk) => stream.write(chunk),
+        undefined,
+        (usage, model) => admitted.recordUsage(usage, model),
+      );
+    } catch (err) {
+      const rendered = toErrorResponse(err);
+      status = rendered.status;
+      logger.error('stream failed after it started', { err });
+      stream.write(sseEvent('error', rendered.body));
+    }
+  } catch (err) {
+    const rendered = toErrorResponse(err);
+    status = rendered.status;
+    if (status >= 500) logger.error('request failed', { err, route: STREAM_ROUTE });
+    else logger.info('request rejected', { code: rendered.body.error.code, status });
+    const errorHeaders = err instanceof AppError ? err.options.headers : undefined;
+    out = awslambda.HttpResponseStream.from(responseStream, {
+      statusCode: status,
+      headers: withLimitHeaders({ ...JSON_HEADERS, ...errorHeaders }, admission),
+    });
+    out.write(JSON.stringify(rendered.body));
+  } finally {
+    (out ?? responseStream).end();
+    // A 5xx on our side is refunded; the answer's token cost is added to the daily spend.
+    if (admission) await limiter.settle(admission, { status });
+    metrics.addDimensions({ route: STREAM_ROUTE });
+    metrics.addMetric('Requests', MetricUnit.Count, 1);
+    metrics.addMetric(
+      status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success',
+      MetricUnit.Count,
+      1,
+    );
+    metrics.addMetric('Latency', MetricUnit.Milliseconds, performance.now() - started);
+    metrics.publishStoredMetrics();
+    logger.removeKeys(['tenantId', 'userId', 'route']);
+  }
+}
+
+/** The Lambda handler: `streamHandler` with response streaming (the function URL's invoke mode). */
+export const handler = awslambda.streamifyResponse(streamHandler);

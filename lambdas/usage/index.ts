@@ -1,0 +1,65 @@
+/**
+ * Production entry of the `usage` Lambda, routed on `event.routeKey`:
+ *
+ * | routeKey       | handler                                                           |
+ * |----------------|-------------------------------------------------------------------|
+ * | `GET /usage`   | the caller's plan, quotas and rate window (JWT authorizer)        |
+ * | `GET /health`  | liveness, no authorizer: `{ "status": "ok" }`                     |
+ *
+ * /health deliberately touches neither the database nor DynamoDB: an uptime probe must not keep
+ * Aurora Serverless from pausing, nor cost a read per probe.
+ *
+ * Cold start: the environment (limits config included) is parsed once and fails naming the bad
+ * variable; the DynamoDB client is created once. No database, no network call at init.
+ */
+import type { Context } from 'aws-lambda';
+// A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
+import * as z from 'zod';
+import { parseEnv } from '../adapters/aws/lambda-env';
+import {
+  createDynamoLimitStore,
+  createLimitsDynamoDbClient,
+} from '../adapters/dynamodb/limit-store';
+import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import { parseLimitsConfigJson } from '../core/limits/config';
+import { createLimiter } from '../core/limits/limiter';
+import { createHttpHandler, type ApiEvent, type ApiResult } from '../http/http-handler';
+import { makeHandler } from './handler';
+
+/** The `usage` function's environment: no database, only the limits table. */
+export const usageEnvSchema = z.object({
+  AWS_REGION: z.string().min(1),
+  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('usage'),
+  LIMITS_TABLE: z.string().min(1),
+  LIMITS_CONFIG: z.string().optional(),
+});
+export type UsageEnv = z.infer<typeof usageEnvSchema>;
+
+/** The route name of GET /health in metrics. */
+export const HEALTH_ROUTE = 'health';
+
+const env = parseEnv(usageEnvSchema);
+const limitsConfig = parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG');
+const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+
+const limiter = createLimiter({
+  store: createDynamoLimitStore({
+    client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
+    tableName: env.LIMITS_TABLE,
+  }),
+  config: limitsConfig,
+  log: logPort(logger),
+  metrics: metricsSink(metrics),
+});
+
+const usage = makeHandler({ logger, metrics, limiter });
+const health = createHttpHandler(
+  { logger, metrics },
+  { route: HEALTH_ROUTE, schema: z.object({}).loose(), authenticated: false },
+  async () => ({ body: { status: 'ok' }, headers: { 'cache-control': 'no-store' } }),
+);
+
+/** GET /usage and GET /health. */
+export async function handler(event: ApiEvent, context: Context): Promise<ApiResult> {
+  return event.routeKey === 'GET /health' ? health(event, context) : usage(event, context);
+}
