@@ -88,18 +88,18 @@ export function buildSearchSql(
   if (useKeyword) {
     ctes.push(`tsq AS MATERIALIZED (
       SELECT (SELECT string_agg(quote_literal(lexeme), ' | ') FROM terms)::tsquery AS q)`);
-    ctes.push(`kw_cand AS MATERIALIZED (
-      SELECT c.id, c.fts, c.fts_length FROM chunks c JOIN documents d ON d.id = c.document_id
-      WHERE c.fts @@ (SELECT q FROM tsq) AND ${where})`);
+    // Scored straight from the matching rows: no intermediate copy of their full-text vectors.
     ctes.push(`kw AS MATERIALIZED (
-      SELECT k.id, sum(
-               i.idf * (t.tf * ${K1 + 1}) / (t.tf + ${K1} * (1 - ${B} + ${B} * k.fts_length / s.avgdl))
+      SELECT c.id, sum(
+               i.idf * (t.tf * ${K1 + 1}) / (t.tf + ${K1} * (1 - ${B} + ${B} * c.fts_length / s.avgdl))
              ) AS bm25
-      FROM kw_cand k
-      CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(ts_filter(setweight(k.fts, 'A', (SELECT terms FROM term_list)), '{a}')) u) t
+      FROM chunks c
+      JOIN documents d ON d.id = c.document_id
+      CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}')) u) t
       JOIN idf i ON i.term = t.lexeme
       CROSS JOIN stats s
-      GROUP BY k.id
+      WHERE c.fts @@ (SELECT q FROM tsq) AND ${where}
+      GROUP BY c.id
       ORDER BY bm25 DESC
       LIMIT ${candidates})`);
   }
