@@ -44,6 +44,8 @@ export function createIngestQueue(
     concurrency?: number;
     maxReceives?: number;
     onError?: (err: unknown) => void;
+    /** Runs when the queue drains after some work (the embedded default refreshes planner statistics). */
+    onIdle?: () => Promise<void>;
   } = {},
 ): IngestQueue {
   const batchSize = options.batchSize ?? 4;
@@ -56,12 +58,26 @@ export function createIngestQueue(
   let stopped = false;
   let waiters: (() => void)[] = [];
 
+  let processedSinceIdle = 0;
+  let idleHookRunning: Promise<void> | null = null;
   const settleIfIdle = () => {
-    if (running === 0 && pending.length === 0) {
-      const w = waiters;
-      waiters = [];
-      w.forEach((resolve) => resolve());
+    if (running !== 0 || pending.length !== 0) return;
+    if (processedSinceIdle > 0 && options.onIdle && !idleHookRunning) {
+      processedSinceIdle = 0;
+      // Waiters resolve after the hook, so that what they read reflects it.
+      idleHookRunning = options
+        .onIdle()
+        .catch((err: unknown) => options.onError?.(err))
+        .finally(() => {
+          idleHookRunning = null;
+          settleIfIdle();
+        });
+      return;
     }
+    if (idleHookRunning) return;
+    const w = waiters;
+    waiters = [];
+    w.forEach((resolve) => resolve());
   };
 
   const pump = () => {
@@ -69,6 +85,7 @@ export function createIngestQueue(
       const batch = pending.splice(0, batchSize);
       running += 1;
       inFlight += batch.length;
+      processedSinceIdle += batch.length;
       const event: SQSEvent = { Records: batch.map((b) => b.record) };
       handler(event, lambdaContext('groundwork-ingest'))
         .then((response) => {

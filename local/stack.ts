@@ -33,6 +33,7 @@ import {
   createIngestion,
   type Ingestion,
   type IngestionSettings,
+  type StageTimings,
 } from '../lambdas/core/ingestion/ingest';
 import {
   createAnswering,
@@ -61,6 +62,8 @@ export interface LocalStackOptions {
   /** An already-open database (tests pass PostgreSQL here); defaults to PGlite in dataDir. */
   readonly db?: Database;
   readonly ingestion?: Partial<IngestionSettings>;
+  /** Accumulates ingestion stage timings (benchmarks). */
+  readonly ingestionTimings?: StageTimings;
   readonly search?: Partial<SearchSettings>;
   readonly answer?: Partial<AnswerSettings>;
   /** Quotas and rate limits; defaults to the built-in plans. */
@@ -150,6 +153,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       embedder,
       tokens: createTokenCounter(),
       settings: options.ingestion,
+      ...(options.ingestionTimings ? { timings: options.ingestionTimings } : {}),
       log: logPort(logger),
       metrics: metricsSink(metrics),
     });
@@ -182,6 +186,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const handler = makeIngestHandler({ ingestion, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {
       onError: (err) => logger.error('local ingest batch failed', { err }),
+      // PGlite runs no autovacuum: without fresh statistics the planner misjudges every table
+      // (e.g. it ignores the GIN and HNSW indexes), so refresh them when a batch of writes ends.
+      ...(db.kind === 'pglite'
+        ? { onIdle: () => db.exec('ANALYZE documents, chunks, term_stats, tenant_stats') }
+        : {}),
+      batchSize: 4,
+      concurrency: 4,
     });
     s3rver.on('event', (event: { Records: { s3: { object: { key: string } } }[] }) => {
       for (const r of event.Records) r.s3.object.key = encodeS3EventKey(r.s3.object.key);

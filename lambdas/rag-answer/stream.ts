@@ -127,9 +127,7 @@ const verifier = createJwtVerifier({
   issuer,
   audience: env.COGNITO_CLIENT_IDS,
   jwksUri: `${issuer}/.well-known/jwks.json`,
-  ...(env.COGNITO_JWKS
-    ? { jwks: env.COGNITO_JWKS as { keys: import('node:crypto').JsonWebKey[] } }
-    : {}),
+  ...(env.COGNITO_JWKS ? { jwks: env.COGNITO_JWKS } : {}),
 });
 
 let pool: Promise<Database> | undefined;

@@ -57,7 +57,7 @@ export function buildSearchSql(
   const ctes: string[] = [];
   if (useVector) {
     ctes.push(`vec AS MATERIALIZED (
-      SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+      SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos FROM chunks c JOIN documents d ON d.id = c.document_id
       WHERE ${where}
       ORDER BY c.embedding <=> ${emb}
       LIMIT ${candidates})`);
@@ -83,7 +83,7 @@ export function buildSearchSql(
       SELECT t.lexeme AS term, ln(1 + (s.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
       FROM terms t CROSS JOIN stats s
       LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY(${tenants}) AND term IN (SELECT lexeme FROM terms) GROUP BY term) df
+                 WHERE tenant_id = ANY(${tenants}) AND term = ANY((SELECT terms FROM term_list)::text[]) GROUP BY term) df
         ON df.term = t.lexeme)`);
   if (useKeyword) {
     ctes.push(`tsq AS MATERIALIZED (
@@ -103,22 +103,23 @@ export function buildSearchSql(
       ORDER BY bm25 DESC
       LIMIT ${candidates})`);
   }
-  const candidateUnion = [
-    useVector ? 'SELECT id FROM vec' : null,
-    useKeyword ? 'SELECT id FROM kw' : null,
-  ]
-    .filter(Boolean)
-    .join(' UNION ');
+  // Both arms' candidates in one row each (a hash join, not a scan per row); the cosine of a
+  // keyword-only candidate is computed here so that every hit reports it.
+  const candidates_ =
+    useVector && useKeyword
+      ? 'SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id'
+      : useVector
+        ? 'SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec'
+        : 'SELECT id, NULL::float8 AS vcos, bm25 FROM kw';
   ctes.push(`scored AS (
-      SELECT c.id, greatest(0, least(1, 1 - (c.embedding <=> ${emb})))::float8 AS cos,
-             ${useKeyword ? 'coalesce(kw.bm25, 0)' : '0'}::float8 AS bm25,
-             ${useVector ? '(c.id IN (SELECT id FROM vec))' : 'false'} AS in_vec,
-             ${useKeyword ? '(kw.id IS NOT NULL)' : 'false'} AS in_kw,
-             coalesce((SELECT sum(i.idf) FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}')) u JOIN idf i ON i.term = u.lexeme)
-                      / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage
-      FROM (${candidateUnion}) cand
-      JOIN chunks c ON c.id = cand.id
-      ${useKeyword ? 'LEFT JOIN kw ON kw.id = c.id' : ''})`);
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> ${emb}))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (${candidates_}) cand
+      JOIN chunks c ON c.id = cand.id)`);
   ctes.push(`norm AS (
       SELECT s.*,
         CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
@@ -134,18 +135,21 @@ export function buildSearchSql(
         ? 'n.bm25'
         : `${dense} * coalesce(n.ncos, 0) + (1 - ${dense}) * n.nbm`;
   ctes.push(`ranked AS (
-      SELECT n.id, n.cos, n.bm25, n.coverage, ${fusedExpr} AS fused,
-             row_number() OVER (PARTITION BY c.document_id ORDER BY ${fusedExpr} DESC, n.id) AS per_source
-      FROM norm n JOIN chunks c ON c.id = n.id
+      SELECT n.id, n.cos, n.bm25, ${fusedExpr} AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY ${fusedExpr} DESC, n.id) AS per_source
+      FROM norm n
       WHERE n.cos >= ${p.add(query.minScore, 'float8')})`);
+  // Keyword coverage (for the confidence gate) only for the rows returned.
   const text = `WITH ${ctes.join(',\n')}
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.coverage, r.fused,
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}')) u
+                     JOIN idf i ON i.term = u.lexeme) / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
            d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
            c.start_offset, c.end_offset
-    FROM ranked r JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
-    WHERE r.per_source <= ${p.add(query.maxChunksPerSource, 'int')}
-    ORDER BY r.fused DESC, r.cos DESC, c.id
-    LIMIT ${p.add(query.topK, 'int')}`;
+    FROM (SELECT * FROM ranked WHERE per_source <= ${p.add(query.maxChunksPerSource, 'int')}
+          ORDER BY fused DESC, cos DESC, id LIMIT ${p.add(query.topK, 'int')}) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id`;
   return { text, values: p.values };
 }
 
