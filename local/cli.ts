@@ -8,6 +8,7 @@ import { askCommand } from './commands/ask';
 import { calibrateCommand, evalAnswersCommand } from './commands/answer-eval';
 import { evalCommand } from './commands/eval';
 import { formatReport, ingestFolder } from './commands/ingest';
+import { reembedCommand } from './commands/reembed';
 import { searchCommand } from './commands/search';
 import { startCommand } from './commands/start';
 import { tokenCommand } from './commands/token';
@@ -27,6 +28,7 @@ Commands:
                                                   retrieval quality on a BEIR dataset
   calibrate <squad-dir> [--sample N]              fit the confidence gate for the embedding model
   eval-answers <squad-dir> [--sample N]           extractive gold-span rate and /answer latency
+  reembed                                         re-embed every document with the configured model
   training consent --tenant <id> [--user <id>] on|off
   training export [--tenant <id>] [--out f.jsonl]  opted-in answers with feedback, as JSONL
   help                                            this text
@@ -75,6 +77,8 @@ export async function main(argv: string[]): Promise<number> {
       return tokenCommand(rest, { dataDir: loadLocalEnv().dataDir });
     case 'ask':
       return askCommand(rest, loadLocalEnv());
+    case 'reembed':
+      return reembedCommand(loadLocalEnv());
     case 'training':
       return trainingCommand(rest, loadLocalEnv());
     case 'calibrate':

@@ -22,6 +22,8 @@ export const localEnvSchema = z.object({
    * server such as Ollama, vLLM or llama.cpp) or `bedrock` (Amazon Bedrock, AWS credentials).
    */
   GROUNDWORK_LLM: z.enum(['extractive', 'openai', 'bedrock']).default('extractive'),
+  /** `local` (the model shipped in npm) or `bedrock` (Titan Text Embeddings v2, 512 dimensions). */
+  GROUNDWORK_EMBEDDER: z.enum(['local', 'bedrock']).default('local'),
   /** e.g. http://127.0.0.1:11434/v1 for Ollama. */
   GROUNDWORK_OPENAI_BASE_URL: z.url().optional(),
   GROUNDWORK_OPENAI_MODEL: z.string().min(1).optional(),
@@ -58,6 +60,16 @@ export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
   return null;
 }
 
+async function bedrockEmbedderFromEnv(env: LocalEnv) {
+  const { createBedrockRuntimeClient } =
+    await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
+  const { createBedrockEmbedder } = await import('../lambdas/adapters/embeddings/bedrock-embedder');
+  return createBedrockEmbedder({
+    client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
+    dimension: 512,
+  });
+}
+
 /** The local stack's options from the environment. */
 export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
   return {
@@ -65,6 +77,9 @@ export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
     bucket: env.GROUNDWORK_BUCKET,
     logLevel: env.GROUNDWORK_LOG_LEVEL,
     llm: await llmFromEnv(env),
+    ...(env.GROUNDWORK_EMBEDDER === 'bedrock'
+      ? { embedder: await bedrockEmbedderFromEnv(env) }
+      : {}),
     ...(env.GROUNDWORK_EMBED_THREADS === undefined
       ? {}
       : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),

@@ -72,6 +72,8 @@ export interface LocalStackOptions {
   readonly llm?: LlmProvider | null;
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   readonly embedThreads?: number;
+  /** Skip the check that the index was built with this embedder (only `groundwork reembed` does). */
+  readonly skipEmbeddingGuard?: boolean;
 }
 
 export interface LocalStack {
@@ -128,7 +130,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   );
   try {
     await migrate(db);
-    await ensureEmbeddingModel(db, embedder);
+    if (!options.skipEmbeddingGuard) await ensureEmbeddingModel(db, embedder);
 
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();
     s3rver = new S3rver({
