@@ -33,6 +33,14 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
+    {
+      ...common,
+      // CDK synth with the real bundling (local esbuild), Template assertions, cdk-nag, and the
+      // check that every dashboard metric is emitted by a handler.
+      displayName: 'infra',
+      testMatch: ['<rootDir>/test/infra/**/*.test.ts'],
+    },
   ],
-  testTimeout: 60000,
+  // A synth bundles seven functions with esbuild.
+  testTimeout: 180000,
 };

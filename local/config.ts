@@ -2,7 +2,7 @@
  * Settings of the embedded default, from the environment (validated once, at start).
  */
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseEnv } from '../lambdas/adapters/aws/lambda-env';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import { ConfigError } from '../lambdas/core/errors';

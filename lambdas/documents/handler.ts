@@ -1,5 +1,5 @@
 /** GET /documents: what is indexed for the caller, with status and failure reasons, paged. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Database } from '../adapters/postgres/database';
 import { listDocuments } from '../adapters/postgres/document-queries';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';

@@ -3,7 +3,7 @@
  * default, the claims the local server verified against its own issuer). The tenant always comes
  * from the token, never from the request body.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AuthenticationError, ForbiddenError } from '../core/errors';
 import { TENANT_ID_PATTERN } from '../core/ingestion/object-attributes';
 

@@ -2,7 +2,7 @@
  * The shape of an SQS message body carrying an S3 event notification (or S3's test event,
  * sent once when a notification is configured, which we ignore).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const s3EventRecordSchema = z.object({
   eventName: z.string(),

@@ -14,7 +14,7 @@ import {
   type AnswerRequestBody,
   type AnswerResponseBody,
 } from './schema';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The API's JSON shape of an answer. */
 export function toResponseBody(r: AnswerResult): AnswerResponseBody {

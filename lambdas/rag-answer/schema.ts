@@ -1,5 +1,5 @@
 /** POST /answer and the thread and feedback routes: request and response contracts. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { filterDepth, searchFiltersSchema } from '../core/retrieval/filters';
 
 export const answerRequestSchema = z

@@ -1,5 +1,5 @@
 /** POST /search: the request and response contract (also the source of the OpenAPI document). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { searchFiltersSchema, filterDepth } from '../core/retrieval/filters';
 
 export const searchRequestSchema = z

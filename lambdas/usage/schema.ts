@@ -1,5 +1,5 @@
 /** GET /usage: the response contract (also the source of the OpenAPI document). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const usageRequestSchema = z.object({}).strict();
 

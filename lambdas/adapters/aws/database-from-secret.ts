@@ -1,6 +1,6 @@
 /** Opens the PostgreSQL pool in AWS with credentials read once from Secrets Manager. */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Database } from '../postgres/database';
 import { createPgDatabase } from '../postgres/pg-database';
 

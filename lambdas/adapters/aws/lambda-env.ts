@@ -2,7 +2,7 @@
  * Environment of the Lambdas in AWS, parsed once at cold start. A missing or malformed variable
  * fails fast with a message naming it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../../core/errors';
 
 export const lambdaEnvSchema = z.object({

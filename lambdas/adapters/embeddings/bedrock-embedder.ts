@@ -5,7 +5,7 @@
  * here as a retryable UnavailableError.
  */
 import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AppError, ConfigError, UnavailableError, ValidationError } from '../../core/errors';
 import type { Embedder } from '../../core/ports';
 

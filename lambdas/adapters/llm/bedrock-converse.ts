@@ -11,7 +11,7 @@ import {
   type ConverseStreamCommandInput,
   type ConverseStreamOutput,
 } from '@aws-sdk/client-bedrock-runtime';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   LlmUnavailableError,
   type Generation,

@@ -5,7 +5,7 @@
  * all under one deadline per call; whatever still fails surfaces as an LlmUnavailableError.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   LlmUnavailableError,
   type GenerationEvent,

@@ -7,7 +7,7 @@
  * The tenant always comes from the key, never from the sidecar, so an uploader cannot place a
  * document in another tenant's scope.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DocumentAttributes, Visibility } from './document-store';
 import { DocumentRejectedError } from './types';
 

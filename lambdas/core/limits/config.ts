@@ -15,7 +15,7 @@
  * Searches are counted apart from answers, at ten times the answer allowance. Daily cost caps:
  * USD 100 for the whole deployment and USD 20 per tenant (UTC days), overridable per tenant.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors';
 
 /** The monthly quotas a route can draw on. */

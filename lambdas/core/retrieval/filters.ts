@@ -4,7 +4,7 @@
  * it rejects (an unknown operator, a malformed value) is a 422, and anything it accepts compiles
  * to parameterised SQL in the search adapter.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const key = z
   .string()

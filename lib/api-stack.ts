@@ -1,0 +1,225 @@
+/**
+ * ApiStack: everything stateless, redeployed with each code change: the functions, the schema
+ * migration, the HTTP API, the streaming function URL, the dashboard and the alarms. It uses the
+ * resources of DataStack through the grant helpers in lib/grants.ts.
+ */
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { LAMBDA_ENTRIES, SIDE_LOADED_BY } from './bundling';
+import type { GroundworkConfig } from './config';
+import { CognitoJwks } from './constructs/cognito-jwks';
+import { DatabaseMigration } from './constructs/database-migration';
+import { documentsBucketName } from './constructs/document-source';
+import {
+  GroundworkFunction,
+  type FunctionNetwork,
+  type GroundworkFunctionProps,
+} from './constructs/groundwork-function';
+import { GroundworkHttpApi } from './constructs/groundwork-http-api';
+import { GroundworkMonitoring } from './constructs/groundwork-monitoring';
+import type { DataStack } from './data-stack';
+import { grantBedrock, grantDatabase, grantDocumentsRead, grantLimitsTable } from './grants';
+import { SERVICES } from './metrics';
+
+export interface ApiStackProps extends StackProps {
+  readonly config: GroundworkConfig;
+  /** The stateful resources. */
+  readonly data: DataStack;
+}
+
+/** Headers browser code may read from a streamed answer (the rate-limit headers). */
+const EXPOSED_HEADERS = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'retry-after',
+];
+
+export class ApiStack extends Stack {
+  readonly functions: Readonly<
+    Record<
+      'ingest' | 'search' | 'answer' | 'answerStream' | 'usage' | 'documents',
+      GroundworkFunction
+    >
+  >;
+  readonly api: GroundworkHttpApi;
+  readonly streamUrl: lambda.FunctionUrl;
+  readonly migration: DatabaseMigration;
+  readonly monitoring: GroundworkMonitoring;
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    const { config, data } = props;
+    const logRetention = config.logRetentionDays as logs.RetentionDays;
+    const network: FunctionNetwork = {
+      vpc: data.network.vpc,
+      securityGroups: [data.network.functionSecurityGroup],
+    };
+    const embedding = { modelId: config.embeddingModelId, dimension: config.embeddingDimension };
+    const confidence = {
+      CONFIDENCE_HIGH: String(config.confidenceHigh),
+      CONFIDENCE_MEDIUM: String(config.confidenceMedium),
+    };
+    const fn = (fnId: string, fnProps: Omit<GroundworkFunctionProps, 'network' | 'logRetention'>) =>
+      new GroundworkFunction(this, fnId, { network, logRetention, ...fnProps });
+
+    this.migration = new DatabaseMigration(this, 'Migration', {
+      network,
+      database: data.database,
+      embedding,
+      logRetention,
+    });
+
+    const ingest = fn('Ingest', {
+      entry: LAMBDA_ENTRIES.ingest,
+      serviceName: SERVICES.ingest,
+      // Reserved concurrency caps the database connections ingestion can hold (2 per instance).
+      sizing: {
+        memorySize: 1024,
+        timeout: Duration.minutes(5),
+        reservedConcurrency: config.ingestConcurrency,
+      },
+      assets: { sideLoadedModules: SIDE_LOADED_BY.ingest ?? [] },
+    });
+    grantDatabase(ingest, data.database);
+    grantBedrock(ingest, { embedding });
+    // By name, not by reference: the grant stays within this stack (see documentsBucketName).
+    grantDocumentsRead(
+      ingest,
+      s3.Bucket.fromBucketName(this, 'DocumentsByName', documentsBucketName(this, config.stage)),
+    );
+    ingest.function.addEventSource(
+      new SqsEventSource(data.documents.queue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(5),
+        reportBatchItemFailures: true,
+        // No more pollers than reserved instances: a throttled batch would count as a receive
+        // and push healthy messages toward the dead-letter queue.
+        maxConcurrency: config.ingestConcurrency,
+      }),
+    );
+
+    const search = fn('Search', {
+      entry: LAMBDA_ENTRIES.search,
+      serviceName: SERVICES.search,
+      sizing: { memorySize: 1024 },
+    });
+    grantDatabase(search, data.database);
+    grantBedrock(search, { embedding });
+    grantLimitsTable(search, data.limitsTable);
+    search.addEnvironment('LIMITS_CONFIG', config.limitsJson);
+
+    const answer = fn('Answer', {
+      entry: LAMBDA_ENTRIES.answer,
+      serviceName: SERVICES.answer,
+      // API Gateway gives an integration 30 seconds; longer answers belong on the stream.
+      sizing: { memorySize: 1024, timeout: Duration.seconds(30) },
+      environment: confidence,
+      assets: { sideLoadedModules: SIDE_LOADED_BY.answer ?? [] },
+    });
+    grantDatabase(answer, data.database);
+    grantBedrock(answer, { embedding, generation: config.generationModelId });
+    grantLimitsTable(answer, data.limitsTable);
+    answer.addEnvironment('LIMITS_CONFIG', config.limitsJson);
+
+    const jwks = new CognitoJwks(this, 'Jwks', { issuer: data.users.issuer, logRetention });
+    const answerStream = fn('AnswerStream', {
+      entry: LAMBDA_ENTRIES.answerStream,
+      serviceName: SERVICES.answerStream,
+      sizing: { memorySize: 1024, timeout: Duration.minutes(2) },
+      environment: {
+        ...confidence,
+        COGNITO_USER_POOL_ID: data.users.userPool.userPoolId,
+        COGNITO_CLIENT_IDS: data.users.client.userPoolClientId,
+        COGNITO_JWKS: jwks.jwks,
+      },
+    });
+    grantDatabase(answerStream, data.database);
+    grantBedrock(answerStream, { embedding, generation: config.generationModelId });
+    grantLimitsTable(answerStream, data.limitsTable);
+    answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);
+    // Auth type NONE: the handler verifies the Cognito ID token itself (lambdas/rag-answer/stream.ts).
+    this.streamUrl = answerStream.function.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.NONE,
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+      ...(config.corsOrigins.length > 0
+        ? {
+            cors: {
+              allowedOrigins: config.corsOrigins,
+              allowedMethods: [lambda.HttpMethod.POST],
+              allowedHeaders: ['authorization', 'content-type'],
+              exposedHeaders: EXPOSED_HEADERS,
+              maxAge: Duration.hours(1),
+            },
+          }
+        : {}),
+    });
+
+    const usage = fn('Usage', {
+      entry: LAMBDA_ENTRIES.usage,
+      serviceName: SERVICES.usage,
+      sizing: { memorySize: 256 },
+    });
+    grantLimitsTable(usage, data.limitsTable);
+    usage.addEnvironment('LIMITS_CONFIG', config.limitsJson);
+
+    const documents = fn('Documents', {
+      entry: LAMBDA_ENTRIES.documents,
+      serviceName: SERVICES.documents,
+    });
+    grantDatabase(documents, data.database);
+    grantLimitsTable(documents, data.limitsTable);
+    documents.addEnvironment('LIMITS_CONFIG', config.limitsJson);
+
+    // New code reaches the database only after the schema it expects (migrations are forward-only).
+    for (const dependent of [ingest, search, answer, answerStream, documents])
+      dependent.node.addDependency(this.migration.resource);
+
+    this.api = new GroundworkHttpApi(this, 'Http', {
+      userPool: data.users.userPool,
+      client: data.users.client,
+      corsOrigins: config.corsOrigins,
+      throttle: { rateLimit: config.apiRateLimit, burstLimit: config.apiBurstLimit },
+      logRetention,
+    });
+    this.api.addRoute(HttpMethod.GET, '/health', usage, { public: true });
+    this.api.addRoute(HttpMethod.POST, '/search', search);
+    this.api.addRoute(HttpMethod.POST, '/answer', answer);
+    this.api.addRoute(HttpMethod.GET, '/threads', answer);
+    this.api.addRoute(HttpMethod.GET, '/threads/{id}', answer);
+    this.api.addRoute(HttpMethod.DELETE, '/threads/{id}', answer);
+    this.api.addRoute(HttpMethod.POST, '/messages/{id}/feedback', answer);
+    this.api.addRoute(HttpMethod.GET, '/usage', usage);
+    this.api.addRoute(HttpMethod.GET, '/documents', documents);
+
+    this.monitoring = new GroundworkMonitoring(this, 'Monitoring', {
+      dashboardName: `Groundwork-${config.stage}`,
+      api: this.api.api,
+      queues: { ingest: data.documents.queue, deadLetter: data.documents.deadLetterQueue },
+      database: {
+        clusterIdentifier: data.database.cluster.clusterIdentifier,
+        ...(data.database.proxy ? { proxyName: data.database.proxy.dbProxyName } : {}),
+      },
+      ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
+      dailyCostCapUsd: config.limitsConfig.costCaps.globalUsdPerDay,
+    });
+
+    this.functions = { ingest, search, answer, answerStream, usage, documents };
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'HTTP API base URL' });
+    new CfnOutput(this, 'StreamUrl', {
+      value: this.streamUrl.url,
+      description: 'Streaming POST /answer (Server-Sent Events)',
+    });
+    new CfnOutput(this, 'UserPoolId', { value: data.users.userPool.userPoolId });
+    new CfnOutput(this, 'UserPoolClientId', { value: data.users.client.userPoolClientId });
+    new CfnOutput(this, 'DocumentsBucket', { value: data.documents.bucket.bucketName });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: data.documents.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'Dashboard', { value: `Groundwork-${config.stage}` });
+  }
+}

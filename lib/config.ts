@@ -1,0 +1,259 @@
+/**
+ * The deployment's configuration: one zod schema, read from CDK context (cdk.json or
+ * `cdk synth -c key=value`) with environment variables `GROUNDWORK_<KEY>` taking precedence
+ * (e.g. `GROUNDWORK_ALARM_EMAIL`). Parsed once when the app starts; an invalid value stops the
+ * synth with a message naming the key and where it came from.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import * as z from 'zod';
+import { parseLimitsConfig, type LimitsConfig } from '../lambdas/core/limits/config';
+
+/** The repository root (the folder with package.json, lambdas/ and migrations/). */
+export const REPO_ROOT = path.resolve(__dirname, '..');
+/** Where the SQL migrations live; their hash and vector size are read at synth time. */
+export const MIGRATIONS_DIR = path.join(REPO_ROOT, 'migrations');
+
+/** Log retention periods CloudWatch Logs accepts, in days. */
+const RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288,
+  3653,
+] as const;
+
+/** Context values given with `-c` arrive as strings: accept both forms. */
+const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')]);
+const num = z.coerce.number();
+const modelId = z
+  .string()
+  .trim()
+  .regex(
+    /^(arn:[\w-]+:bedrock:[\w-]*:\d*:[\w/.:-]+|[a-z0-9][\w.:-]*)$/i,
+    'not a Bedrock model id, inference profile id or ARN',
+  );
+/** An object, or its JSON text (from `-c` or an environment variable). */
+const jsonOrObject = z
+  .unknown()
+  .transform((value, ctx): unknown => {
+    if (typeof value !== 'string') return value;
+    if (value.trim() === '') return {};
+    try {
+      return JSON.parse(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), z.unknown(), 'must be a JSON object'));
+const list = z.union([
+  z.array(z.string()),
+  z.string().transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ),
+]);
+
+export const groundworkConfigSchema = z
+  .object({
+    /** Names the stacks (`Groundwork-<stage>-Data`, `-Api`) and tags every resource. */
+    stage: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,15}$/, 'lower-case letters, digits and "-", at most 16')
+      .default('dev'),
+    /** Pins the stacks to an account and region; both unset: environment-agnostic (offline synth). */
+    account: z
+      .string()
+      .regex(/^\d{12}$/, 'a 12-digit AWS account id')
+      .optional(),
+    region: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1')
+      .optional(),
+    /** Bedrock embedding model (Titan Text Embeddings v2). */
+    embeddingModelId: modelId.default('amazon.titan-embed-text-v2:0'),
+    /** Vector size; must equal the `vector(N)` columns of migrations/. */
+    embeddingDimension: num
+      .pipe(z.union([z.literal(256), z.literal(512), z.literal(1024)]))
+      .default(512),
+    /** Bedrock model or inference profile for answers; "" or "extractive": no LLM (extractive answers). */
+    generationModelId: z
+      .union([modelId, z.literal(''), z.literal('extractive'), z.null()])
+      .transform((v) => (v === '' || v === 'extractive' ? null : v))
+      .default('amazon.nova-lite-v1:0'),
+    /** Confidence gate for the embedding model: mean relevance of the top 5 chunks. */
+    confidenceHigh: num.pipe(z.number().min(0).max(1)).default(0.75),
+    confidenceMedium: num.pipe(z.number().min(0).max(1)).default(0.6),
+    /** Plans, quotas, rate limits, cost caps and prices (see lambdas/core/limits/config.ts). */
+    limits: jsonOrObject.default({}),
+    /** Aurora Serverless v2 capacity in ACUs; a minimum of 0 pauses the database when idle. */
+    auroraMinCapacity: num.pipe(z.number().min(0).max(256).multipleOf(0.5)).default(0),
+    auroraMaxCapacity: num.pipe(z.number().min(1).max(256).multipleOf(0.5)).default(4),
+    /** Minutes without connections before a 0-ACU minimum pauses the database (5 to 1440). */
+    auroraAutoPauseMinutes: num.pipe(z.number().int().min(5).max(1440)).default(10),
+    /** Database deletion protection (turn off before `cdk destroy`). */
+    deletionProtection: bool.default(true),
+    /** RDS Proxy between the functions and Aurora (about USD 88 a month at its 8-ACU minimum). */
+    rdsProxy: bool.default(true),
+    /** Interface endpoints for SQS and CloudWatch Logs/monitoring, which the code does not call today (about USD 44 a month). */
+    optionalVpcEndpoints: bool.default(true),
+    /** Where alarms are e-mailed; unset: the SNS topic has no subscription. */
+    alarmEmail: z.email().optional(),
+    /** Origins allowed to call the API and the streaming URL from a browser; empty: no CORS. */
+    corsOrigins: list.pipe(z.array(z.url().or(z.literal('*')))).default([]),
+    /** An existing Cognito user pool (it must have the `custom:tenant_id` attribute); unset: create one. */
+    userPoolId: z
+      .string()
+      .regex(/^[\w-]+_[0-9a-zA-Z]+$/, 'not a Cognito user pool id')
+      .optional(),
+    /** Retention of every log group, in days. */
+    logRetentionDays: num
+      .pipe(z.number().int())
+      .refine(
+        (d) => (RETENTION_DAYS as readonly number[]).includes(d),
+        'not a CloudWatch Logs retention period',
+      )
+      .default(30),
+    /** Reserved concurrency of the ingest function: the most database connections ingestion takes. */
+    ingestConcurrency: num.pipe(z.number().int().min(2).max(100)).default(5),
+    /** API stage throttling: steady requests per second and burst. */
+    apiRateLimit: num.pipe(z.number().positive()).default(50),
+    apiBurstLimit: num.pipe(z.number().int().positive()).default(100),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.confidenceMedium > c.confidenceHigh) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['confidenceMedium'],
+        message: 'must not exceed confidenceHigh',
+      });
+    }
+    if (c.auroraMinCapacity > c.auroraMaxCapacity) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auroraMinCapacity'],
+        message: 'must not exceed auroraMaxCapacity',
+      });
+    }
+    if (c.apiBurstLimit < c.apiRateLimit) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apiBurstLimit'],
+        message: 'must be at least apiRateLimit',
+      });
+    }
+    if ((c.account === undefined) !== (c.region === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [c.account ? 'region' : 'account'],
+        message: 'set account and region together, or neither',
+      });
+    }
+  });
+
+/** The validated configuration, with the limits config parsed as the Lambdas will parse it. */
+export type GroundworkConfig = z.output<typeof groundworkConfigSchema> & {
+  /** `limits` as the Lambdas parse it (plans merged over the defaults). */
+  readonly limitsConfig: LimitsConfig;
+  /** `limits` as compact JSON, the `LIMITS_CONFIG` environment variable. */
+  readonly limitsJson: string;
+};
+export type GroundworkConfigInput = z.input<typeof groundworkConfigSchema>;
+
+/** The configuration keys, each also readable from `GROUNDWORK_<KEY IN CONSTANT CASE>`. */
+export const CONFIG_KEYS = Object.keys(
+  groundworkConfigSchema.shape,
+) as (keyof GroundworkConfigInput)[];
+
+/** `embeddingDimension` -> `GROUNDWORK_EMBEDDING_DIMENSION`. */
+export function envVarFor(key: string): string {
+  return `GROUNDWORK_${key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
+}
+
+/** Every `vector(N)` size declared in the migrations (the embedding columns). */
+export function migrationVectorDimensions(dir: string = MIGRATIONS_DIR): number[] {
+  const sizes = new Set<number>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
+    for (const m of readFileSync(path.join(dir, file), 'utf8').matchAll(/\bvector\((\d+)\)/g))
+      sizes.add(Number(m[1]));
+  }
+  return [...sizes].sort((a, b) => a - b);
+}
+
+/**
+ * Validates a configuration; throws an Error naming every bad key and its source.
+ * @param sources where each key was read from, for the message (`cdk.json/-c`, `GROUNDWORK_...`)
+ */
+export function parseConfig(
+  input: Record<string, unknown>,
+  sources: Record<string, string> = {},
+): GroundworkConfig {
+  const result = groundworkConfigSchema.safeParse(input);
+  const problems: string[] = [];
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const key = String(issue.path[0] ?? '(root)');
+      const where = sources[key] ? ` (from ${sources[key]})` : '';
+      problems.push(`${issue.path.join('.') || key}${where}: ${issue.message}`);
+    }
+    throw new Error(`Invalid Groundwork configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const config = result.data;
+  let limitsConfig: LimitsConfig;
+  try {
+    limitsConfig = parseLimitsConfig(
+      config.limits,
+      `limits${sources.limits ? ` (from ${sources.limits})` : ''}`,
+    );
+  } catch (err) {
+    throw new Error(
+      `Invalid Groundwork configuration:\n  ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  const dimensions = migrationVectorDimensions();
+  if (dimensions.length > 0 && dimensions.some((d) => d !== config.embeddingDimension)) {
+    throw new Error(
+      `Invalid Groundwork configuration:\n  embeddingDimension${sources.embeddingDimension ? ` (from ${sources.embeddingDimension})` : ''}: ` +
+        `${config.embeddingDimension} does not match the vector(${dimensions.join(', ')}) columns of migrations/; ` +
+        'add a migration that changes the embedding columns (and re-embed) before changing the dimension',
+    );
+  }
+  return { ...config, limitsConfig, limitsJson: JSON.stringify(config.limits) };
+}
+
+/**
+ * Reads every key from `GROUNDWORK_<KEY>` if set, else from CDK context, then validates.
+ * @param context reads a context key (e.g. `(k) => app.node.tryGetContext(k)`)
+ */
+export function loadConfig(
+  context: (key: string) => unknown,
+  env: Record<string, string | undefined> = process.env,
+): GroundworkConfig {
+  const input: Record<string, unknown> = {};
+  const sources: Record<string, string> = {};
+  for (const key of CONFIG_KEYS) {
+    const fromEnv = env[envVarFor(key)];
+    if (fromEnv !== undefined) {
+      input[key] = fromEnv;
+      sources[key] = envVarFor(key);
+      continue;
+    }
+    const fromContext = context(key);
+    if (fromContext !== undefined) {
+      input[key] = fromContext;
+      sources[key] = `context "${key}"`;
+    }
+  }
+  // The CLI's variables pin the environment when it knows the account (cdk deploy with credentials).
+  if (
+    input.account === undefined &&
+    input.region === undefined &&
+    env.CDK_DEFAULT_ACCOUNT &&
+    env.CDK_DEFAULT_REGION
+  ) {
+    input.account = env.CDK_DEFAULT_ACCOUNT;
+    input.region = env.CDK_DEFAULT_REGION;
+  }
+  return parseConfig(input, sources);
+}

@@ -1,0 +1,112 @@
+/**
+ * DatabaseMigration: a CloudFormation custom resource (CDK Provider framework) whose handler,
+ * lambdas/migrate/index.ts, applies migrations/ with the project's runner. Its properties carry
+ * a hash of the SQL files, the embedding model and the database endpoint, so a deploy that
+ * changes any of them runs it again (the runner skips what is applied; a changed applied file
+ * fails the deploy). The SQL files are copied into the function's bundle.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CustomResource, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
+import { LAMBDA_ENTRIES } from '../bundling';
+import { MIGRATIONS_DIR, REPO_ROOT } from '../config';
+import { grantDatabase } from '../grants';
+import { SERVICES } from '../metrics';
+import { acknowledge, acknowledgeWildcardResource, BASIC_EXECUTION_ROLE_FINDING } from '../nag';
+import { GroundworkFunction, type FunctionNetwork } from './groundwork-function';
+import type { ServerlessDatabase } from './serverless-database';
+
+/** SHA-256 over the names and contents of the `.sql` files, in order. */
+export function migrationsHash(dir: string = MIGRATIONS_DIR): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
+    hash
+      .update(file)
+      .update('\0')
+      .update(readFileSync(path.join(dir, file)))
+      .update('\0');
+  }
+  return hash.digest('hex');
+}
+
+export interface DatabaseMigrationProps {
+  readonly network: FunctionNetwork;
+  readonly database: ServerlessDatabase;
+  /** The configured embedding model, recorded on a new database and checked on an existing one. */
+  readonly embedding: { readonly modelId: string; readonly dimension: number };
+  /** @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+export class DatabaseMigration extends Construct {
+  readonly function: GroundworkFunction;
+  readonly resource: CustomResource;
+
+  constructor(scope: Construct, id: string, props: DatabaseMigrationProps) {
+    super(scope, id);
+    const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    this.function = new GroundworkFunction(this, 'Migrate', {
+      entry: LAMBDA_ENTRIES.migrate,
+      serviceName: SERVICES.migrate,
+      network: props.network,
+      // An Aurora instance resuming from 0 ACUs takes about 15 seconds before the first query.
+      sizing: { timeout: Duration.minutes(5), memorySize: 256 },
+      environment: {
+        EMBEDDING_MODEL_ID: props.embedding.modelId,
+        EMBEDDING_DIMENSION: String(props.embedding.dimension),
+      },
+      logRetention: retention,
+      assets: { directories: [path.relative(REPO_ROOT, MIGRATIONS_DIR)] },
+    });
+    grantDatabase(this.function, props.database);
+
+    const provider = new cr.Provider(this, 'Provider', {
+      onEventHandler: this.function.function,
+      logGroup: new logs.LogGroup(this, 'ProviderLogs', {
+        retention,
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
+    });
+    acknowledgeProviderFramework(provider, this.function.function);
+
+    this.resource = new CustomResource(this, 'Schema', {
+      serviceToken: provider.serviceToken,
+      resourceType: 'Custom::GroundworkSchema',
+      properties: {
+        MigrationsHash: migrationsHash(),
+        // A replaced database (new endpoint) is migrated too.
+        Database: props.database.endpoint,
+        EmbeddingModel: `${props.embedding.modelId}/${props.embedding.dimension}`,
+      },
+    });
+  }
+}
+
+/** The findings of the CDK Provider framework's own function, which this project does not write. */
+export function acknowledgeProviderFramework(
+  provider: cr.Provider,
+  onEvent: lambda.IFunction,
+): void {
+  acknowledge(
+    provider,
+    BASIC_EXECUTION_ROLE_FINDING,
+    'The CDK Provider framework function uses the basic execution managed policy; it only writes its own logs.',
+  );
+  acknowledge(
+    provider,
+    'AwsSolutions-L1',
+    'The CDK Provider framework function runtime is chosen by aws-cdk-lib and moves with it.',
+  );
+  acknowledgeWildcardResource(
+    provider,
+    `${onEvent.functionArn}:*`,
+    'The CDK Provider framework invokes its onEvent function, any version of it; the function itself is fixed.',
+  );
+}

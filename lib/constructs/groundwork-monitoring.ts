@@ -1,0 +1,417 @@
+/**
+ * GroundworkMonitoring: the operations dashboard and the alarms, which notify an SNS topic
+ * (KMS-encrypted, e-mail subscription from configuration).
+ *
+ * Custom metrics come from lib/metrics.ts, whose names are checked against what the handlers
+ * emit. Cost: the limiter emits `AnswerCostMicroUsd` (the estimated cost of each answer's LLM
+ * call) and `CostCapReached` (a daily cap crossed); the spend alarm sums the first over a rolling
+ * 24 hours, which approximates the limiter's UTC day, and warns before the global cap.
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import {
+  ANSWER_ROUTES,
+  API_ROUTES,
+  ingestMetric,
+  routeMetric,
+  sumOverRoutes,
+  type DashboardMetricName,
+  type RouteMetrics,
+} from '../metrics';
+
+/** When the alarms fire. */
+export interface AlarmThresholds {
+  /** API Gateway 5xx responses as a share of requests, percent (5-minute windows, 10+ requests). @default 5 */
+  readonly serverErrorRatePercent: number;
+  /** p95 of POST /search, milliseconds. @default 3000 */
+  readonly searchP95Ms: number;
+  /** p95 of the buffered POST /answer, milliseconds. @default 20000 */
+  readonly answerP95Ms: number;
+  /** Failed or errored documents as a share of documents processed, percent (15 minutes, 5+ documents). @default 20 */
+  readonly ingestionFailureRatePercent: number;
+  /** Share of the global daily cost cap at which the spend alarm fires, percent. @default 80 */
+  readonly costCapWarningPercent: number;
+}
+
+export const DEFAULT_THRESHOLDS: AlarmThresholds = {
+  serverErrorRatePercent: 5,
+  searchP95Ms: 3000,
+  answerP95Ms: 20000,
+  ingestionFailureRatePercent: 20,
+  costCapWarningPercent: 80,
+};
+
+export interface GroundworkMonitoringProps {
+  /** The dashboard's name (unique per account and region). */
+  readonly dashboardName: string;
+  readonly api: apigwv2.IHttpApi;
+  readonly queues: { readonly ingest: sqs.IQueue; readonly deadLetter: sqs.IQueue };
+  readonly database: { readonly clusterIdentifier: string; readonly proxyName?: string };
+  /** Subscribed to the alarm topic. @default - no subscription */
+  readonly alarmEmail?: string;
+  /** The deployment's daily cost cap in USD (limits `costCaps.globalUsdPerDay`). @default - no spend alarm */
+  readonly dailyCostCapUsd?: number | null;
+  /** @default DEFAULT_THRESHOLDS */
+  readonly thresholds?: Partial<AlarmThresholds>;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
+const WIDTH = 8;
+
+export class GroundworkMonitoring extends Construct {
+  readonly dashboard: cloudwatch.Dashboard;
+  readonly topic: sns.Topic;
+  readonly alarms: cloudwatch.Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: GroundworkMonitoringProps) {
+    super(scope, id);
+    const t: AlarmThresholds = { ...DEFAULT_THRESHOLDS, ...props.thresholds };
+
+    // CloudWatch must be allowed to use the key to publish alarms to an encrypted topic.
+    const key = new kms.Key(this, 'TopicKey', {
+      enableKeyRotation: true,
+      description: 'Groundwork alarm topic',
+    });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
+    this.topic = new sns.Topic(this, 'Alarms', {
+      masterKey: key,
+      enforceSSL: true,
+      displayName: 'Groundwork alarms',
+    });
+    if (props.alarmEmail)
+      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+
+    const byRoute = (
+      name: DashboardMetricName,
+      statistic = 'Sum',
+      routes: readonly RouteMetrics[] = API_ROUTES,
+    ) => routes.map((r) => routeMetric(name, r, { statistic }));
+    const answers = (name: DashboardMetricName, label: string = name) =>
+      sumOverRoutes(name, ANSWER_ROUTES, { label });
+    const graph = (
+      title: string,
+      left: cloudwatch.IMetric[],
+      extra: Partial<cloudwatch.GraphWidgetProps> = {},
+    ) => new cloudwatch.GraphWidget({ title, left, width: WIDTH, height: 6, ...extra });
+
+    const documentsProcessed = [
+      'DocumentsIndexed',
+      'DocumentsUnchanged',
+      'DocumentsFailed',
+      'IngestionErrors',
+    ] as const;
+    const ingestionFailureRate = new cloudwatch.MathExpression({
+      expression: 'IF(processed >= 5, 100 * (FILL(failed, 0) + FILL(errors, 0)) / processed, 0)',
+      usingMetrics: {
+        processed: new cloudwatch.MathExpression({
+          expression: documentsProcessed.map((_, i) => `FILL(d${i}, 0)`).join(' + '),
+          usingMetrics: Object.fromEntries(
+            documentsProcessed.map((n, i) => [
+              `d${i}`,
+              ingestMetric(n, { period: Duration.minutes(15) }),
+            ]),
+          ),
+          period: Duration.minutes(15),
+        }),
+        failed: ingestMetric('DocumentsFailed', { period: Duration.minutes(15) }),
+        errors: ingestMetric('IngestionErrors', { period: Duration.minutes(15) }),
+      },
+      period: Duration.minutes(15),
+      label: 'Failed documents (%)',
+    });
+    const apiServerErrorRate = new cloudwatch.MathExpression({
+      expression: 'IF(requests >= 10, 100 * errors / requests, 0)',
+      usingMetrics: {
+        requests: props.api.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        errors: props.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      },
+      period: FIVE_MINUTES,
+      label: 'API 5xx (%)',
+    });
+    const stream = ANSWER_ROUTES.find((r) => r.route === 'answer-stream') as RouteMetrics;
+    const streamServerErrorRate = new cloudwatch.MathExpression({
+      expression: 'IF(FILL(requests, 0) >= 10, 100 * FILL(errors, 0) / requests, 0)',
+      usingMetrics: {
+        requests: routeMetric('Requests', stream),
+        errors: routeMetric('Errors5xx', stream),
+      },
+      period: FIVE_MINUTES,
+      label: 'Streaming 5xx (%)',
+    });
+    const dailySpend = sumOverRoutes('AnswerCostMicroUsd', ANSWER_ROUTES, {
+      period: Duration.days(1),
+      label: 'Answer cost, rolling 24 h (micro-USD)',
+      idPrefix: 'daily',
+    });
+    const rds = (metricName: string, statistic: string, dimensionsMap: Record<string, string>) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/RDS',
+        metricName,
+        dimensionsMap,
+        statistic,
+        period: FIVE_MINUTES,
+        label: metricName,
+      });
+    const cluster = { DBClusterIdentifier: props.database.clusterIdentifier };
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: props.dashboardName,
+      defaultInterval: Duration.hours(24),
+      widgets: [
+        [
+          graph('Requests per route', byRoute('Requests')),
+          graph('4xx per route', byRoute('Errors4xx')),
+          graph('5xx per route', byRoute('Errors5xx')),
+        ],
+        [
+          graph('Latency p50 per route (ms)', byRoute('Latency', 'p50')),
+          graph('Latency p95 per route (ms)', byRoute('Latency', 'p95')),
+          graph('Latency p99 per route (ms)', byRoute('Latency', 'p99')),
+        ],
+        [
+          graph(
+            'Answer confidence',
+            [
+              answers('Confidence_high', 'high'),
+              answers('Confidence_medium', 'medium'),
+              answers('Confidence_low', 'low'),
+            ],
+            {
+              stacked: true,
+            },
+          ),
+          graph('Insufficient context and fallbacks (% of answers)', [
+            new cloudwatch.MathExpression({
+              expression: 'IF(total > 0, 100 * insufficient / total, 0)',
+              usingMetrics: {
+                total: answers('Answers'),
+                insufficient: answers('InsufficientContext'),
+              },
+              label: 'insufficient context',
+              period: FIVE_MINUTES,
+            }),
+            new cloudwatch.MathExpression({
+              expression: 'IF(total > 0, 100 * fallback / total, 0)',
+              usingMetrics: { total: answers('Answers'), fallback: answers('FallbackAnswers') },
+              label: 'LLM down, sources returned',
+              period: FIVE_MINUTES,
+            }),
+          ]),
+          graph(
+            'Answers, LLM failures, retrieval latency',
+            [answers('Answers'), answers('LlmFailures')],
+            {
+              right: byRoute(
+                'RetrievalLatency',
+                'p95',
+                API_ROUTES.filter(
+                  (r) =>
+                    r.route === 'search' || r.route === 'answer' || r.route === 'answer-stream',
+                ),
+              ),
+              rightYAxis: { label: 'retrieval p95 (ms)', showUnits: false },
+            },
+          ),
+        ],
+        [
+          graph('LLM tokens', [
+            answers('InputTokens', 'input tokens'),
+            answers('OutputTokens', 'output tokens'),
+          ]),
+          graph('Estimated LLM cost (USD)', [
+            new cloudwatch.MathExpression({
+              expression: 'cost / 1000000',
+              usingMetrics: { cost: answers('AnswerCostMicroUsd') },
+              label: 'per 5 minutes',
+              period: FIVE_MINUTES,
+            }),
+            new cloudwatch.MathExpression({
+              expression: 'spend / 1000000',
+              usingMetrics: { spend: dailySpend },
+              label: 'rolling 24 h',
+              period: Duration.days(1),
+            }),
+          ]),
+          graph('Limits', [
+            sumOverRoutes('RateLimited', API_ROUTES, { label: 'rate limited' }),
+            sumOverRoutes('QuotaExceeded', API_ROUTES, { label: 'quota exceeded' }),
+            answers('CostCapRejected', 'cost cap rejected'),
+            sumOverRoutes('LimiterStoreErrors', API_ROUTES, { label: 'limits store errors' }),
+          ]),
+        ],
+        [
+          graph(
+            'Ingestion: documents',
+            documentsProcessed.map((n) => ingestMetric(n)).concat(ingestMetric('DocumentsDeleted')),
+            {
+              right: [ingestMetric('ChunksIndexed')],
+              rightYAxis: { label: 'chunks', showUnits: false },
+            },
+          ),
+          graph('Ingestion: failure rate (%)', [ingestionFailureRate]),
+          graph(
+            'Ingest queue and dead letters',
+            [
+              props.queues.deadLetter.metricApproximateNumberOfMessagesVisible({
+                statistic: 'Maximum',
+                period: FIVE_MINUTES,
+                label: 'dead letters',
+              }),
+              props.queues.ingest.metricApproximateNumberOfMessagesVisible({
+                statistic: 'Maximum',
+                period: FIVE_MINUTES,
+                label: 'queued',
+              }),
+            ],
+            {
+              right: [
+                props.queues.ingest.metricApproximateAgeOfOldestMessage({
+                  statistic: 'Maximum',
+                  period: FIVE_MINUTES,
+                  label: 'oldest (s)',
+                }),
+              ],
+            },
+          ),
+        ],
+        [
+          graph(
+            'Aurora capacity (ACU)',
+            [
+              rds('ServerlessDatabaseCapacity', 'Average', cluster),
+              rds('ServerlessDatabaseCapacity', 'Maximum', cluster),
+            ],
+            {
+              right: [rds('ACUUtilization', 'Maximum', cluster)],
+              rightYAxis: { label: 'ACU utilisation (%)', showUnits: false },
+            },
+          ),
+          graph(
+            'Database connections',
+            [rds('DatabaseConnections', 'Maximum', cluster)].concat(
+              props.database.proxyName
+                ? [
+                    rds('ClientConnections', 'Maximum', { ProxyName: props.database.proxyName }),
+                    rds('DatabaseConnections', 'Maximum', { ProxyName: props.database.proxyName }),
+                  ]
+                : [],
+            ),
+          ),
+          graph(
+            'API Gateway',
+            [props.api.metricCount({ period: FIVE_MINUTES, label: 'requests' })],
+            {
+              right: [apiServerErrorRate],
+              rightYAxis: { label: '5xx (%)', showUnits: false },
+            },
+          ),
+        ],
+      ],
+    });
+
+    const action = new actions.SnsAction(this.topic);
+    const alarm = (id: string, options: cloudwatch.AlarmProps) => {
+      const created = new cloudwatch.Alarm(this, id, {
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        ...options,
+      });
+      created.addAlarmAction(action);
+      created.addOkAction(action);
+      this.alarms.push(created);
+      return created;
+    };
+
+    alarm('ApiServerErrors', {
+      metric: apiServerErrorRate,
+      alarmDescription: `More than ${t.serverErrorRatePercent}% of API requests failed with a 5xx in 5 minutes.`,
+      threshold: t.serverErrorRatePercent,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    alarm('StreamServerErrors', {
+      metric: streamServerErrorRate,
+      alarmDescription: `More than ${t.serverErrorRatePercent}% of streamed answers failed with a 5xx in 5 minutes.`,
+      threshold: t.serverErrorRatePercent,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    const search = API_ROUTES.find((r) => r.route === 'search') as RouteMetrics;
+    const answer = API_ROUTES.find((r) => r.route === 'answer') as RouteMetrics;
+    alarm('SearchLatencyP95', {
+      metric: routeMetric('Latency', search, { statistic: 'p95' }),
+      alarmDescription: `POST /search p95 above ${t.searchP95Ms} ms for 15 minutes.`,
+      threshold: t.searchP95Ms,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    alarm('AnswerLatencyP95', {
+      metric: routeMetric('Latency', answer, { statistic: 'p95' }),
+      alarmDescription: `POST /answer p95 above ${t.answerP95Ms} ms for 15 minutes.`,
+      threshold: t.answerP95Ms,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    alarm('DeadLetters', {
+      metric: props.queues.deadLetter.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: FIVE_MINUTES,
+      }),
+      alarmDescription:
+        'Ingest messages failed every retry and wait in the dead-letter queue (inspect, fix, redrive).',
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    alarm('IngestionFailureRate', {
+      metric: ingestionFailureRate,
+      alarmDescription: `More than ${t.ingestionFailureRatePercent}% of documents failed or errored in 15 minutes (see GET /documents?status=failed).`,
+      threshold: t.ingestionFailureRatePercent,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    alarm('CostCapReached', {
+      metric: sumOverRoutes('CostCapReached', ANSWER_ROUTES),
+      alarmDescription:
+        "A daily cost cap (global or a tenant's) was reached: answers are refused with 503 until 00:00 UTC.",
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    alarm('LimiterStoreErrors', {
+      metric: sumOverRoutes(
+        'LimiterStoreErrors',
+        API_ROUTES.filter((r) => r.route !== 'health'),
+      ),
+      alarmDescription:
+        'The limits table could not be reached: limits are not enforced (or requests refused) meanwhile.',
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    if (props.dailyCostCapUsd) {
+      const warnAt = (t.costCapWarningPercent / 100) * props.dailyCostCapUsd;
+      alarm('DailySpendNearCap', {
+        metric: dailySpend,
+        alarmDescription: `Estimated LLM spend over 24 hours passed ${t.costCapWarningPercent}% of the USD ${props.dailyCostCapUsd} daily cap.`,
+        threshold: Math.round(warnAt * 1_000_000),
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+  }
+}

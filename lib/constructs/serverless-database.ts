@@ -1,0 +1,166 @@
+/**
+ * ServerlessDatabase: Aurora PostgreSQL Serverless v2 with pgvector 0.8 (PostgreSQL 17),
+ * encrypted storage, credentials in Secrets Manager rotated every 30 days by a rotation
+ * function in the VPC, and (by default) RDS Proxy in front of it so that Lambda concurrency
+ * does not become database connections. A minimum capacity of 0 ACUs lets the instance pause
+ * when nothing is connected.
+ *
+ * Clients join `clientSecurityGroup`, the only group the proxy (or cluster) accepts on 5432;
+ * `grantDatabase` in lib/grants.ts adds it to a function with the secret and the endpoint.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { acknowledge } from '../nag';
+
+/** Aurora PostgreSQL 17 ships pgvector 0.8 (HNSW, iterative index scans) and 0-ACU auto-pause. */
+export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_5;
+/** The database the migrations and the functions use. */
+export const DATABASE_NAME = 'groundwork';
+/** PostgreSQL's port, on the proxy and the cluster. */
+const PORT = 5432;
+
+/** Aurora Serverless v2 capacity. */
+export interface DatabaseCapacity {
+  /** ACUs; 0 pauses the instance after `autoPause` without connections. @default 0 */
+  readonly min?: number;
+  /** @default 4 */
+  readonly max?: number;
+  /** Idle time before a 0-ACU instance pauses (5 minutes to 1 day). @default Duration.minutes(10) */
+  readonly autoPause?: Duration;
+}
+
+export interface ServerlessDatabaseProps {
+  readonly vpc: ec2.IVpc;
+  /** The VPC's CIDR as a literal (security-group rules stay checkable at synth time). */
+  readonly vpcCidr: string;
+  /** @default { min: 0, max: 4, autoPause: 10 minutes } */
+  readonly capacity?: DatabaseCapacity;
+  /** Refuse to delete the cluster (turn off before `cdk destroy`). @default true */
+  readonly deletionProtection?: boolean;
+  /** Put RDS Proxy between clients and the cluster. @default true */
+  readonly proxy?: boolean;
+  /** Retention of the exported PostgreSQL log. @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+export class ServerlessDatabase extends Construct {
+  readonly cluster: rds.DatabaseCluster;
+  readonly proxy: rds.DatabaseProxy | undefined;
+  /** Credentials (username, password, host, port, dbname), rotated every 30 days. */
+  readonly secret: secretsmanager.ISecret;
+  /** Where clients connect: the proxy endpoint, or the cluster's writer endpoint without one. */
+  readonly endpoint: string;
+  readonly databaseName = DATABASE_NAME;
+  /** Members may connect on 5432; nothing else may. */
+  readonly clientSecurityGroup: ec2.SecurityGroup;
+
+  constructor(scope: Construct, id: string, props: ServerlessDatabaseProps) {
+    super(scope, id);
+    const { vpc } = props;
+    const subnets = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+    const min = props.capacity?.min ?? 0;
+    const deletionProtection = props.deletionProtection ?? true;
+
+    const clusterSecurityGroup = new ec2.SecurityGroup(this, 'ClusterSecurityGroup', {
+      vpc,
+      description: 'Groundwork Aurora cluster',
+      allowAllOutbound: false,
+    });
+    this.clientSecurityGroup = new ec2.SecurityGroup(this, 'ClientSecurityGroup', {
+      vpc,
+      description: 'Groundwork database clients: PostgreSQL to the database only',
+      allowAllOutbound: false,
+    });
+
+    this.cluster = new rds.DatabaseCluster(this, 'Cluster', {
+      engine: rds.DatabaseClusterEngine.auroraPostgres({ version: AURORA_POSTGRES_VERSION }),
+      credentials: rds.Credentials.fromGeneratedSecret('groundwork_admin'),
+      defaultDatabaseName: DATABASE_NAME,
+      port: PORT,
+      writer: rds.ClusterInstance.serverlessV2('Writer', {
+        autoMinorVersionUpgrade: true,
+        publiclyAccessible: false,
+      }),
+      serverlessV2MinCapacity: min,
+      serverlessV2MaxCapacity: props.capacity?.max ?? 4,
+      ...(min === 0
+        ? { serverlessV2AutoPauseDuration: props.capacity?.autoPause ?? Duration.minutes(10) }
+        : {}),
+      vpc,
+      vpcSubnets: subnets,
+      securityGroups: [clusterSecurityGroup],
+      storageEncrypted: true,
+      iamAuthentication: true,
+      deletionProtection,
+      removalPolicy: RemovalPolicy.SNAPSHOT,
+      backup: { retention: Duration.days(7) },
+      copyTagsToSnapshot: true,
+      cloudwatchLogsExports: ['postgresql'],
+      cloudwatchLogsRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    });
+    // The construct always generates a secret from `credentials`.
+    this.secret = this.cluster.secret as secretsmanager.ISecret;
+    this.cluster.addRotationSingleUser({ automaticallyAfter: Duration.days(30) });
+
+    if (props.proxy ?? true) {
+      const proxySecurityGroup = new ec2.SecurityGroup(this, 'ProxySecurityGroup', {
+        vpc,
+        description: 'Groundwork RDS Proxy',
+        allowAllOutbound: false,
+      });
+      this.proxy = this.cluster.addProxy('Proxy', {
+        secrets: [this.secret],
+        vpc,
+        vpcSubnets: subnets,
+        securityGroups: [proxySecurityGroup],
+        requireTLS: true,
+        // Idle server connections are closed, so that a 0-ACU instance can pause.
+        ...(min === 0 ? { maxIdleConnectionsPercent: 0 } : {}),
+        borrowTimeout: Duration.seconds(60),
+      });
+      // In case the proxy reads its secret through the VPC's Secrets Manager endpoint.
+      proxySecurityGroup.addEgressRule(
+        ec2.Peer.ipv4(props.vpcCidr),
+        ec2.Port.tcp(443),
+        'Secrets Manager endpoint',
+      );
+      proxySecurityGroup.connections.allowFrom(
+        this.clientSecurityGroup,
+        ec2.Port.tcp(PORT),
+        'Database clients to the proxy',
+      );
+      clusterSecurityGroup.connections.allowFrom(
+        proxySecurityGroup,
+        ec2.Port.tcp(PORT),
+        'Proxy to the cluster',
+      );
+      this.endpoint = this.proxy.endpoint;
+    } else {
+      this.proxy = undefined;
+      clusterSecurityGroup.connections.allowFrom(
+        this.clientSecurityGroup,
+        ec2.Port.tcp(PORT),
+        'Database clients to the cluster',
+      );
+      this.endpoint = this.cluster.clusterEndpoint.hostname;
+    }
+
+    if (!deletionProtection) {
+      acknowledge(
+        this.cluster,
+        'AwsSolutions-RDS10',
+        'Deletion protection is off by configuration (deletionProtection=false) for a disposable stage.',
+      );
+    }
+    acknowledge(
+      this.cluster,
+      'AwsSolutions-RDS11',
+      'PostgreSQL keeps its default port: the cluster has no route from outside the isolated VPC and accepts only ' +
+        'the proxy and database-client security groups; RDS Proxy listens on 5432 regardless.',
+    );
+  }
+}

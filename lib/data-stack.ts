@@ -1,0 +1,74 @@
+/**
+ * DataStack: everything stateful, deployed first and changed rarely: the isolated network,
+ * Aurora (with its proxy and secret), the limits table, the documents bucket with its ingest
+ * queue and dead-letter queue, and the Cognito user pool. ApiStack holds the code that uses them.
+ */
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { GroundworkConfig } from './config';
+import { DocumentSource, documentsBucketName } from './constructs/document-source';
+import { IsolatedNetwork } from './constructs/isolated-network';
+import { ServerlessDatabase } from './constructs/serverless-database';
+import { UserDirectory } from './constructs/user-directory';
+import { acknowledgeCdkSingletons } from './nag';
+
+/** The DynamoDB TTL attribute of the limits table (LIMITS_TTL_ATTRIBUTE in the limit store). */
+export const LIMITS_TTL_ATTRIBUTE = 'expires_at';
+
+export interface DataStackProps extends StackProps {
+  readonly config: GroundworkConfig;
+}
+
+export class DataStack extends Stack {
+  readonly network: IsolatedNetwork;
+  readonly database: ServerlessDatabase;
+  readonly limitsTable: dynamodb.Table;
+  readonly documents: DocumentSource;
+  readonly users: UserDirectory;
+
+  constructor(scope: Construct, id: string, props: DataStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const logRetention = config.logRetentionDays as logs.RetentionDays;
+
+    this.network = new IsolatedNetwork(this, 'Network', {
+      flowLogRetention: logRetention,
+      optionalEndpoints: config.optionalVpcEndpoints,
+    });
+    this.database = new ServerlessDatabase(this, 'Database', {
+      vpc: this.network.vpc,
+      vpcCidr: this.network.cidr,
+      capacity: {
+        min: config.auroraMinCapacity,
+        max: config.auroraMaxCapacity,
+        autoPause: Duration.minutes(config.auroraAutoPauseMinutes),
+      },
+      deletionProtection: config.deletionProtection,
+      proxy: config.rdsProxy,
+      logRetention,
+    });
+
+    // Rate windows, monthly quotas and daily spend (lambdas/adapters/dynamodb/limit-store.ts).
+    this.limitsTable = new dynamodb.Table(this, 'Limits', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: LIMITS_TTL_ATTRIBUTE,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      deletionProtection: config.deletionProtection,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.documents = new DocumentSource(this, 'Documents', {
+      bucketName: documentsBucketName(this, config.stage),
+    });
+    this.users = new UserDirectory(this, 'Users', {
+      ...(config.userPoolId ? { existingUserPoolId: config.userPoolId } : {}),
+      retain: config.deletionProtection,
+    });
+    acknowledgeCdkSingletons(this);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Grant helpers: each grants a function the least access a handler needs and sets the
+ * environment variables that handler reads, so that the two never drift apart.
+ */
+import { Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import type { GroundworkFunction } from './constructs/groundwork-function';
+import type { ServerlessDatabase } from './constructs/serverless-database';
+import { acknowledgeWildcardResource } from './nag';
+
+/**
+ * Database access: read on the credentials secret, membership of the database clients'
+ * security group (the only way to the proxy's port), and `DB_SECRET_ARN`, `DB_HOST` (the proxy
+ * endpoint, which overrides the host stored in the secret), `DB_NAME`.
+ */
+export function grantDatabase(fn: GroundworkFunction, db: ServerlessDatabase): void {
+  db.secret.grantRead(fn);
+  fn.function.connections.addSecurityGroup(db.clientSecurityGroup);
+  fn.addEnvironment('DB_SECRET_ARN', db.secret.secretArn);
+  fn.addEnvironment('DB_HOST', db.endpoint);
+  fn.addEnvironment('DB_NAME', db.databaseName);
+  // Without the proxy, TLS goes to the cluster, whose certificate chains to the RDS CA that the
+  // Node.js runtime loads only when asked (RDS Proxy's ACM certificate chains to a public root).
+  if (!db.proxy) fn.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');
+}
+
+/**
+ * The limiter's table: GetItem, BatchGetItem and UpdateItem (all the limit store does) on the
+ * table alone, and `LIMITS_TABLE`.
+ */
+export function grantLimitsTable(fn: GroundworkFunction, table: dynamodb.ITable): void {
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+      resources: [table.tableArn],
+    }),
+  );
+  fn.addEnvironment('LIMITS_TABLE', table.tableName);
+}
+
+/**
+ * Reading documents for ingestion: GetObject on the bucket's objects, and ListBucket on the
+ * bucket so that a removed object reads as 404 (the ObjectRemoved path), not 403.
+ */
+export function grantDocumentsRead(fn: GroundworkFunction, bucket: s3.IBucket): void {
+  const objects = bucket.arnForObjects('*');
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [objects] }),
+  );
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+  );
+  acknowledgeWildcardResource(
+    fn.role,
+    objects,
+    'Ingestion reads any document of the one documents bucket: object keys are not known in advance.',
+  );
+}
+
+/** Cross-region inference profile prefixes (`us.anthropic...`), which route to several regions. */
+const PROFILE_PREFIX = /^(us|eu|apac|us-gov|global|jp|au|ca)\.(.+)$/;
+
+/**
+ * The ARNs to grant for a model id: a foundation model in this region; for an inference profile,
+ * the profile and its foundation model in any region (the profile picks one); an ARN as given.
+ */
+export function bedrockModelArns(scope: Construct, modelId: string): string[] {
+  const stack = Stack.of(scope);
+  if (modelId.startsWith('arn:')) return [modelId];
+  const profile = PROFILE_PREFIX.exec(modelId);
+  if (profile?.[2]) {
+    return [
+      stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: modelId }),
+      `arn:${stack.partition}:bedrock:*::foundation-model/${profile[2]}`,
+    ];
+  }
+  return [
+    stack.formatArn({
+      service: 'bedrock',
+      account: '',
+      resource: 'foundation-model',
+      resourceName: modelId,
+    }),
+  ];
+}
+
+/** The models a function uses. */
+export interface BedrockModels {
+  readonly embedding: { readonly modelId: string; readonly dimension: number };
+  /** The answer model; null or absent: none (extractive answers, or no answers at all). */
+  readonly generation?: string | null;
+}
+
+/**
+ * Bedrock: InvokeModel on the embedding model; InvokeModel and InvokeModelWithResponseStream
+ * on the generation model (Converse and ConverseStream: the buffered POST /answer streams from
+ * Bedrock too when `stream: true`), on those models' ARNs only. Sets `EMBEDDING_MODEL_ID`,
+ * `EMBEDDING_DIMENSION` and, with a generation model, `GENERATION_MODEL_ID`.
+ */
+export function grantBedrock(fn: GroundworkFunction, models: BedrockModels): void {
+  const embeddingArns = bedrockModelArns(fn, models.embedding.modelId);
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: embeddingArns }),
+  );
+  fn.addEnvironment('EMBEDDING_MODEL_ID', models.embedding.modelId);
+  fn.addEnvironment('EMBEDDING_DIMENSION', String(models.embedding.dimension));
+  const arns = [...embeddingArns];
+  if (models.generation) {
+    const generationArns = bedrockModelArns(fn, models.generation);
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        resources: generationArns,
+      }),
+    );
+    fn.addEnvironment('GENERATION_MODEL_ID', models.generation);
+    arns.push(...generationArns);
+  }
+  for (const arn of arns.filter((a) => a.includes(':bedrock:*::'))) {
+    acknowledgeWildcardResource(
+      fn.role,
+      arn,
+      'A cross-region inference profile routes to its foundation model in any of its regions; the model is fixed.',
+    );
+  }
+}

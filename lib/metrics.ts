@@ -1,0 +1,148 @@
+/**
+ * The custom metrics the dashboard and alarms read, by the names the handlers emit through
+ * Powertools (namespace `Groundwork`). test/infra/metrics-emitted.test.ts checks that every name
+ * in DASHBOARD_METRICS is emitted somewhere in lambdas/ and every route in API_ROUTES is a
+ * handler's route, so a renamed metric fails a test instead of flattening a graph.
+ *
+ * Dimensions, as Powertools publishes them: `service` (the function's POWERTOOLS_SERVICE_NAME)
+ * on everything; API handlers add `route` for the whole invocation, so the core's counters
+ * (Answers, InputTokens, ...) emitted while serving a request carry `service` and `route` too.
+ * The ingest handler adds no dimension: its metrics carry `service` only.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+
+/** Must equal METRICS_NAMESPACE in lambdas/adapters/observability/powertools.ts (tested). */
+export const METRICS_NAMESPACE = 'Groundwork';
+
+/** Every custom metric name the dashboard or an alarm uses. */
+export const DASHBOARD_METRICS = [
+  // lambdas/http/http-handler.ts and lambdas/rag-answer/stream.ts, per route
+  'Requests',
+  'Success',
+  'Errors4xx',
+  'Errors5xx',
+  'Latency',
+  // lambdas/core/answer/answer.ts
+  'Answers',
+  'Confidence_high',
+  'Confidence_medium',
+  'Confidence_low',
+  'InsufficientContext',
+  'FallbackAnswers',
+  'LlmFailures',
+  'InputTokens',
+  'OutputTokens',
+  // lambdas/core/limits/limiter.ts
+  'AnswerCostMicroUsd',
+  'CostCapReached',
+  'CostCapRejected',
+  'RateLimited',
+  'QuotaExceeded',
+  'LimiterStoreErrors',
+  // lambdas/core/retrieval/search.ts
+  'RetrievalLatency',
+  'EmbeddingErrors',
+  // lambdas/core/ingestion/ingest.ts
+  'DocumentsIndexed',
+  'DocumentsUnchanged',
+  'DocumentsDeleted',
+  'DocumentsFailed',
+  'ChunksIndexed',
+  'IngestionErrors',
+] as const;
+export type DashboardMetricName = (typeof DASHBOARD_METRICS)[number];
+
+/** Powertools service names (the `service` dimension), one per function. */
+export const SERVICES = {
+  ingest: 'ingest',
+  search: 'rag-search',
+  answer: 'rag-answer',
+  answerStream: 'rag-answer-stream',
+  usage: 'usage',
+  documents: 'documents',
+  migrate: 'migrate',
+} as const;
+
+/** One API route as the metrics see it: the function's service and the handler's route name. */
+export interface RouteMetrics {
+  readonly service: string;
+  /** The `route` given to createHttpHandler (or STREAM_ROUTE, HEALTH_ROUTE). */
+  readonly route: string;
+}
+
+/** Every API route, with the `route` name its handler emits. */
+export const API_ROUTES: readonly RouteMetrics[] = [
+  { service: SERVICES.search, route: 'search' },
+  { service: SERVICES.answer, route: 'answer' },
+  { service: SERVICES.answerStream, route: 'answer-stream' },
+  { service: SERVICES.answer, route: 'threads.list' },
+  { service: SERVICES.answer, route: 'threads.get' },
+  { service: SERVICES.answer, route: 'threads.archive' },
+  { service: SERVICES.answer, route: 'feedback' },
+  { service: SERVICES.usage, route: 'usage' },
+  { service: SERVICES.usage, route: 'health' },
+  { service: SERVICES.documents, route: 'documents.list' },
+];
+
+/** The routes that produce answers (buffered and streamed): where the answer counters live. */
+export const ANSWER_ROUTES: readonly RouteMetrics[] = API_ROUTES.filter(
+  (r) => r.route === 'answer' || r.route === 'answer-stream',
+);
+
+/** A custom metric of one route (dimensions `service` and `route`). */
+export function routeMetric(
+  name: DashboardMetricName,
+  route: RouteMetrics,
+  options: { statistic?: string; period?: Duration; label?: string } = {},
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: route.service, route: route.route },
+    statistic: options.statistic ?? 'Sum',
+    period: options.period ?? Duration.minutes(5),
+    label: options.label ?? route.route,
+  });
+}
+
+/** A custom metric of the ingest function (dimension `service` only). */
+export function ingestMetric(
+  name: DashboardMetricName,
+  options: { statistic?: string; period?: Duration } = {},
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: SERVICES.ingest },
+    statistic: options.statistic ?? 'Sum',
+    period: options.period ?? Duration.minutes(5),
+    label: name,
+  });
+}
+
+/**
+ * The sum of one metric over several routes, as a math expression (each metric gets a
+ * distinct id; missing data counts as 0 so that a quiet route does not blank the sum).
+ */
+export function sumOverRoutes(
+  name: DashboardMetricName,
+  routes: readonly RouteMetrics[],
+  options: { period?: Duration; label?: string; idPrefix?: string } = {},
+): cloudwatch.MathExpression {
+  const prefix = options.idPrefix ?? name.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const usingMetrics: Record<string, cloudwatch.IMetric> = {};
+  routes.forEach((r, i) => {
+    usingMetrics[`${prefix}${i}`] = routeMetric(name, r, {
+      period: options.period ?? Duration.minutes(5),
+    });
+  });
+  return new cloudwatch.MathExpression({
+    expression: Object.keys(usingMetrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
+    usingMetrics,
+    period: options.period ?? Duration.minutes(5),
+    label: options.label ?? name,
+  });
+}

@@ -1,0 +1,99 @@
+/** The CDK app's configuration: defaults, sources, and errors that name the bad key. */
+import { cdkJsonContext } from './support';
+import {
+  CONFIG_KEYS,
+  envVarFor,
+  loadConfig,
+  migrationVectorDimensions,
+  parseConfig,
+} from '../../lib/config';
+
+const noContext = () => undefined;
+
+describe('configuration', () => {
+  it('defaults to a deployable development configuration', () => {
+    const config = loadConfig(noContext, {});
+    expect(config).toEqual(
+      expect.objectContaining({
+        stage: 'dev',
+        embeddingModelId: 'amazon.titan-embed-text-v2:0',
+        embeddingDimension: 512,
+        generationModelId: 'amazon.nova-lite-v1:0',
+        auroraMinCapacity: 0,
+        deletionProtection: true,
+        rdsProxy: true,
+        corsOrigins: [],
+        limitsJson: '{}',
+      }),
+    );
+    expect(config.account).toBeUndefined();
+    expect(config.limitsConfig.costCaps.globalUsdPerDay).toBe(100);
+  });
+
+  it('accepts every key cdk.json sets, and cdk.json sets only known keys besides feature flags', () => {
+    const context = cdkJsonContext();
+    const keys = Object.keys(context).filter((k) => !k.startsWith('@'));
+    expect(keys.filter((k) => !(CONFIG_KEYS as string[]).includes(k))).toEqual([]);
+    expect(() => loadConfig((k) => context[k], {})).not.toThrow();
+  });
+
+  it('reads GROUNDWORK_<KEY> before context, converting strings as -c values are', () => {
+    const context: Record<string, unknown> = { stage: 'ctx', auroraMaxCapacity: 8 };
+    const config = loadConfig((k) => context[k], {
+      GROUNDWORK_STAGE: 'prod',
+      GROUNDWORK_DELETION_PROTECTION: 'false',
+      GROUNDWORK_CORS_ORIGINS: 'https://app.example.com, https://admin.example.com',
+      GROUNDWORK_GENERATION_MODEL_ID: 'extractive',
+    });
+    expect(config.stage).toBe('prod');
+    expect(config.auroraMaxCapacity).toBe(8);
+    expect(config.deletionProtection).toBe(false);
+    expect(config.corsOrigins).toEqual(['https://app.example.com', 'https://admin.example.com']);
+    expect(config.generationModelId).toBeNull();
+    expect(envVarFor('embeddingDimension')).toBe('GROUNDWORK_EMBEDDING_DIMENSION');
+  });
+
+  it('pins the environment only when account and region are both known', () => {
+    expect(
+      loadConfig(noContext, {
+        CDK_DEFAULT_ACCOUNT: '123456789012',
+        CDK_DEFAULT_REGION: 'us-east-1',
+      }),
+    ).toEqual(expect.objectContaining({ account: '123456789012', region: 'us-east-1' }));
+    expect(() => loadConfig((k) => (k === 'account' ? '123456789012' : undefined), {})).toThrow(
+      /region.*account and region together/,
+    );
+  });
+
+  it('names the key and its source when a value is invalid', () => {
+    expect(() => loadConfig(noContext, { GROUNDWORK_EMBEDDING_DIMENSION: '768' })).toThrow(
+      /embeddingDimension \(from GROUNDWORK_EMBEDDING_DIMENSION\)/,
+    );
+    expect(() => loadConfig((k) => (k === 'alarmEmail' ? 'not-an-email' : undefined), {})).toThrow(
+      /alarmEmail \(from context "alarmEmail"\)/,
+    );
+    expect(() => parseConfig({ confidenceHigh: 0.5, confidenceMedium: 0.7 })).toThrow(
+      /confidenceMedium: must not exceed confidenceHigh/,
+    );
+    expect(() => parseConfig({ unknownKey: 1 })).toThrow(/unknownKey|Unrecognized/);
+  });
+
+  it('validates the limits config as the Lambdas will', () => {
+    expect(() => parseConfig({ limits: '{"defaultPlan":"platinum"}' })).toThrow(
+      /limits.*defaultPlan/,
+    );
+    expect(() => parseConfig({ limits: '{not json' })).toThrow(/limits: is not valid JSON/);
+    expect(
+      parseConfig({ limits: { costCaps: { globalUsdPerDay: 5 } } }).limitsConfig.costCaps
+        .globalUsdPerDay,
+    ).toBe(5);
+  });
+
+  it('refuses an embedding dimension the migrations do not declare', () => {
+    const declared = migrationVectorDimensions();
+    expect(declared).toEqual([512]);
+    expect(() => parseConfig({ embeddingDimension: 1024 })).toThrow(
+      /1024 does not match the vector\(512\) columns/,
+    );
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * Builds the Groundwork app the way bin/groundwork.ts does, from cdk.json's context plus
+ * overrides, into a temporary cloud assembly, once per test file.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { buildGroundwork, type GroundworkStacks } from '../../lib/app';
+import { parseConfig, REPO_ROOT, type GroundworkConfig } from '../../lib/config';
+
+/** cdk.json's context (feature flags and configuration defaults). */
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(path.join(REPO_ROOT, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+  return cdkJson.context;
+}
+
+export interface SynthesizedApp extends GroundworkStacks {
+  readonly app: App;
+  readonly config: GroundworkConfig;
+  readonly outdir: string;
+  readonly data: GroundworkStacks['data'];
+  readonly dataTemplate: Template;
+  readonly apiTemplate: Template;
+}
+
+/**
+ * Synthesizes the app with cdk.json's context, `overrides` applied to the configuration.
+ * `bundle: false` skips esbuild (for variants whose code assets do not matter).
+ */
+export function synthGroundwork(
+  overrides: Record<string, unknown> = {},
+  options: { bundle?: boolean } = {},
+): SynthesizedApp {
+  const context = cdkJsonContext();
+  const outdir = mkdtempSync(path.join(os.tmpdir(), 'groundwork-cdk-'));
+  const app = new App({
+    outdir,
+    context: { ...context, ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}) },
+  });
+  const configKeys = Object.keys(context).filter((k) => !k.startsWith('@'));
+  const config = parseConfig({
+    ...Object.fromEntries(configKeys.map((k) => [k, context[k]])),
+    ...overrides,
+  });
+  const stacks = buildGroundwork(app, config);
+  return {
+    ...stacks,
+    app,
+    config,
+    outdir,
+    dataTemplate: Template.fromStack(stacks.data),
+    apiTemplate: Template.fromStack(stacks.api),
+  };
+}
+
+/** Every resource of a type in a template, by logical id. */
+export function resourcesOfType(
+  template: Template,
+  type: string,
+): Record<string, { Properties?: Record<string, unknown>; [k: string]: unknown }> {
+  return template.findResources(type);
+}

@@ -1,0 +1,120 @@
+/**
+ * The configuration switches, synthesized without bundling (the code assets do not matter
+ * here): no RDS Proxy, no deletion protection, an existing user pool, a cross-region inference
+ * profile, CORS, an alarm e-mail, no global cost cap. cdk-nag must stay clean in every case.
+ */
+import { Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { resourcesOfType, synthGroundwork, type SynthesizedApp } from './support';
+
+let built: SynthesizedApp;
+beforeAll(() => {
+  built = synthGroundwork(
+    {
+      stage: 'test',
+      rdsProxy: false,
+      deletionProtection: false,
+      userPoolId: 'us-east-1_AbCdEf123',
+      generationModelId: 'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+      corsOrigins: ['https://app.example.com'],
+      alarmEmail: 'ops@example.com',
+      auroraMinCapacity: 0.5,
+      limits: { costCaps: { globalUsdPerDay: null } },
+      optionalVpcEndpoints: false,
+    },
+    { bundle: false },
+  );
+});
+
+type Statement = { Action: string | string[]; Resource: unknown };
+const statements = () =>
+  Object.values(resourcesOfType(built.apiTemplate, 'AWS::IAM::Policy')).flatMap(
+    (p) => (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement,
+  );
+
+describe('configuration variants', () => {
+  it('connects to the cluster directly when the proxy is off, trusting the RDS CA', () => {
+    built.dataTemplate.resourceCountIs('AWS::RDS::DBProxy', 0);
+    built.apiTemplate.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          POWERTOOLS_SERVICE_NAME: 'rag-search',
+          NODE_EXTRA_CA_CERTS: '/var/runtime/ca-cert.pem',
+        }),
+      },
+    });
+  });
+
+  it('creates only the interface endpoints the code calls when the optional ones are off', () => {
+    const endpoints = Object.values(resourcesOfType(built.dataTemplate, 'AWS::EC2::VPCEndpoint'));
+    const names = endpoints.map((e) => JSON.stringify(e.Properties?.ServiceName));
+    expect(endpoints.filter((e) => e.Properties?.VpcEndpointType === 'Interface')).toHaveLength(2);
+    expect(names.some((n) => n.includes('secretsmanager'))).toBe(true);
+    expect(names.some((n) => n.includes('bedrock-runtime'))).toBe(true);
+  });
+
+  it('keeps a 0.5 ACU minimum without auto-pause, and no deletion protection', () => {
+    built.dataTemplate.hasResourceProperties('AWS::RDS::DBCluster', {
+      DeletionProtection: false,
+      ServerlessV2ScalingConfiguration: {
+        MinCapacity: 0.5,
+        MaxCapacity: 4,
+        SecondsUntilAutoPause: Match.absent(),
+      },
+    });
+  });
+
+  it('adds groups and a client to an existing user pool instead of creating one', () => {
+    built.dataTemplate.resourceCountIs('AWS::Cognito::UserPool', 0);
+    built.dataTemplate.hasResourceProperties('AWS::Cognito::UserPoolGroup', {
+      UserPoolId: 'us-east-1_AbCdEf123',
+      GroupName: 'admin',
+    });
+    built.dataTemplate.hasResourceProperties('AWS::Cognito::UserPoolClient', {
+      UserPoolId: 'us-east-1_AbCdEf123',
+    });
+  });
+
+  it('grants an inference profile and its foundation model in the regions it routes to', () => {
+    const generation = statements().filter((s) =>
+      ([] as string[]).concat(s.Action).includes('bedrock:InvokeModelWithResponseStream'),
+    );
+    expect(generation).toHaveLength(2);
+    for (const statement of generation) {
+      const text = JSON.stringify(statement.Resource);
+      expect(text).toContain('inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0');
+      expect(text).toContain(
+        ':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0',
+      );
+    }
+  });
+
+  it('allows the configured origins on the API and the streaming URL', () => {
+    built.apiTemplate.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://app.example.com'] }),
+    });
+    built.apiTemplate.hasResourceProperties('AWS::Lambda::Url', {
+      Cors: Match.objectLike({ AllowOrigins: ['https://app.example.com'], AllowMethods: ['POST'] }),
+    });
+  });
+
+  it('e-mails alarms, and has no spend alarm without a global cap', () => {
+    built.apiTemplate.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    const alarms = Object.keys(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm'));
+    expect(alarms.some((id) => id.includes('DailySpendNearCap'))).toBe(false);
+    expect(alarms.some((id) => id.includes('CostCapReached'))).toBe(true);
+  });
+
+  it('reports no unacknowledged cdk-nag finding', () => {
+    const report = new AwsSolutionsChecks().validateScope(built.app);
+    expect(
+      report.violations.map(
+        (v) =>
+          `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+      ),
+    ).toEqual([]);
+  });
+});
