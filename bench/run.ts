@@ -1,0 +1,38 @@
+/**
+ * `npm run bench [-- part ...]`: the benchmarks, each printing ratios measured in one run.
+ * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL),
+ * limiter (DynamoDB calls and over-admission on dynalite), cold-start (Lambda bundles).
+ * Nothing here asserts on time: the machines are shared and noisy.
+ */
+import { benchIngest } from './ingest';
+import { benchLimiter } from './limiter';
+import { benchSearch } from './search';
+
+const PARTS: Record<string, () => Promise<unknown>> = {
+  ingest: () =>
+    benchIngest(
+      process.env.BENCH_INGEST_LIMIT ? { limit: Number(process.env.BENCH_INGEST_LIMIT) } : {},
+    ),
+  search: () =>
+    benchSearch(
+      process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
+    ),
+  limiter: () => benchLimiter(),
+};
+
+async function main(): Promise<void> {
+  const requested = process.argv.slice(2);
+  const parts = requested.length > 0 ? requested : Object.keys(PARTS);
+  for (const part of parts) {
+    const run = PARTS[part];
+    if (!run)
+      throw new Error(`unknown benchmark part "${part}"; parts: ${Object.keys(PARTS).join(', ')}`);
+    console.log(`\n== ${part} ==`);
+    await run();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
