@@ -12,6 +12,7 @@ import { noMetrics, silentLog, systemClock } from '../ports';
 import type { SearchFilters } from '../retrieval/filters';
 import type { Search } from '../retrieval/search';
 import type { SearchHit } from '../retrieval/types';
+import { CALIBRATIONS } from './calibrations';
 import { mapCitations, MAX_CITATIONS, type Citation } from './citations';
 import {
   assessConfidence,
@@ -51,7 +52,7 @@ export interface AnswerSettings {
 }
 
 export const DEFAULT_ANSWER_SETTINGS: AnswerSettings = {
-  calibrationByModel: {},
+  calibrationByModel: CALIBRATIONS,
   context: DEFAULT_CONTEXT_SETTINGS,
   defaultTopK: 8,
   extractiveSentences: 2,
