@@ -152,6 +152,13 @@ describe.each(ENGINES)('search on %s', (engine) => {
     expect(keysOf((await run({ date_from: '2020-01-01', date_to: '2022-01-01' })).hits)).toEqual([
       'acme/shipping',
     ]);
+    // A date-only date_to includes the whole day: shipping is dated 2021-03-01T00:00Z.
+    expect(keysOf((await run({ date_from: '2021-03-01', date_to: '2021-03-01' })).hits)).toEqual([
+      'acme/shipping',
+    ]);
+    expect(keysOf((await run({ date_to: '2021-02-28' }, u1, 'vector')).hits)).not.toContain(
+      'acme/shipping',
+    );
     expect(keysOf((await run({ document_ids: [ids[0]!, ids[6]!] })).hits)).toEqual([
       'acme/refunds',
     ]);

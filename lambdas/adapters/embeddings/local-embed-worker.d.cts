@@ -23,7 +23,7 @@ export interface LocalModel {
 export declare function loadLocalModel(): Promise<LocalModel>;
 
 /**
- * Shortest space-delimited prefix of `text` whose tokenisation reaches `maxTokens` tokens (or
+ * A space-delimited prefix of `text` whose tokenisation reaches `maxTokens` tokens (or
  * `text` itself): the model's output is unchanged, the work on long texts is bounded.
  */
 export declare function clipToModelWindow(

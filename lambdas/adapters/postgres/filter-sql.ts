@@ -92,8 +92,14 @@ export function filtersSql(
   if (filters.lang) parts.push(`d.language = ANY(${p.add(filters.lang, 'text[]')})`);
   if (filters.date_from)
     parts.push(`d.source_updated_at >= ${p.add(filters.date_from, 'timestamptz')}`);
-  if (filters.date_to)
-    parts.push(`d.source_updated_at <= ${p.add(filters.date_to, 'timestamptz')}`);
+  if (filters.date_to) {
+    // A date alone includes that whole day (UTC).
+    parts.push(
+      /^\d{4}-\d{2}-\d{2}$/.test(filters.date_to)
+        ? `d.source_updated_at < (${p.add(filters.date_to, 'date')} + 1)::timestamp AT TIME ZONE 'UTC'`
+        : `d.source_updated_at <= ${p.add(filters.date_to, 'timestamptz')}`,
+    );
+  }
   if (filters.document_ids) parts.push(`d.id = ANY(${p.add(filters.document_ids, 'uuid[]')})`);
   if (filters.metadata) parts.push(metadataFilterSql(filters.metadata, p));
   return parts.length > 0 ? parts.join(' AND ') : 'true';
