@@ -9,7 +9,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
-import { createDatabaseFromSecret } from '../adapters/aws/database-from-secret';
+import { lazyDatabaseFromSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -31,25 +31,12 @@ export type IngestEnv = z.infer<typeof ingestEnvSchema>;
 const env = parseEnv(ingestEnvSchema);
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-let pool: Promise<Database> | undefined;
-/** Opens the pool on first use; a failed open is retried by the next message, not cached. */
-const openDatabase = (): Promise<Database> =>
-  (pool ??= createDatabaseFromSecret({
-    secretArn: env.DB_SECRET_ARN,
-    region: env.AWS_REGION,
-    database: env.DB_NAME,
-    ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
-  }).catch((err: unknown) => {
-    pool = undefined;
-    throw err;
-  }));
-const db: Database = {
-  kind: 'postgres',
-  query: async (text, params) => (await openDatabase()).query(text, params),
-  exec: async (script) => (await openDatabase()).exec(script),
-  transaction: async (fn) => (await openDatabase()).transaction(fn),
-  close: async () => (pool ? (await pool).close() : undefined),
-};
+const db: Database = lazyDatabaseFromSecret({
+  secretArn: env.DB_SECRET_ARN,
+  region: env.AWS_REGION,
+  database: env.DB_NAME,
+  ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
+});
 
 const embedder = createBedrockEmbedder({
   // Bulk ingestion: adaptive retries slow the whole client down once Bedrock throttles.

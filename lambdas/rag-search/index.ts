@@ -7,7 +7,7 @@
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
-import { createDatabaseFromSecret } from '../adapters/aws/database-from-secret';
+import { lazyDatabaseFromSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import {
   createDynamoLimitStore,
@@ -37,25 +37,12 @@ const env = parseEnv(searchEnvSchema);
 const limitsConfig = parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG');
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-let pool: Promise<Database> | undefined;
-/** Opens the pool on first use; a failed open is retried by the next request, not cached. */
-const openDatabase = (): Promise<Database> =>
-  (pool ??= createDatabaseFromSecret({
-    secretArn: env.DB_SECRET_ARN,
-    region: env.AWS_REGION,
-    database: env.DB_NAME,
-    ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
-  }).catch((err: unknown) => {
-    pool = undefined;
-    throw err;
-  }));
-const db: Database = {
-  kind: 'postgres',
-  query: async (text, params) => (await openDatabase()).query(text, params),
-  exec: async (script) => (await openDatabase()).exec(script),
-  transaction: async (fn) => (await openDatabase()).transaction(fn),
-  close: async () => (pool ? (await pool).close() : undefined),
-};
+const db: Database = lazyDatabaseFromSecret({
+  secretArn: env.DB_SECRET_ARN,
+  region: env.AWS_REGION,
+  database: env.DB_NAME,
+  ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
+});
 
 const search = createSearch({
   store: createSearchRepository(db),

@@ -32,3 +32,28 @@ export async function createDatabaseFromSecret(options: {
     max: 2,
   });
 }
+
+/**
+ * A `Database` whose pool opens on first use (so a Lambda's init makes no network call); a
+ * failed open is retried by the next request, not cached.
+ */
+export function lazyDatabaseFromSecret(options: {
+  secretArn: string;
+  region: string;
+  host?: string;
+  database: string;
+}): Database {
+  let pool: Promise<Database> | undefined;
+  const open = (): Promise<Database> =>
+    (pool ??= createDatabaseFromSecret(options).catch((err: unknown) => {
+      pool = undefined;
+      throw err;
+    }));
+  return {
+    kind: 'postgres',
+    query: async (text, params) => (await open()).query(text, params),
+    exec: async (script) => (await open()).exec(script),
+    transaction: async (fn) => (await open()).transaction(fn),
+    close: async () => (pool ? (await pool).close() : undefined),
+  };
+}

@@ -130,7 +130,7 @@ describe('prompt', () => {
   });
   it('keeps the last 10 history messages within budget, starting with a user turn', () => {
     const history = Array.from({ length: 14 }, (_, i) => ({
-      role: (i % 2 === 0 ? 'user' : 'assistant') as 'user' | 'assistant',
+      role: (i % 2 === 0 ? 'user' : 'assistant'),
       content: `m${i}`,
     }));
     const recent = recentHistory(history, words);
