@@ -7,6 +7,7 @@ import { buildPrompt, escapeDelimiters, recentHistory } from './prompt';
 import { carryKeyTerms, looksLikeFollowUp } from './standalone';
 import type { SearchHit } from '../retrieval/types';
 import type { TokenCounter } from '../ports';
+import type { ChatMessage } from './llm';
 
 const words: TokenCounter = { count: (t) => (t.trim() === '' ? 0 : t.trim().split(/\s+/).length) };
 
@@ -129,8 +130,8 @@ describe('prompt', () => {
     expect(prompt.messages).toEqual([{ role: 'user', content: 'Q?' }]);
   });
   it('keeps the last 10 history messages within budget, starting with a user turn', () => {
-    const history = Array.from({ length: 14 }, (_, i) => ({
-      role: (i % 2 === 0 ? 'user' : 'assistant'),
+    const history: ChatMessage[] = Array.from({ length: 14 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
       content: `m${i}`,
     }));
     const recent = recentHistory(history, words);
