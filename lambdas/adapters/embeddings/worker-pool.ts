@@ -51,7 +51,7 @@ export class WorkerPool {
       throw new RangeError(`WorkerPool size must be a positive integer, got ${options.size}`);
     }
     const pool = new WorkerPool(options);
-    const starting = Array.from({ length: options.size }, () => pool.spawnSlot());
+    const starting = Array.from({ length: options.size }, () => pool.spawnSlotWithRetry());
     try {
       await Promise.all(starting);
     } catch (err) {
@@ -92,6 +92,22 @@ export class WorkerPool {
     this.slots.clear();
     for (const slot of slots) slot.job?.reject(error);
     await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+
+  /**
+   * Starts a worker, trying a fresh one when loading fails: TF.js's WASM backend has been seen to
+   * fail its initialisation now and then on a heavily loaded machine ("Backend 'wasm' has not yet
+   * been initialized"), and a new thread loads cleanly.
+   */
+  private async spawnSlotWithRetry(attempts = 3): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.spawnSlot();
+        return;
+      } catch (err) {
+        if (attempt >= attempts || this.closed) throw err;
+      }
+    }
   }
 
   /** Starts a worker; resolves when it is ready, rejects if it dies first. */
@@ -144,7 +160,7 @@ export class WorkerPool {
         }
         slot.job?.reject(new UnavailableError(`A local embedding worker crashed (${reason})`));
         // Replace it at once; a replacement that fails to load is retried on the next run().
-        this.spawnSlot().catch(() => this.failQueueIfNoWorkers(reason));
+        this.spawnSlotWithRetry().catch(() => this.failQueueIfNoWorkers(reason));
       });
     });
   }
@@ -153,7 +169,7 @@ export class WorkerPool {
   private heal(): void {
     const missing = this.options.size - this.slots.size;
     for (let i = 0; i < missing; i++) {
-      this.spawnSlot().catch((err: unknown) =>
+      this.spawnSlotWithRetry().catch((err: unknown) =>
         this.failQueueIfNoWorkers(err instanceof Error ? err.message : String(err)),
       );
     }
