@@ -6,10 +6,10 @@
  * so init makes no network call. PDF.js and mammoth load on the first PDF or Word document
  * (see adapters/parsers); the tokenizer is needed for every document, so it loads here.
  */
+import { databaseFromEnv } from '../adapters/aws/lambda-wiring';
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
-import { lazyDatabaseFromSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -31,12 +31,7 @@ export type IngestEnv = z.infer<typeof ingestEnvSchema>;
 const env = parseEnv(ingestEnvSchema);
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-const db: Database = lazyDatabaseFromSecret({
-  secretArn: env.DB_SECRET_ARN,
-  region: env.AWS_REGION,
-  database: env.DB_NAME,
-  ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
-});
+const db: Database = databaseFromEnv(env);
 
 const embedder = createBedrockEmbedder({
   // Bulk ingestion: adaptive retries slow the whole client down once Bedrock throttles.

@@ -17,15 +17,11 @@
  * pipeline (the cl100k tokenizer, Bedrock clients) loads on the first POST /answer only, so the
  * thread routes start without it.
  */
+import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import type { Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
-import { lazyDatabaseFromSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import {
-  createDynamoLimitStore,
-  createLimitsDynamoDbClient,
-} from '../adapters/dynamodb/limit-store';
 import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
 import {
   createConversationRepository,
@@ -34,8 +30,6 @@ import {
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { NotFoundError, toErrorResponse } from '../core/errors';
-import { parseLimitsConfigJson } from '../core/limits/config';
-import { createLimiter } from '../core/limits/limiter';
 import type { ApiEvent, ApiResult } from '../http/http-handler';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
 
@@ -45,8 +39,7 @@ const unitInterval = z.coerce.number().min(0).max(1);
 export const answerEnvSchema = lambdaEnvSchema
   .extend({
     POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-answer'),
-    LIMITS_TABLE: z.string().min(1),
-    LIMITS_CONFIG: z.string().optional(),
+    ...limitsEnvShape,
     /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
     GENERATION_MODEL_ID: z.string().min(1).optional(),
     /** Confidence gate thresholds for the configured embedding model (see core/answer/confidence). */
@@ -61,26 +54,12 @@ export const answerEnvSchema = lambdaEnvSchema
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
 const env = parseEnv(answerEnvSchema);
-const limitsConfig = parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG');
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-const db: Database = lazyDatabaseFromSecret({
-  secretArn: env.DB_SECRET_ARN,
-  region: env.AWS_REGION,
-  database: env.DB_NAME,
-  ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
-});
+const db: Database = databaseFromEnv(env);
 
 const conversations = createConversationRepository(db);
-const limiter = createLimiter({
-  store: createDynamoLimitStore({
-    client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
-    tableName: env.LIMITS_TABLE,
-  }),
-  config: limitsConfig,
-  log: logPort(logger),
-  metrics: metricsSink(metrics),
-});
+const limiter = limiterFromEnv(env, { logger, metrics });
 
 let pipeline: Promise<Answering> | undefined;
 /** Builds the answer pipeline on the first POST /answer (its modules are the heavy ones). */

@@ -15,18 +15,14 @@
  * come from `COGNITO_JWKS` (fetched at deploy time: the function runs in isolated subnets with
  * no route to Cognito's public JWKS endpoint); `jwksUri` is only tried for an unknown key id.
  */
+import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import type { Writable } from 'node:stream';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
 import { createJwtVerifier } from '../adapters/auth/jwt-verifier';
-import { lazyDatabaseFromSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import {
-  createDynamoLimitStore,
-  createLimitsDynamoDbClient,
-} from '../adapters/dynamodb/limit-store';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createBedrockLlm } from '../adapters/llm/bedrock-converse';
@@ -46,8 +42,7 @@ import {
   toErrorResponse,
   ValidationError,
 } from '../core/errors';
-import { parseLimitsConfigJson } from '../core/limits/config';
-import { createLimiter, type Admission } from '../core/limits/limiter';
+import type { Admission } from '../core/limits/limiter';
 import { createSearch } from '../core/retrieval/search';
 import { parseOrThrow } from '../http/http-handler';
 import { identityFromEvent } from '../http/identity';
@@ -81,8 +76,7 @@ const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).m
 export const streamEnvSchema = lambdaEnvSchema
   .extend({
     POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-answer-stream'),
-    LIMITS_TABLE: z.string().min(1),
-    LIMITS_CONFIG: z.string().optional(),
+    ...limitsEnvShape,
     GENERATION_MODEL_ID: z.string().min(1).optional(),
     CONFIDENCE_HIGH: unitInterval.default(0.75),
     CONFIDENCE_MEDIUM: unitInterval.default(0.6),
@@ -120,7 +114,6 @@ export const streamEnvSchema = lambdaEnvSchema
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
 const env = parseEnv(streamEnvSchema);
-const limitsConfig = parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG');
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 const issuer = `https://cognito-idp.${env.AWS_REGION}.amazonaws.com/${env.COGNITO_USER_POOL_ID}`;
 const verifier = createJwtVerifier({
@@ -130,12 +123,7 @@ const verifier = createJwtVerifier({
   ...(env.COGNITO_JWKS ? { jwks: env.COGNITO_JWKS } : {}),
 });
 
-const db: Database = lazyDatabaseFromSecret({
-  secretArn: env.DB_SECRET_ARN,
-  region: env.AWS_REGION,
-  database: env.DB_NAME,
-  ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
-});
+const db: Database = databaseFromEnv(env);
 
 const log = logPort(logger);
 const sink = metricsSink(metrics);
@@ -166,15 +154,7 @@ const answering = createAnswering({
   log,
   metrics: sink,
 });
-const limiter = createLimiter({
-  store: createDynamoLimitStore({
-    client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
-    tableName: env.LIMITS_TABLE,
-  }),
-  config: limitsConfig,
-  log,
-  metrics: sink,
-});
+const limiter = limiterFromEnv(env, { logger, metrics });
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 const SSE_HEADERS = {

@@ -12,17 +12,12 @@
  * Cold start: the environment (limits config included) is parsed once and fails naming the bad
  * variable; the DynamoDB client is created once. No database, no network call at init.
  */
+import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import type { Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
 import { parseEnv } from '../adapters/aws/lambda-env';
-import {
-  createDynamoLimitStore,
-  createLimitsDynamoDbClient,
-} from '../adapters/dynamodb/limit-store';
-import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
-import { parseLimitsConfigJson } from '../core/limits/config';
-import { createLimiter } from '../core/limits/limiter';
+import { createObservability } from '../adapters/observability/powertools';
 import { createHttpHandler, type ApiEvent, type ApiResult } from '../http/http-handler';
 import { makeHandler } from './handler';
 
@@ -30,8 +25,7 @@ import { makeHandler } from './handler';
 export const usageEnvSchema = z.object({
   AWS_REGION: z.string().min(1),
   POWERTOOLS_SERVICE_NAME: z.string().min(1).default('usage'),
-  LIMITS_TABLE: z.string().min(1),
-  LIMITS_CONFIG: z.string().optional(),
+  ...limitsEnvShape,
 });
 export type UsageEnv = z.infer<typeof usageEnvSchema>;
 
@@ -39,18 +33,9 @@ export type UsageEnv = z.infer<typeof usageEnvSchema>;
 export const HEALTH_ROUTE = 'health';
 
 const env = parseEnv(usageEnvSchema);
-const limitsConfig = parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG');
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-const limiter = createLimiter({
-  store: createDynamoLimitStore({
-    client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
-    tableName: env.LIMITS_TABLE,
-  }),
-  config: limitsConfig,
-  log: logPort(logger),
-  metrics: metricsSink(metrics),
-});
+const limiter = limiterFromEnv(env, { logger, metrics });
 
 const usage = makeHandler({ logger, metrics, limiter });
 const health = createHttpHandler(
