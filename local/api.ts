@@ -2,28 +2,41 @@
  * The embedded default's API: the same Lambda handlers as in AWS, behind the local HTTP server,
  * which verifies tokens against the local issuer like API Gateway's JWT authorizer would.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
-import { makeListHandler as makeListDocumentsHandler } from '../lambdas/documents/handler';
-import { toErrorResponse } from '../lambdas/core/errors';
-import { parseOrThrow } from '../lambdas/http/http-handler';
+import { makeAdminHandlers } from '../lambdas/admin/handler';
+import { makeDocumentHandlers } from '../lambdas/documents/handler';
+import {
+  ConfigError,
+  NotFoundError,
+  toErrorResponse,
+  ValidationError,
+} from '../lambdas/core/errors';
+import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
+import { buildOpenApi } from '../lambdas/http/openapi';
+import { API_ROUTES } from '../lambdas/http/api-routes';
+import { describeZodError, parseOrThrow } from '../lambdas/http/http-handler';
 import { withLimitHeaders } from '../lambdas/http/limits-middleware';
 import { identityFromEvent } from '../lambdas/http/identity';
 import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
-import { makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
+import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
+  type LocalHandler,
   type LocalHttpServer,
   type LocalRoute,
   type LocalStreamHandler,
 } from './http-server';
 import type { LocalStack } from './stack';
+import * as z from 'zod';
 
 export interface LocalApi {
   readonly server: LocalHttpServer;
@@ -31,7 +44,7 @@ export interface LocalApi {
   close(): Promise<void>;
 }
 
-/** The routes, each a production handler wired to the local stack's adapters. */
+/** The API's routes (lambdas/http/api-routes.ts), each a production handler wired to the local stack. */
 export function localRoutes(
   stack: LocalStack,
   overrides: { answering?: LocalStack['answering'] } = {},
@@ -44,69 +57,59 @@ export function localRoutes(
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-api' });
   const deps = { logger, metrics, limiter: stack.limiter };
   const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
+  const documents = makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents });
+  const admin = makeAdminHandlers({ ...deps, admin: stack.admin });
+  const handlers: Record<string, LocalHandler> = {
+    'GET /health': makeHealthHandler(deps),
+    'POST /search': makeSearchHandler({ ...deps, search: stack.search }),
+    'POST /answer': makeAnswerHandler({ ...deps, answering }),
+    'GET /threads': threads.list,
+    'GET /threads/{id}': threads.get,
+    'DELETE /threads/{id}': threads.archive,
+    'POST /messages/{id}/feedback': threads.feedback,
+    'GET /usage': makeUsageHandler({ ...deps, limiter: stack.limiter }),
+    'POST /documents': documents.create,
+    'GET /documents': documents.list,
+    'GET /documents/{id}': documents.get,
+    'DELETE /documents/{id}': documents.remove,
+    'POST /documents/{id}/retry': documents.retry,
+    'GET /documents/{id}/passage': documents.passage,
+    'GET /admin/stats': admin.stats,
+    'GET /admin/feedback': admin.feedback,
+    'GET /admin/prompts': admin.listPrompts,
+    'POST /admin/prompts': admin.createPrompt,
+    'POST /admin/prompts/{id}/activate': admin.activatePrompt,
+  };
+  const apiRoutes = API_ROUTES.map((route): LocalRoute => {
+    const key = `${route.method} ${route.path}`;
+    const handler = handlers[key];
+    if (!handler) throw new ConfigError(`The local server has no handler for ${key}`);
+    return {
+      method: route.method,
+      path: route.path,
+      handler,
+      auth: route.auth,
+      functionName: `groundwork-${route.function}`,
+      ...(key === 'POST /answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
+    };
+  });
   return [
-    {
-      method: 'POST',
-      path: '/answer',
-      handler: makeAnswerHandler({ ...deps, answering }),
-      stream: answerStream(answering, stack.limiter),
-      functionName: 'groundwork-rag-answer',
-    },
-    {
-      method: 'GET',
-      path: '/threads',
-      handler: threads.list,
-      functionName: 'groundwork-rag-answer',
-    },
-    {
-      method: 'GET',
-      path: '/threads/{id}',
-      handler: threads.get,
-      functionName: 'groundwork-rag-answer',
-    },
-    {
-      method: 'DELETE',
-      path: '/threads/{id}',
-      handler: threads.archive,
-      functionName: 'groundwork-rag-answer',
-    },
-    {
-      method: 'POST',
-      path: '/messages/{id}/feedback',
-      handler: threads.feedback,
-      functionName: 'groundwork-rag-answer',
-    },
-    {
-      method: 'POST',
-      path: '/search',
-      handler: makeSearchHandler({ ...deps, search: stack.search }),
-      functionName: 'groundwork-rag-search',
-    },
-    {
-      method: 'GET',
-      path: '/usage',
-      handler: makeUsageHandler({ ...deps, limiter: stack.limiter }),
-      functionName: 'groundwork-usage',
-    },
-    {
-      method: 'GET',
-      path: '/documents',
-      handler: makeListDocumentsHandler({ ...deps, db: stack.db }),
-      functionName: 'groundwork-documents',
-    },
+    ...apiRoutes,
     {
       // Local only: the ingest queue's depth, as SQS would report it, so `groundwork ingest` can
       // wait for a running server to finish indexing what it uploaded.
       method: 'GET',
       path: '/local/ingest-queue',
-      handler: async () => ({
-        statusCode: 200,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(stack.queue.stats()),
-      }),
+      handler: async () => jsonResult(200, stack.queue.stats()),
     },
   ];
 }
+
+const jsonResult = (statusCode: number, body: unknown) => ({
+  statusCode,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  body: JSON.stringify(body),
+});
 
 /**
  * POST /answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
@@ -168,6 +171,88 @@ function answerStream(
   };
 }
 
+const tokenRequestSchema = z
+  .object({
+    user_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9@._-]{0,127}$/),
+    tenant_id: z.string().regex(TENANT_ID_PATTERN),
+    admin: z.boolean().default(false),
+    plan: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+      .optional(),
+  })
+  .strict();
+
+const PLAYGROUND_DIR = path.join(__dirname, 'playground');
+const PLAYGROUND_FILES: Readonly<Record<string, string>> = {
+  'app.js': 'text/javascript; charset=utf-8',
+  'style.css': 'text/css; charset=utf-8',
+};
+
+/**
+ * What only the embedded default serves: the playground at `/`, the OpenAPI document, and
+ * development tokens from the local issuer (the playground's sign-in; in AWS, Cognito's).
+ */
+export function developmentRoutes(issuer: LocalIssuer): LocalRoute[] {
+  const file = (name: string, contentType: string) => async () => ({
+    statusCode: 200,
+    headers: { 'content-type': contentType, 'cache-control': 'no-cache' },
+    body: await readFile(path.join(PLAYGROUND_DIR, name), 'utf8'),
+  });
+  return [
+    {
+      method: 'GET',
+      path: '/',
+      auth: false,
+      handler: file('index.html', 'text/html; charset=utf-8'),
+    },
+    {
+      method: 'GET',
+      path: '/playground/{file}',
+      auth: false,
+      handler: async (event) => {
+        const name = event.pathParameters?.file ?? '';
+        if (name === 'config.json') return jsonResult(200, { apiUrl: '', auth: { mode: 'local' } });
+        const type = Object.hasOwn(PLAYGROUND_FILES, name) ? PLAYGROUND_FILES[name] : undefined;
+        if (!type) return jsonResult(404, toErrorResponse(new NotFoundError('No such file')).body);
+        return file(name, type)();
+      },
+    },
+    {
+      method: 'GET',
+      path: '/openapi.json',
+      auth: false,
+      handler: async () => jsonResult(200, buildOpenApi()),
+    },
+    {
+      method: 'POST',
+      path: '/local/token',
+      auth: false,
+      handler: async (event) => {
+        let raw: unknown;
+        try {
+          raw = JSON.parse(event.body ?? '{}');
+        } catch {
+          raw = null;
+        }
+        const parsed = tokenRequestSchema.safeParse(raw);
+        if (!parsed.success) {
+          const error = new ValidationError(describeZodError(parsed.error));
+          return jsonResult(422, toErrorResponse(error).body);
+        }
+        const { user_id, tenant_id, admin, plan } = parsed.data;
+        const token = issuer.issueToken({
+          sub: user_id,
+          tenantId: tenant_id,
+          admin,
+          ...(plan ? { plan } : {}),
+        });
+        return jsonResult(200, { token, token_type: 'Bearer' });
+      },
+    },
+  ];
+}
+
 export async function startLocalApi(
   stack: LocalStack,
   options: {
@@ -187,7 +272,10 @@ export async function startLocalApi(
     jwks: issuer.jwks(),
   });
   const server = await createLocalHttpServer({
-    routes: localRoutes(stack, options.answering ? { answering: options.answering } : {}),
+    routes: [
+      ...localRoutes(stack, options.answering ? { answering: options.answering } : {}),
+      ...developmentRoutes(issuer),
+    ],
     verifier,
     logger: stack.logger,
     port: options.port ?? 0,

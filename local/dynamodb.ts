@@ -9,6 +9,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
   ResourceNotFoundException,
@@ -103,8 +104,13 @@ export async function startLocalDynamo(options: LocalDynamoOptions = {}): Promis
 
 async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const wanted = limitsTableDefinition(tableName).GlobalSecondaryIndexes ?? [];
+    const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+    if (wanted.every((i) => present.has(i.IndexName))) return;
+    // A table from an older version: the counters are short-lived local state, so rebuilding
+    // the table (losing this month's local counts) is simpler than migrating it.
+    await client.send(new DeleteTableCommand({ TableName: tableName }));
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
   }

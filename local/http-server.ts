@@ -315,7 +315,9 @@ export async function createLocalHttpServer(
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const corsOrigins = options.corsOrigins ?? [];
-  const routes = [healthRoute, ...options.routes].map(compileRoute);
+  // The built-in liveness route, unless the routes bring their own (the API's GET /health).
+  const ownHealth = options.routes.some((r) => r.method === 'GET' && r.path === '/health');
+  const routes = [...(ownHealth ? [] : [healthRoute]), ...options.routes].map(compileRoute);
   const seen = new Set<string>();
   for (const { route, segments } of routes) {
     const shape = `${route.method} /${segments.map((s) => (typeof s === 'string' ? s : '{}')).join('/')}`;

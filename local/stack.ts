@@ -29,8 +29,14 @@ import {
 import { createSearchRepository } from '../lambdas/adapters/postgres/search-repository';
 import { createS3ObjectStore } from '../lambdas/adapters/s3/s3-object-store';
 import { createTokenCounter } from '../lambdas/adapters/tokenizer/gpt-token-counter';
+import { createAdminStore } from '../lambdas/adapters/postgres/admin-queries';
+import { createDocumentCatalog } from '../lambdas/adapters/postgres/document-queries';
+import { createUploadBucket } from '../lambdas/adapters/s3/upload-bucket';
+import { createAdmin, type Admin } from '../lambdas/core/admin/admin';
+import { createDocuments, type Documents } from '../lambdas/core/documents/documents';
 import {
   createIngestion,
+  DEFAULT_INGESTION_SETTINGS,
   type Ingestion,
   type IngestionSettings,
   type StageTimings,
@@ -84,11 +90,25 @@ export interface LocalStack {
   readonly conversations: ConversationStore;
   readonly answering: Answering;
   readonly limiter: Limiter;
+  readonly documents: Documents;
+  readonly admin: Admin;
   readonly queue: IngestQueue;
   readonly s3: { readonly client: S3Client; readonly endpoint: string; readonly bucket: string };
   readonly logger: Logger;
   stop(): Promise<void>;
 }
+
+/** Any origin may PUT and GET (the emulator listens on localhost only). */
+const LOCAL_BUCKET_CORS = `<CORSConfiguration>
+  <CORSRule>
+    <AllowedOrigin>*</AllowedOrigin>
+    <AllowedMethod>PUT</AllowedMethod>
+    <AllowedMethod>GET</AllowedMethod>
+    <AllowedMethod>HEAD</AllowedMethod>
+    <AllowedHeader>*</AllowedHeader>
+    <MaxAgeSeconds>600</MaxAgeSeconds>
+  </CORSRule>
+</CORSConfiguration>`;
 
 /** Encodes a key the way S3 event notifications do (URL-encoded, spaces as `+`). */
 export function encodeS3EventKey(key: string): string {
@@ -138,7 +158,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       port: options.s3Port ?? 0,
       silent: true,
       directory: s3Dir,
-      configureBuckets: [{ name: bucket, configs: [] }],
+      // The playground uploads straight to the bucket from the browser, as it does to S3.
+      configureBuckets: [{ name: bucket, configs: [LOCAL_BUCKET_CORS] }],
     });
     const server = await s3rver.run();
     const { port } = server as unknown as AddressInfo;
@@ -185,6 +206,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log: logPort(logger),
       metrics: metricsSink(metrics),
     });
+    const documents = createDocuments({
+      catalog: createDocumentCatalog(db),
+      bucket: createUploadBucket(client, bucket),
+      settings: {
+        maxUploadBytes:
+          options.ingestion?.maxObjectBytes ?? DEFAULT_INGESTION_SETTINGS.maxObjectBytes,
+      },
+    });
+    const admin = createAdmin({ store: createAdminStore(db), limiter });
     const handler = makeIngestHandler({ ingestion, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {
       onError: (err) => logger.error('local ingest batch failed', { err }),
@@ -210,6 +240,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       conversations,
       answering,
       limiter,
+      documents,
+      admin,
       queue,
       s3: { client, endpoint, bucket },
       logger,

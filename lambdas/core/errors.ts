@@ -58,6 +58,13 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** 409: the resource is not in a state that allows the request (`code` says which). */
+export class ConflictError extends AppError {
+  constructor(code: string, message: string) {
+    super(code, message, 409);
+  }
+}
+
 /** 503: a dependency (database, embedding model, LLM) cannot be reached right now. */
 export class UnavailableError extends AppError {
   constructor(message: string, cause?: unknown) {

@@ -1,26 +1,46 @@
-/** GET /documents: what is indexed for the caller, with status and failure reasons, paged. */
+/**
+ * The /documents routes: presigned uploads under the caller's tenant prefix, listing, status
+ * with progress, removal, retry of a failed document, and the passage a citation points at.
+ * Thin: validation, identity, one use case each (core/documents).
+ */
 import * as z from 'zod';
+import type { DocumentView, Documents } from '../core/documents/documents';
 import type { Database } from '../adapters/postgres/database';
 import { listDocuments } from '../adapters/postgres/document-queries';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import {
+  createDocumentRequestSchema,
+  listDocumentsQuerySchema,
+  passageQuerySchema,
+  type DocumentDetail,
+} from './schema';
 
-export const listDocumentsQuerySchema = z
-  .object({
-    status: z.enum(['queued', 'processing', 'indexed', 'failed', 'deleted']).optional(),
-    source_type: z
-      .string()
-      .regex(/^[a-z][a-z0-9_-]{0,31}$/)
-      .optional(),
-    /** Only sources whose URI starts with this (e.g. `s3://bucket/tenants/acme/reports/`). */
-    prefix: z.string().min(1).max(1024).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
-    cursor: z.string().max(2048).optional(),
-  })
-  .strict();
-
+const noBody = z.object({}).strict();
 const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
 const decodeCursor = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8');
 
+function toDetail(d: DocumentView): DocumentDetail {
+  const progress = d.progress as DocumentDetail['progress'];
+  return {
+    id: d.id,
+    source_uri: d.sourceUri,
+    title: d.title,
+    source_type: d.sourceType,
+    language: d.language,
+    visibility: d.visibility,
+    status: d.status,
+    failure_reason: d.failureReason,
+    chunk_count: d.chunkCount,
+    created_at: d.createdAt.toISOString(),
+    updated_at: d.updatedAt.toISOString(),
+    source_updated_at: d.sourceUpdatedAt?.toISOString() ?? null,
+    metadata: { ...d.metadata },
+    progress: d.status === 'processing' ? progress : null,
+    uploaded_by: d.uploadedBy,
+  };
+}
+
+/** GET /documents: what is indexed for the caller, with status and failure reasons, paged. */
 export function makeListHandler(deps: HttpHandlerDeps & { db: Database }) {
   return createHttpHandler(
     deps,
@@ -56,4 +76,86 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database }) {
       };
     },
   );
+}
+
+/** Every /documents route, by name. */
+export function makeDocumentHandlers(
+  deps: HttpHandlerDeps & { db: Database; documents: Documents },
+) {
+  const { documents } = deps;
+  return {
+    list: makeListHandler(deps),
+
+    create: createHttpHandler(
+      deps,
+      { route: 'documents.create', schema: createDocumentRequestSchema },
+      async ({ identity, body }) => {
+        const ticket = await documents.createUpload(identity, {
+          filename: body.filename,
+          contentType: body.content_type,
+          sizeBytes: body.size_bytes,
+          visibility: body.visibility,
+          ...(body.title ? { title: body.title } : {}),
+          ...(body.source_type ? { sourceType: body.source_type } : {}),
+          ...(body.language ? { language: body.language } : {}),
+          ...(body.metadata ? { metadata: body.metadata } : {}),
+        });
+        const document = await documents.get(identity, ticket.documentId);
+        return {
+          status: 201,
+          headers: { location: `/documents/${ticket.documentId}` },
+          body: {
+            document: toDetail(document),
+            upload: {
+              url: ticket.upload.url,
+              method: ticket.upload.method,
+              headers: { ...ticket.upload.headers },
+              expires_at: ticket.upload.expiresAt.toISOString(),
+            },
+          },
+        };
+      },
+    ),
+
+    get: createHttpHandler(
+      deps,
+      { route: 'documents.get', schema: noBody },
+      async ({ identity, pathParameters }) => ({
+        body: toDetail(await documents.get(identity, pathParameters.id ?? '')),
+      }),
+    ),
+
+    remove: createHttpHandler(
+      deps,
+      { route: 'documents.delete', schema: noBody },
+      async ({ identity, pathParameters }) => {
+        const doc = await documents.remove(identity, pathParameters.id ?? '');
+        // Accepted: the removal event removes the chunks shortly.
+        return { status: 202, body: toDetail(doc) };
+      },
+    ),
+
+    retry: createHttpHandler(
+      deps,
+      { route: 'documents.retry', schema: noBody },
+      async ({ identity, pathParameters }) => ({
+        status: 202,
+        body: toDetail(await documents.retry(identity, pathParameters.id ?? '')),
+      }),
+    ),
+
+    passage: createHttpHandler(
+      deps,
+      { route: 'documents.passage', schema: noBody },
+      async ({ identity, pathParameters, query }) => {
+        const range = parseOrThrow(passageQuerySchema, query);
+        const { document, chunks } = await documents.passage(
+          identity,
+          pathParameters.id ?? '',
+          range,
+        );
+        return { body: { document: toDetail(document), chunks } };
+      },
+    ),
+  };
 }

@@ -3,6 +3,7 @@
  * Reading usage consumes no monthly quota (the `usage` route maps to none); like every route it
  * counts toward the rate limit.
  */
+import * as z from 'zod';
 import type { Limiter, QuotaReport } from '../core/limits/limiter';
 import { unixSeconds } from '../core/limits/periods';
 import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
@@ -40,5 +41,17 @@ export function makeHandler(deps: HttpHandlerDeps & { limiter: Limiter }) {
       };
       return { body, headers: { 'cache-control': 'no-store' } };
     },
+  );
+}
+
+/** The route name of GET /health in metrics. */
+export const HEALTH_ROUTE = 'health';
+
+/** GET /health: liveness, no authorizer; touches neither the database nor DynamoDB. */
+export function makeHealthHandler(deps: Pick<HttpHandlerDeps, 'logger' | 'metrics'>) {
+  return createHttpHandler(
+    deps,
+    { route: HEALTH_ROUTE, schema: z.object({}).loose(), authenticated: false },
+    async () => ({ body: { status: 'ok' }, headers: { 'cache-control': 'no-store' } }),
   );
 }

@@ -4,7 +4,8 @@
  *
  * | pk              | sk                  | attributes                                             |
  * |-----------------|---------------------|--------------------------------------------------------|
- * | `user#<sub>`    | `usage#<yyyy-mm>`   | `answers`, `searches`, `rate_minute`, `rate_count`     |
+ * | `user#<sub>`    | `usage#<yyyy-mm>`   | `answers`, `searches`, `rate_minute`, `rate_count`,    |
+ * |                 |                     | `tenant_month` (`<tenant>#<yyyy-mm>`), `plan`          |
  * | `tenant#<id>`   | `cost#<yyyy-mm-dd>` | `micro_usd`                                            |
  * | `global`        | `cost#<yyyy-mm-dd>` | `micro_usd`                                            |
  *
@@ -24,6 +25,7 @@ import {
   BatchGetItemCommand,
   ConditionalCheckFailedException,
   GetItemCommand,
+  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
   DynamoDBClient,
@@ -36,6 +38,7 @@ import type {
   ConsumeResult,
   LimitStore,
   Spend,
+  TenantUserUsage,
   UserUsage,
 } from '../../core/limits/store';
 
@@ -50,13 +53,30 @@ export function limitsTableDefinition(tableName: string): CreateTableCommandInpu
     AttributeDefinitions: [
       { AttributeName: 'pk', AttributeType: 'S' },
       { AttributeName: 'sk', AttributeType: 'S' },
+      { AttributeName: 'tenant_month', AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: 'pk', KeyType: 'HASH' },
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: TENANT_USAGE_INDEX,
+        KeySchema: [{ AttributeName: 'tenant_month', KeyType: 'HASH' }],
+        Projection: {
+          ProjectionType: 'INCLUDE',
+          NonKeyAttributes: ['pk', 'plan', 'answers', 'searches'],
+        },
+      },
+    ],
   };
 }
+
+/**
+ * The index that lists a tenant's users with counters in a month (partition key
+ * `tenant_month` = `<tenantId>#<yyyy-mm>`), for the admin statistics.
+ */
+export const TENANT_USAGE_INDEX = 'tenant-usage';
 
 /**
  * A DynamoDB client for the limiter: short timeouts and one retry, so that an unreachable table
@@ -122,6 +142,18 @@ export function createDynamoLimitStore(options: DynamoLimitStoreOptions): LimitS
       '#exp': LIMITS_TTL_ATTRIBUTE,
     };
     const values: Item = { ':m': str(req.minute), ':one': num(1), ':exp': num(req.expiresAt) };
+    // Who the counters belong to, for the tenant-usage index.
+    let owner = '';
+    if (req.tenantId !== undefined) {
+      names['#tm'] = 'tenant_month';
+      values[':tm'] = str(`${req.tenantId}#${req.month}`);
+      owner += ', #tm = :tm';
+    }
+    if (req.plan !== undefined) {
+      names['#plan'] = 'plan';
+      values[':plan'] = str(req.plan);
+      owner += ', #plan = :plan';
+    }
     let quotaCondition = '';
     if (req.quota) {
       names['#q'] = req.quota.kind;
@@ -134,10 +166,10 @@ export function createDynamoLimitStore(options: DynamoLimitStoreOptions): LimitS
     let condition: string;
     if (form === 'same') {
       values[':rl'] = num(req.rateLimit);
-      updateExpression = `SET #exp = :exp ADD #rc :one${req.quota ? ', #q :one' : ''}`;
+      updateExpression = `SET #exp = :exp${owner} ADD #rc :one${req.quota ? ', #q :one' : ''}`;
       condition = `#rm >= :m AND #rc < :rl${quotaCondition}`;
     } else {
-      updateExpression = `SET #rm = :m, #rc = :one, #exp = :exp${req.quota ? ' ADD #q :one' : ''}`;
+      updateExpression = `SET #rm = :m, #rc = :one, #exp = :exp${owner}${req.quota ? ' ADD #q :one' : ''}`;
       condition = `(attribute_not_exists(#rm) OR #rm < :m)${quotaCondition}`;
     }
     try {
@@ -243,6 +275,33 @@ export function createDynamoLimitStore(options: DynamoLimitStoreOptions): LimitS
         rateMinute: item?.rate_minute?.S ?? null,
         rateCount: numberOf(item, 'rate_count'),
       };
+    },
+
+    async tenantUsage(tenantId, month): Promise<TenantUserUsage[]> {
+      const users: TenantUserUsage[] = [];
+      let start: Record<string, AttributeValue> | undefined;
+      do {
+        const out = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: TENANT_USAGE_INDEX,
+            KeyConditionExpression: '#tm = :tm',
+            ExpressionAttributeNames: { '#tm': 'tenant_month' },
+            ExpressionAttributeValues: { ':tm': str(`${tenantId}#${month}`) },
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        );
+        for (const item of out.Items ?? []) {
+          users.push({
+            userId: (item.pk?.S ?? '').replace(/^user#/, ''),
+            plan: item.plan?.S ?? null,
+            answers: numberOf(item, 'answers'),
+            searches: numberOf(item, 'searches'),
+          });
+        }
+        start = out.LastEvaluatedKey;
+      } while (start);
+      return users;
     },
 
     async readSpend(day, tenantId): Promise<Spend> {

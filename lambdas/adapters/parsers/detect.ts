@@ -2,38 +2,9 @@
  * Which format an object is in: its content type when that says something, else its key's
  * extension; PDF and DOCX magic bytes override both, so a misnamed file is still read right.
  */
+import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../../core/ingestion/formats';
 import { DocumentRejectedError, type SourceFormat } from '../../core/ingestion/types';
 import { looksBinary } from './text';
-
-const EXTENSIONS: Readonly<Record<string, SourceFormat>> = {
-  txt: 'text',
-  text: 'text',
-  csv: 'text',
-  tsv: 'text',
-  json: 'text',
-  log: 'text',
-  md: 'markdown',
-  markdown: 'markdown',
-  html: 'html',
-  htm: 'html',
-  xhtml: 'html',
-  pdf: 'pdf',
-  docx: 'docx',
-};
-
-const CONTENT_TYPES: Readonly<Record<string, SourceFormat>> = {
-  'text/plain': 'text',
-  'text/csv': 'text',
-  'text/tab-separated-values': 'text',
-  'application/json': 'text',
-  'text/markdown': 'markdown',
-  'text/x-markdown': 'markdown',
-  'text/html': 'html',
-  'application/xhtml+xml': 'html',
-  'application/pdf': 'pdf',
-  'application/x-pdf': 'pdf',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
-};
 
 // Content types that say nothing about the format (S3's default, or what tools send when they
 // do not know): the extension decides instead.
@@ -44,10 +15,6 @@ const GENERIC_CONTENT_TYPES = new Set([
   'application/binary',
   'application/unknown',
 ]);
-
-/** The supported types, for messages. */
-export const SUPPORTED_TYPES =
-  '.txt, .md, .html, .pdf and .docx (and .csv, .json and .log as plain text)';
 
 /** The format, and the charset the content type names (if any). */
 export interface Detected {

@@ -203,9 +203,14 @@ export function createConversationRepository(db: Database): ConversationStore {
 
 export function createPromptRepository(db: Database): PromptStore {
   return {
-    async activeConfigs() {
+    async activeConfigs(tenantId) {
+      // Per profile, the tenant's own active version if it has one, else the default.
       const { rows } = await db.query<PromptConfig>(
-        `SELECT id, name, profile, version, instructions, constraints, active FROM prompt_configs WHERE active ORDER BY profile`,
+        `SELECT DISTINCT ON (profile) id, name, profile, version, instructions, constraints, active
+           FROM prompt_configs
+          WHERE active AND (tenant_id IS NULL OR tenant_id = $1)
+          ORDER BY profile, tenant_id NULLS LAST`,
+        [tenantId ?? null],
       );
       return rows;
     },

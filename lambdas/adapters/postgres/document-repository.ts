@@ -42,7 +42,7 @@ const UPSERT_DOCUMENT = (extraSet: string, extraCols = '', extraVals = '') => `
     title = EXCLUDED.title, source_type = EXCLUDED.source_type, language = EXCLUDED.language,
     owner_user_id = EXCLUDED.owner_user_id, visibility = EXCLUDED.visibility,
     metadata = EXCLUDED.metadata, source_updated_at = EXCLUDED.source_updated_at,
-    updated_at = now()${extraSet}
+    updated_at = now(), progress = NULL${extraSet}
   WHERE documents.source_updated_at IS NULL OR EXCLUDED.source_updated_at IS NULL
      OR documents.source_updated_at <= EXCLUDED.source_updated_at
   RETURNING id`;
@@ -180,11 +180,18 @@ export function createDocumentRepository(db: Database): DocumentStore {
       });
     },
 
+    async reportProgress(documentId, progress) {
+      await db.query(
+        `UPDATE documents SET progress = $2::jsonb WHERE id = $1 AND status = 'processing'`,
+        [documentId, JSON.stringify(progress)],
+      );
+    },
+
     async markDeleted(tenantId, sourceUri) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.query<{ id: string }>(
           `UPDATE documents SET status = 'deleted', chunk_count = 0, content_hash = NULL,
-                  attributes_hash = NULL, failure_reason = NULL, updated_at = now()
+                  attributes_hash = NULL, failure_reason = NULL, progress = NULL, updated_at = now()
             WHERE tenant_id = $1 AND source_uri = $2 AND status <> 'deleted'
             RETURNING id`,
           [tenantId, sourceUri],

@@ -113,6 +113,9 @@ export interface PromptConfig {
 }
 
 export interface PromptStore {
-  /** The active version of every profile (including `_system`). */
-  activeConfigs(): Promise<PromptConfig[]>;
+  /**
+   * The active version of every profile (including `_system`): the tenant's own where it has
+   * activated one, else the built-in default. Without a tenant, the defaults only.
+   */
+  activeConfigs(tenantId?: string): Promise<PromptConfig[]>;
 }

@@ -31,6 +31,13 @@ export interface StoredDocument {
   readonly chunkCount: number;
 }
 
+/** Progress of a document being processed. */
+export interface IngestionProgress {
+  readonly stage: 'embedding';
+  readonly chunks_total: number;
+  readonly chunks_embedded: number;
+}
+
 /** A chunk ready to be written, with its vector. */
 export interface ChunkRecord {
   readonly index: number;
@@ -60,6 +67,8 @@ export interface DocumentStore {
   updateAttributes(attrs: DocumentAttributes, attributesHash: string): Promise<void>;
   /** Records a failure with its reason; removes stale chunks so search never serves them. */
   markFailed(attrs: DocumentAttributes, reason: string): Promise<string>;
+  /** How far a processing document has got (shown by GET /documents/{id}); cleared by any write above. */
+  reportProgress?(documentId: string, progress: IngestionProgress): Promise<void>;
   /** The object is gone: removes the chunks, keeps a `deleted` row. */
   markDeleted(tenantId: string, sourceUri: string): Promise<boolean>;
 }

@@ -123,7 +123,14 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
 
   const elapsed = (start: number) => performance.now() - start;
 
-  async function embedBatches(texts: string[], timings: StageTimings): Promise<number[][]> {
+  /** Called after each embedding batch with the share of the document's inputs done (0-1). */
+  type OnEmbedded = (fraction: number) => Promise<void>;
+
+  async function embedBatches(
+    texts: string[],
+    timings: StageTimings,
+    onEmbedded?: OnEmbedded,
+  ): Promise<number[][]> {
     const vectors: number[][] = [];
     for (let i = 0; i < texts.length; i += settings.embedBatchSize) {
       const t0 = performance.now();
@@ -131,14 +138,38 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       timings.embedMs += elapsed(t0);
       timings.embedCalls += 1;
       vectors.push(...batch);
+      if (vectors.length < texts.length) await onEmbedded?.(vectors.length / texts.length);
     }
     return vectors;
   }
 
+  /**
+   * Reports embedding progress on the document's row, at most once per second, so a long
+   * document shows movement and a short one costs no extra writes. A failed report is ignored.
+   */
+  function progressReporter(documentId: string, chunksTotal: number): OnEmbedded | undefined {
+    const report = store.reportProgress?.bind(store);
+    if (!report || !documentId) return undefined;
+    let last = performance.now();
+    return async (fraction) => {
+      if (performance.now() - last < 1000) return;
+      last = performance.now();
+      await report(documentId, {
+        stage: 'embedding',
+        chunks_total: chunksTotal,
+        chunks_embedded: Math.floor(fraction * chunksTotal),
+      }).catch((err: unknown) => log.warn('could not record progress', { err }));
+    };
+  }
+
   /** One vector per text; with windows, the normalised mean of the windows' vectors. */
-  async function embedChunks(texts: string[], timings: StageTimings): Promise<number[][]> {
+  async function embedChunks(
+    texts: string[],
+    timings: StageTimings,
+    onEmbedded?: OnEmbedded,
+  ): Promise<number[][]> {
     const window = settings.embedWindowTokens;
-    if (!window) return embedBatches(texts, timings);
+    if (!window) return embedBatches(texts, timings, onEmbedded);
     const t0 = performance.now();
     const windows = texts.map((t) => {
       const parts = chunkText(t, { targetTokens: window, overlapTokens: 0 }, tokens).map(
@@ -147,7 +178,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       return parts.length > 0 ? parts : [t];
     });
     timings.chunkMs += elapsed(t0);
-    const flat = await embedBatches(windows.flat(), timings);
+    const flat = await embedBatches(windows.flat(), timings, onEmbedded);
     let k = 0;
     return windows.map((w) => {
       const sum = new Array<number>(embedder.dimension).fill(0);
@@ -206,6 +237,9 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     timings.fetchMs += elapsed(t0);
 
     if (!info) {
+      // A sidecar written ahead of its object (POST /documents does this): nothing to do until
+      // the object arrives; its own removal event handles a deletion.
+      if (rawKey !== key) return { action: 'ignored', reason: 'metadata without its object' };
       let tenantId: string;
       try {
         tenantId = parseKey(key, settings.keyLayout).tenantId;
@@ -290,7 +324,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       }
 
       t0 = performance.now();
-      await store.markProcessing(attrs);
+      const processingId = await store.markProcessing(attrs);
       timings.writeMs += elapsed(t0);
 
       t0 = performance.now();
@@ -304,7 +338,11 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       const inputs = chunks.map((c) =>
         settings.embedWithTitle && title ? `${title}\n${c.text}` : c.text,
       );
-      const vectors = await embedChunks(inputs, timings);
+      const vectors = await embedChunks(
+        inputs,
+        timings,
+        progressReporter(processingId, chunks.length),
+      );
 
       t0 = performance.now();
       const result = await store.replaceChunks(

@@ -114,6 +114,17 @@ export interface Limiter {
   settle(admission: Admission, outcome: SettleOutcome): Promise<Settlement>;
   /** The caller's plan, quotas and rate window, without consuming anything. */
   usage(caller: Caller, now?: Date): Promise<UsageReport>;
+  /** This month's quota use in a tenant, summed by plan, with each plan's per-user quotas. */
+  tenantUsageByPlan(tenantId: string, now?: Date): Promise<PlanUsageReport[]>;
+}
+
+export interface PlanUsageReport {
+  readonly plan: string;
+  /** Users with any counted request this month. */
+  readonly users: number;
+  readonly month: string;
+  /** Used this month by all those users, and each user's monthly quota (`null`: unlimited). */
+  readonly quotas: Readonly<Record<QuotaKind, { used: number; limitPerUser: number | null }>>;
 }
 
 export interface LimiterDeps {
@@ -207,6 +218,8 @@ export function createLimiter(deps: LimiterDeps): Limiter {
           rateLimit,
           quota: kind ? { kind, limit: quotaLimit(entitlements, kind) } : null,
           expiresAt: unixSeconds(periods.monthResetsAt) + USAGE_RETENTION_SECONDS,
+          tenantId: caller.tenantId,
+          plan,
         }),
         checkSpend ? store.readSpend(periods.day, caller.tenantId) : Promise.resolve(null),
       ]);
@@ -355,6 +368,45 @@ export function createLimiter(deps: LimiterDeps): Limiter {
       };
       const [refunded, spend] = await Promise.all([refund, addSpend()]);
       return { refunded, costMicroUsd, spend };
+    },
+
+    async tenantUsageByPlan(tenantId, now = clock.now()) {
+      const { month } = periodsAt(now);
+      let rows;
+      try {
+        rows = await store.tenantUsage(tenantId, month);
+      } catch (err) {
+        log.error('limits store unavailable', { err, operation: 'tenantUsage' });
+        metrics.count('LimiterStoreErrors');
+        throw new UnavailableError('Usage cannot be read right now; retry shortly.', err);
+      }
+      const byPlan = new Map<string, { users: number; answers: number; searches: number }>();
+      for (const row of rows) {
+        const plan = row.plan ?? config.defaultPlan;
+        const sum = byPlan.get(plan) ?? { users: 0, answers: 0, searches: 0 };
+        sum.users += 1;
+        sum.answers += row.answers;
+        sum.searches += row.searches;
+        byPlan.set(plan, sum);
+      }
+      return [...byPlan.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([plan, sum]) => {
+          // A plan since removed from the configuration has no quotas to report.
+          const entitlements = Object.hasOwn(config.plans, plan)
+            ? planEntitlements(config, plan)
+            : null;
+          const limit = (kind: QuotaKind) => (entitlements ? quotaLimit(entitlements, kind) : null);
+          return {
+            plan,
+            users: sum.users,
+            month,
+            quotas: {
+              answers: { used: sum.answers, limitPerUser: limit('answers') },
+              searches: { used: sum.searches, limitPerUser: limit('searches') },
+            },
+          };
+        });
     },
 
     async usage(caller, now = clock.now()) {

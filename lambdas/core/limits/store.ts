@@ -17,6 +17,17 @@ export interface ConsumeRequest {
   readonly quota: { readonly kind: QuotaKind; readonly limit: number | null } | null;
   /** Unix seconds after which the store may delete the counters (DynamoDB TTL). */
   readonly expiresAt: number;
+  /** Recorded on the counters so that a tenant's use can be reported by plan. */
+  readonly tenantId?: string;
+  readonly plan?: string;
+}
+
+/** One user's counters for a month, as recorded for their tenant. */
+export interface TenantUserUsage {
+  readonly userId: string;
+  readonly plan: string | null;
+  readonly answers: number;
+  readonly searches: number;
 }
 
 /**
@@ -56,6 +67,8 @@ export interface LimitStore {
   refund(userId: string, month: string, kind: QuotaKind): Promise<boolean>;
   /** The user's counters for a month (zeros when there are none). */
   readUsage(userId: string, month: string): Promise<UserUsage>;
+  /** Every user of the tenant with counters in the month (for the admin statistics). */
+  tenantUsage(tenantId: string, month: string): Promise<TenantUserUsage[]>;
   /** Today's global and tenant spend. */
   readSpend(day: string, tenantId: string): Promise<Spend>;
   /** Adds a cost to today's global and tenant spend; returns the new totals. */

@@ -1,0 +1,165 @@
+/**
+ * The /admin routes (admin group only, own tenant only): statistics, feedback, and prompt
+ * configuration versions. Thin: validation, identity, one use case each (core/admin).
+ */
+import * as z from 'zod';
+import type { Admin, FeedbackCursor, PromptVersion } from '../core/admin/admin';
+import { ValidationError } from '../core/errors';
+import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import {
+  createPromptRequestSchema,
+  feedbackQuerySchema,
+  promptSchema,
+  statsQuerySchema,
+} from './schema';
+
+const noBody = z.object({}).strict();
+const cursorSchema = z.object({
+  updatedAt: z.iso.datetime(),
+  messageId: z.uuid(),
+  userId: z.string().min(1),
+});
+
+const encodeCursor = (c: FeedbackCursor) =>
+  Buffer.from(JSON.stringify(c), 'utf8').toString('base64url');
+function decodeCursor(cursor: string): FeedbackCursor {
+  try {
+    return cursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+  } catch {
+    throw new ValidationError('cursor: is not a cursor this API returned');
+  }
+}
+
+const toPrompt = (p: PromptVersion): z.infer<typeof promptSchema> => ({
+  id: p.id,
+  scope: p.scope,
+  profile: p.profile,
+  name: p.name,
+  version: p.version,
+  instructions: p.instructions,
+  constraints: p.constraints,
+  active: p.active,
+  created_at: p.createdAt.toISOString(),
+  created_by: p.createdBy,
+});
+
+export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
+  const { admin } = deps;
+  return {
+    stats: createHttpHandler(
+      deps,
+      { route: 'admin.stats', schema: noBody },
+      async ({ identity, query }) => {
+        const q = parseOrThrow(statsQuerySchema, query);
+        const s = await admin.stats(identity, q.window_days);
+        return {
+          body: {
+            tenant_id: identity.tenantId,
+            since: s.since.toISOString(),
+            documents: {
+              total: Object.values(s.documents).reduce((a, b) => a + b, 0),
+              by_status: s.documents,
+            },
+            chunks: s.chunks,
+            threads: s.threads,
+            messages: s.messages,
+            active_users: s.activeUsers,
+            answers: {
+              total: s.answers.total,
+              by_confidence: s.answers.byConfidence,
+              by_profile: s.answers.byProfile,
+              insufficient_context: s.answers.insufficientContext,
+              fallback_to_generic: s.answers.fallbackToGeneric,
+            },
+            feedback: s.feedback,
+            quota_use_by_plan: s.quotaUseByPlan.map((p) => ({
+              plan: p.plan,
+              month: p.month,
+              users: p.users,
+              answers: {
+                used: p.quotas.answers.used,
+                limit_per_user: p.quotas.answers.limitPerUser,
+              },
+              searches: {
+                used: p.quotas.searches.used,
+                limit_per_user: p.quotas.searches.limitPerUser,
+              },
+            })),
+          },
+        };
+      },
+    ),
+
+    feedback: createHttpHandler(
+      deps,
+      { route: 'admin.feedback', schema: noBody },
+      async ({ identity, query }) => {
+        const q = parseOrThrow(feedbackQuerySchema, query);
+        const rows = await admin.feedback(identity, {
+          ...(q.rating ? { rating: q.rating } : {}),
+          ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
+          limit: q.limit,
+        });
+        const last = rows[rows.length - 1];
+        return {
+          body: {
+            feedback: rows.map((f) => ({
+              message_id: f.messageId,
+              thread_id: f.threadId,
+              user_id: f.userId,
+              rating: f.rating,
+              comment: f.comment,
+              question: f.question,
+              answer: f.answer,
+              confidence: f.confidence,
+              profile: f.profile,
+              updated_at: f.updatedAt.toISOString(),
+            })),
+            next_cursor:
+              rows.length === q.limit && last
+                ? encodeCursor({
+                    updatedAt: last.updatedAt.toISOString(),
+                    messageId: last.messageId,
+                    userId: last.userId,
+                  })
+                : null,
+          },
+        };
+      },
+    ),
+
+    listPrompts: createHttpHandler(
+      deps,
+      { route: 'admin.prompts.list', schema: noBody },
+      async ({ identity }) => ({
+        body: { prompts: (await admin.prompts(identity)).map(toPrompt) },
+      }),
+    ),
+
+    createPrompt: createHttpHandler(
+      deps,
+      { route: 'admin.prompts.create', schema: createPromptRequestSchema },
+      async ({ identity, body }) => {
+        const created = await admin.createPrompt(
+          identity,
+          {
+            profile: body.profile,
+            name: body.name,
+            instructions: body.instructions,
+            constraints: body.constraints,
+          },
+          body.activate,
+        );
+        return { status: 201, body: toPrompt(created) };
+      },
+    ),
+
+    activatePrompt: createHttpHandler(
+      deps,
+      { route: 'admin.prompts.activate', schema: noBody },
+      async ({ identity, pathParameters }) => ({
+        body: toPrompt(await admin.activatePrompt(identity, pathParameters.id ?? '')),
+      }),
+    ),
+  };
+}

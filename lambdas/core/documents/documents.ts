@@ -1,0 +1,342 @@
+/**
+ * The documents use cases behind /documents: hand out a presigned upload for a key under the
+ * caller's own tenant prefix, report status and progress, remove a document, retry a failed one,
+ * and read the passage a citation points at.
+ *
+ * Who may do what:
+ * - Everyone sees the tenant's `tenant` and `global` documents and their own `user` documents
+ *   (the rule search applies); another user's private document is a 404, never a 403.
+ * - Removing or retrying a private document: its owner. A tenant document: the user who uploaded
+ *   it through this API, or a tenant admin. A document that arrived by another route (a direct
+ *   S3 upload, a global publication): admins of its tenant only.
+ *
+ * The object is the source of truth: removal deletes the object and the S3 removal event removes
+ * the chunks; a retry re-announces the object, so the ingestion pipeline runs exactly as it does
+ * for a new upload.
+ */
+import { randomUUID } from 'node:crypto';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
+import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../ingestion/formats';
+import { SIDECAR_SUFFIX } from '../ingestion/object-attributes';
+import type { DocumentStatus, Visibility } from '../ingestion/document-store';
+
+/** Who is asking (the identity the API verified). */
+export interface Caller {
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly isAdmin: boolean;
+}
+
+/** A document as the API reports it. */
+export interface DocumentView {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly sourceUri: string;
+  readonly title: string | null;
+  readonly sourceType: string;
+  readonly language: string;
+  readonly visibility: Visibility;
+  readonly ownerUserId: string | null;
+  readonly uploadedBy: string | null;
+  readonly status: DocumentStatus;
+  readonly failureReason: string | null;
+  readonly chunkCount: number;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** While processing: `{ stage, chunks_total, chunks_embedded }`. */
+  readonly progress: Readonly<Record<string, unknown>> | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly sourceUpdatedAt: Date | null;
+}
+
+/** One chunk of a passage, with its offsets into the document's extracted text. */
+export interface PassageChunk {
+  readonly index: number;
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/** The database side (adapters/postgres/document-queries.ts). */
+export interface DocumentCatalog {
+  /** Records an announced upload as `queued` before its object exists. */
+  reserve(doc: {
+    id: string;
+    tenantId: string;
+    sourceUri: string;
+    title: string | null;
+    sourceType: string;
+    language: string;
+    visibility: Visibility;
+    ownerUserId: string | null;
+    uploadedBy: string;
+    metadata: Readonly<Record<string, unknown>>;
+  }): Promise<void>;
+  /** The document if the caller may see it (tenant + visibility rules), else null. */
+  findVisible(caller: Caller, id: string): Promise<DocumentView | null>;
+  /** The chunks of a visible document that overlap [start, end), in order (at most `limit`). */
+  passage(documentId: string, start: number, end: number, limit: number): Promise<PassageChunk[]>;
+  /** Marks a failed document queued again; false if it was no longer failed. */
+  markRequeued(documentId: string): Promise<boolean>;
+  /** Puts a queued document back to failed (a retry that could not be announced). */
+  markFailed(documentId: string, reason: string): Promise<void>;
+}
+
+/** The bucket side (adapters/s3/upload-bucket.ts). */
+export interface UploadBucket {
+  readonly name: string;
+  /** A presigned PUT whose signature covers the content type and the exact length. */
+  presignPut(
+    key: string,
+    options: { contentType: string; contentLength: number; expiresInSeconds: number },
+  ): Promise<string>;
+  put(key: string, body: string, contentType: string): Promise<void>;
+  /** Deletes the object (and nothing else); a missing object is not an error. */
+  delete(key: string): Promise<void>;
+  /** Re-announces an object (an S3 "created" event for the same bytes); false if it is gone. */
+  touch(key: string): Promise<boolean>;
+}
+
+export interface DocumentsSettings {
+  /** Largest upload accepted (the ingestion pipeline's own limit should match). */
+  readonly maxUploadBytes: number;
+  /** How long a presigned upload URL stays valid. */
+  readonly uploadUrlTtlSeconds: number;
+}
+
+export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
+  maxUploadBytes: 50 * 1024 * 1024,
+  uploadUrlTtlSeconds: 900,
+};
+
+export interface UploadRequest {
+  readonly filename: string;
+  readonly contentType: string;
+  readonly sizeBytes: number;
+  /** `tenant` (default): the whole tenant sees it; `user`: only the uploader. */
+  readonly visibility: 'tenant' | 'user';
+  readonly title?: string;
+  readonly sourceType?: string;
+  readonly language?: string;
+  readonly metadata?: Readonly<Record<string, string | number | boolean | string[]>>;
+}
+
+export interface UploadTicket {
+  readonly documentId: string;
+  readonly key: string;
+  readonly sourceUri: string;
+  readonly upload: {
+    readonly url: string;
+    readonly method: 'PUT';
+    /** Send exactly these headers with the PUT: they are part of the signature. */
+    readonly headers: Readonly<Record<string, string>>;
+    readonly expiresAt: Date;
+  };
+}
+
+export interface Documents {
+  createUpload(caller: Caller, request: UploadRequest): Promise<UploadTicket>;
+  get(caller: Caller, id: string): Promise<DocumentView>;
+  remove(caller: Caller, id: string): Promise<DocumentView>;
+  retry(caller: Caller, id: string): Promise<DocumentView>;
+  passage(
+    caller: Caller,
+    id: string,
+    range: { start: number; end: number },
+  ): Promise<{ document: DocumentView; chunks: PassageChunk[] }>;
+}
+
+/** A file name that is safe as the last segment of an S3 key, or a 422. */
+export function safeFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  const cleaned = base
+    .normalize('NFC')
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/[^\p{L}\p{N}._ ()-]+/gu, '_')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (cleaned === '' || cleaned === '.' || cleaned === '..' || cleaned.length > 200) {
+    throw new ValidationError('filename: use a plain file name of 1 to 200 characters');
+  }
+  return cleaned;
+}
+
+/** Checks that the file's extension and declared type are a supported, matching pair. */
+export function checkUploadType(fileName: string, contentType: string): void {
+  const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  const byType = CONTENT_TYPES[mediaType];
+  if (!byType) {
+    throw new ValidationError(
+      `content_type: "${mediaType}" is not supported; supported types are ${SUPPORTED_TYPES}`,
+    );
+  }
+  const dot = fileName.lastIndexOf('.');
+  const extension = dot > 0 ? fileName.slice(dot + 1).toLowerCase() : '';
+  const byExtension = EXTENSIONS[extension];
+  if (!byExtension) {
+    throw new ValidationError(
+      `filename: the extension ".${extension}" is not supported; supported types are ${SUPPORTED_TYPES}`,
+    );
+  }
+  // text/plain is what many clients send for any text file; binary formats must match exactly.
+  const compatible =
+    byType === byExtension ||
+    (byType === 'text' && byExtension !== 'pdf' && byExtension !== 'docx');
+  if (!compatible) {
+    throw new ValidationError(
+      `content_type: "${mediaType}" does not match the file's extension ".${extension}"`,
+    );
+  }
+}
+
+/** The object key of an S3 URI in this bucket, or null for a URI elsewhere. */
+function keyOf(bucket: string, sourceUri: string): string | null {
+  const prefix = `s3://${bucket}/`;
+  return sourceUri.startsWith(prefix) ? sourceUri.slice(prefix.length) : null;
+}
+
+export function createDocuments(deps: {
+  catalog: DocumentCatalog;
+  bucket: UploadBucket;
+  settings?: Partial<DocumentsSettings>;
+  clock?: { now(): Date };
+  newId?: () => string;
+}): Documents {
+  const settings = { ...DEFAULT_DOCUMENTS_SETTINGS, ...deps.settings };
+  const now = () => deps.clock?.now() ?? new Date();
+  const newId = deps.newId ?? randomUUID;
+  const { catalog, bucket } = deps;
+
+  async function visible(caller: Caller, id: string): Promise<DocumentView> {
+    const doc = await catalog.findVisible(caller, id);
+    if (!doc) throw new NotFoundError(`No document ${id}`);
+    return doc;
+  }
+
+  /** May the caller change (remove, retry) this document? */
+  function assertMayChange(caller: Caller, doc: DocumentView): void {
+    const allowed =
+      doc.tenantId === caller.tenantId &&
+      (caller.isAdmin ||
+        (doc.visibility === 'user' && doc.ownerUserId === caller.userId) ||
+        (doc.visibility === 'tenant' && doc.uploadedBy === caller.userId));
+    if (!allowed) {
+      throw new ForbiddenError(
+        doc.visibility === 'tenant'
+          ? 'Only the user who uploaded this document or a tenant admin can change it.'
+          : 'Only a tenant admin can change this document.',
+      );
+    }
+  }
+
+  function objectKey(doc: DocumentView): string {
+    const key = keyOf(bucket.name, doc.sourceUri);
+    if (key === null) {
+      throw new ConflictError(
+        'source_elsewhere',
+        `The document's object is not in this deployment's bucket (${doc.sourceUri}).`,
+      );
+    }
+    return key;
+  }
+
+  return {
+    async createUpload(caller, request) {
+      const fileName = safeFileName(request.filename);
+      checkUploadType(fileName, request.contentType);
+      if (request.sizeBytes > settings.maxUploadBytes) {
+        throw new ValidationError(
+          `size_bytes: the file is ${(request.sizeBytes / 1048576).toFixed(1)} MB; the limit is ${(settings.maxUploadBytes / 1048576).toFixed(0)} MB`,
+        );
+      }
+      const id = newId();
+      // The caller never chooses the prefix: it is built from the verified identity.
+      const owner = request.visibility === 'user' ? `users/${caller.userId}/` : '';
+      const key = `tenants/${caller.tenantId}/${owner}uploads/${id}/${fileName}`;
+      const sourceUri = `s3://${bucket.name}/${key}`;
+      const attributes: Record<string, unknown> = {
+        ...request.metadata,
+        ...(request.title ? { title: request.title } : {}),
+        ...(request.sourceType ? { source_type: request.sourceType } : {}),
+        ...(request.language ? { language: request.language } : {}),
+      };
+      await catalog.reserve({
+        id,
+        tenantId: caller.tenantId,
+        sourceUri,
+        title: request.title ?? fileName,
+        sourceType: request.sourceType ?? 'doc',
+        language: request.language ?? 'en',
+        visibility: request.visibility,
+        ownerUserId: request.visibility === 'user' ? caller.userId : null,
+        uploadedBy: caller.userId,
+        metadata: request.metadata ?? {},
+      });
+      // The sidecar goes first, so the object's event finds it.
+      if (Object.keys(attributes).length > 0) {
+        await bucket.put(
+          key + SIDECAR_SUFFIX,
+          JSON.stringify({ metadataAttributes: attributes }),
+          'application/json',
+        );
+      }
+      const url = await bucket.presignPut(key, {
+        contentType: request.contentType,
+        contentLength: request.sizeBytes,
+        expiresInSeconds: settings.uploadUrlTtlSeconds,
+      });
+      return {
+        documentId: id,
+        key,
+        sourceUri,
+        upload: {
+          url,
+          method: 'PUT',
+          headers: { 'content-type': request.contentType },
+          expiresAt: new Date(now().getTime() + settings.uploadUrlTtlSeconds * 1000),
+        },
+      };
+    },
+
+    get: visible,
+
+    async remove(caller, id) {
+      const doc = await visible(caller, id);
+      assertMayChange(caller, doc);
+      if (doc.status === 'deleted') return doc;
+      const key = objectKey(doc);
+      await bucket.delete(key);
+      await bucket.delete(key + SIDECAR_SUFFIX);
+      return doc;
+    },
+
+    async retry(caller, id) {
+      const doc = await visible(caller, id);
+      assertMayChange(caller, doc);
+      if (doc.status !== 'failed') {
+        throw new ConflictError(
+          'not_failed',
+          `Only a failed document can be retried; this one is ${doc.status}.`,
+        );
+      }
+      const key = objectKey(doc);
+      // Queued before the object is re-announced, so the pipeline's own status always wins.
+      if (!(await catalog.markRequeued(doc.id))) {
+        throw new ConflictError('not_failed', 'The document is already being retried.');
+      }
+      if (!(await bucket.touch(key))) {
+        const reason = 'The file is no longer in the bucket; upload it again.';
+        await catalog.markFailed(doc.id, reason);
+        throw new ConflictError('object_missing', reason);
+      }
+      return { ...doc, status: 'queued', failureReason: null, progress: null };
+    },
+
+    async passage(caller, id, range) {
+      const document = await visible(caller, id);
+      if (range.end <= range.start) throw new ValidationError('end: must be greater than start');
+      const chunks = await catalog.passage(document.id, range.start, range.end, 5);
+      return { document, chunks };
+    },
+  };
+}

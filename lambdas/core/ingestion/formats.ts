@@ -1,0 +1,39 @@
+/**
+ * The file formats Groundwork reads: by extension and by content type. The parser detects a
+ * format with these tables, and the documents API admits uploads of these types only.
+ */
+import type { SourceFormat } from './types';
+
+export const EXTENSIONS: Readonly<Record<string, SourceFormat>> = {
+  txt: 'text',
+  text: 'text',
+  csv: 'text',
+  tsv: 'text',
+  json: 'text',
+  log: 'text',
+  md: 'markdown',
+  markdown: 'markdown',
+  html: 'html',
+  htm: 'html',
+  xhtml: 'html',
+  pdf: 'pdf',
+  docx: 'docx',
+};
+
+export const CONTENT_TYPES: Readonly<Record<string, SourceFormat>> = {
+  'text/plain': 'text',
+  'text/csv': 'text',
+  'text/tab-separated-values': 'text',
+  'application/json': 'text',
+  'text/markdown': 'markdown',
+  'text/x-markdown': 'markdown',
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'application/pdf': 'pdf',
+  'application/x-pdf': 'pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+};
+
+/** The supported types, for messages. */
+export const SUPPORTED_TYPES =
+  '.txt, .md, .html, .pdf and .docx (and .csv, .json and .log as plain text)';

@@ -1,0 +1,187 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route table and the zod schemas the handlers
+ * validate with (OpenAPI 3.1 schemas are JSON Schema 2020-12, which zod emits). Committed as
+ * docs/openapi.json (`npm run openapi`); a test fails when the two differ.
+ */
+import * as z from 'zod';
+import { promptSchema } from '../admin/schema';
+import { metadataFilterSchema } from '../core/retrieval/filters';
+import { documentDetailSchema } from '../documents/schema';
+import { API_ROUTES, type ApiRoute } from './api-routes';
+
+type Json = Record<string, unknown>;
+
+const errorSchema = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    retryable: z.boolean(),
+    details: z.unknown().optional(),
+  }),
+});
+
+/** A copy of `value` without the given top-level keys (JSON Schema's `$schema`, `$id`). */
+const withoutKeys = (value: Json, keys: readonly string[]): Json =>
+  Object.fromEntries(Object.entries(value).filter(([k]) => !keys.includes(k)));
+
+/** Component names: `POST /documents` -> `PostDocumentsRequest`. */
+function componentName(route: ApiRoute, part: 'Request' | 'Query' | 'Response'): string {
+  const words = route.path
+    .split('/')
+    .filter((s) => s && !s.startsWith('{'))
+    .flatMap((s) => s.split(/[-_]/));
+  const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+  const byId = route.path.includes('{') ? 'ById' : '';
+  return [pascal(route.method.toLowerCase()), ...words.map(pascal), byId, part].join('');
+}
+
+/** `GET /documents/{id}/passage` -> `getDocumentsPassageById`. */
+function operationId(route: ApiRoute): string {
+  const name = componentName(route, 'Request').slice(0, -'Request'.length);
+  return name.charAt(0).toLowerCase() + name.slice(1);
+}
+
+/** Query schemas are objects of (coerced) strings; each property becomes a parameter. */
+function queryParameters(schema: Json): Json[] {
+  const properties = (schema.properties ?? {}) as Record<string, Json>;
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: property,
+  }));
+}
+
+export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
+  const registry = z.registry<{ id: string }>();
+  // Schemas used in several places get a name of their own (the recursive filter must).
+  const named: [z.ZodType, string][] = [
+    [errorSchema, 'Error'],
+    [metadataFilterSchema, 'MetadataFilter'],
+    [documentDetailSchema, 'Document'],
+    [promptSchema, 'PromptConfig'],
+  ];
+  for (const [schema, id] of named) registry.add(schema, { id });
+  const seen = new Set<z.ZodType>(named.map(([schema]) => schema));
+  const register = (schema: z.ZodType | undefined, id: string) => {
+    if (!schema || seen.has(schema)) return;
+    seen.add(schema);
+    registry.add(schema, { id });
+  };
+  for (const route of routes) {
+    register(route.body, componentName(route, 'Request'));
+    register(route.response.schema, componentName(route, 'Response'));
+  }
+  // Requests are described as a client writes them (defaults optional), responses as sent.
+  const convert = (io: 'input' | 'output') =>
+    z.toJSONSchema(registry, {
+      target: 'draft-2020-12',
+      io,
+      unrepresentable: 'any',
+      uri: (id) => `#/components/schemas/${id}`,
+    }).schemas as Record<string, Json>;
+  const inputs = convert('input');
+  const outputs = convert('output');
+  const requestIds = new Set(routes.flatMap((r) => (r.body ? [registry.get(r.body)?.id] : [])));
+  const schemas: Record<string, Json> = {};
+  for (const [id, schema] of Object.entries({ ...outputs, ...inputs })) {
+    const chosen = requestIds.has(id) ? inputs[id] : (outputs[id] ?? schema);
+    schemas[id] = withoutKeys(chosen as Json, ['$schema', '$id']);
+  }
+
+  const paths: Record<string, Json> = {};
+  const errorResponse = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  for (const route of routes) {
+    const parameters: Json[] = [];
+    for (const match of route.path.matchAll(/\{([^}]+)\}/g)) {
+      parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
+    }
+    if (route.query) {
+      const query = withoutKeys(
+        z.toJSONSchema(route.query, {
+          target: 'draft-2020-12',
+          io: 'input',
+          unrepresentable: 'any',
+        }),
+        ['$schema'],
+      );
+      parameters.push(...queryParameters(query));
+    }
+    const responseSchemaId = route.response.schema
+      ? registry.get(route.response.schema)?.id
+      : undefined;
+    const content: Json = {
+      'application/json': {
+        schema: responseSchemaId ? { $ref: `#/components/schemas/${responseSchemaId}` } : {},
+      },
+    };
+    if (route.streams) {
+      content['text/event-stream'] = {
+        schema: {
+          type: 'string',
+          description:
+            '`delta` events with answer text, then one `done` event with the full answer',
+        },
+      };
+    }
+    const bodyId = route.body ? registry.get(route.body)?.id : undefined;
+    const operation: Json = {
+      operationId: operationId(route),
+      tags: [route.tag],
+      summary: route.summary,
+      ...(route.auth ? {} : { security: [] }),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(bodyId
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': { schema: { $ref: `#/components/schemas/${bodyId}` } },
+              },
+            },
+          }
+        : {}),
+      responses: {
+        [String(route.response.status)]: { description: route.response.description, content },
+        ...(route.auth
+          ? {
+              '401': errorResponse('No valid bearer token'),
+              '403': errorResponse(
+                route.admin
+                  ? 'Not in the admin group, or no tenant'
+                  : 'No tenant, or quota used up',
+              ),
+              '404': errorResponse('Not found, or not yours'),
+              '422': errorResponse('The request does not match its schema'),
+              '429': errorResponse('Rate limit exceeded (see Retry-After)'),
+            }
+          : {}),
+      },
+    };
+    const path = (paths[route.path] ??= {});
+    path[route.method.toLowerCase()] = operation;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Groundwork API',
+      version: '0.1.0',
+      description:
+        'Cited, confidence-gated answers over your documents. Every route but /health needs a ' +
+        "Cognito JWT (locally: a token from the embedded default's issuer). Errors are " +
+        '`{ "error": { "code", "message", "retryable" } }`.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas,
+    },
+  };
+}
