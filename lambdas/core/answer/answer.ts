@@ -266,7 +266,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
         metrics.count('PersistErrors');
       });
 
-      const configs = await deps.prompts.activeConfigs();
+      const configs = await deps.prompts.activeConfigs(identity.tenantId);
       const profile = chooseProfile(question, configs, request.profile);
       const systemPrompt = configs.find((c) => c.profile === '_system')?.instructions ?? '';
 
