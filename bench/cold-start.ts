@@ -1,32 +1,52 @@
 /**
  * Cold start of each Lambda entry, bundled as deployed versus unbundled, in one run:
  *  1. bundles every entry of lib/bundling.ts with esbuild and the deployment's options
- *     (minified, tree-shaken, the same externals), and prints the bundle size and, for a bundle
- *     over the 500 KB target, the dependencies that dominate it (esbuild metafile);
+ *     (minified, tree-shaken, the same externals, the same side-loaded modules beside it),
+ *     twice: with the AWS SDK inside (`awsSdk: bundled`, the default) and without it
+ *     (`awsSdk: runtime`, where the Lambda runtime's copy is loaded); prints each bundle's size
+ *     and, for a default bundle over the 500 KB target, the packages that dominate it;
  *  2. compiles the same entries with the TypeScript compiler to plain CommonJS (unbundled: one
  *     file per module, dependencies loaded from node_modules);
  *  3. runs each build `--runs` times (default 30), interleaved, each in a fresh Node.js process
  *     with dummy configuration, and takes the median time to load the entry: import plus its
  *     module-scope initialisation (config parsing, client construction). A guard in each
- *     process fails the run if initialisation opens a socket or resolves a host name.
+ *     process fails the run if initialisation opens a socket or resolves a host name. The
+ *     `runtime` bundles and the unbundled build load the SDK from the repository's
+ *     node_modules, standing in for the runtime's copy;
+ *  4. times the first load of each side-loaded module from a bundle folder, also in fresh
+ *     processes: the cost a function pays on the first request that needs it, not at init.
  *
+ *   npm run bench -- cold-start          (BENCH_COLD_START_RUNS=30, BENCH_COLD_START_SOURCE_MAPS=1)
  *   node -r tsx/cjs bench/cold-start.ts [--runs 30] [--source-maps]
  *
- * `--source-maps` also times the bundles with NODE_OPTIONS=--enable-source-maps, to show what
- * that flag costs (the functions do not set it; see lib/bundling.ts).
+ * `--source-maps` also times the default bundles with NODE_OPTIONS=--enable-source-maps, to show
+ * what that flag costs (the functions do not set it; see lib/bundling.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { cpSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import ts from 'typescript';
 import {
+  AWS_SDK_MODULES,
+  bundleExternals,
+  DEFAULT_AWS_SDK,
   ESBUILD_OPTIONS,
   LAMBDA_ENTRIES,
   SIDE_LOADED_BY,
-  SIDE_LOADED_MODULES,
+  sideBundleBuilds,
+  sideLoadedCopies,
   SOURCE_MAPS_NODE_OPTIONS,
+  type AwsSdkSource,
   type LambdaName,
 } from '../lib/bundling';
 import { REPO_ROOT } from '../lib/config';
@@ -36,12 +56,16 @@ const INIT_TARGET_RATIO = 0.5;
 /** Under node_modules so that the unbundled build resolves its dependencies as in the repo. */
 const WORK_DIR = path.join(REPO_ROOT, 'node_modules', '.cache', 'groundwork-cold-start');
 
-interface Options {
+/** Options of {@link benchColdStart}. */
+export interface ColdStartOptions {
+  /** Fresh processes per build. */
   readonly runs: number;
+  /** Also time the bundles with --enable-source-maps. */
   readonly sourceMaps: boolean;
 }
 
-function parseArgs(argv: readonly string[]): Options {
+/** Reads `--runs N` and `--source-maps`. */
+export function parseColdStartArgs(argv: readonly string[]): ColdStartOptions {
   const runsAt = argv.indexOf('--runs');
   const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 30;
   if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a whole number >= 1');
@@ -101,38 +125,87 @@ setImmediate(() => {
 });
 `;
 
+/**
+ * How the functions load each side-loaded module on first use; a probe script saved in a bundle
+ * folder runs it, so that it resolves exactly as the bundle's own `require` and `import` do.
+ */
+const SIDE_LOAD_PROBES: Readonly<Record<string, string>> = {
+  'gpt-tokenizer': `require('gpt-tokenizer/encoding/cl100k_base').countTokens('hello world')`,
+  mammoth: `await import('mammoth')`,
+  'node-html-parser': `await import('node-html-parser')`,
+  unpdf: `await (await import('unpdf')).getResolvedPDFJS()`,
+};
+
+function probeScript(module: string): string {
+  const load = SIDE_LOAD_PROBES[module];
+  if (!load) throw new Error(`bench/cold-start.ts has no probe for side-loaded module ${module}`);
+  return `(async () => {
+  const started = performance.now();
+  ${load};
+  const initMs = performance.now() - started;
+  process.stdout.write(JSON.stringify({ initMs, sinceProcessStartMs: performance.now(), network: [] }));
+  process.exit(0);
+})();
+`;
+}
+
 interface Bundle {
   readonly name: LambdaName;
+  readonly awsSdk: AwsSdkSource;
+  readonly dir: string;
   readonly file: string;
   readonly bytes: number;
   readonly metafile: Metafile;
+  /** Side-loaded modules beside the bundle, with their size on disk. */
+  readonly sideLoaded: readonly { readonly module: string; readonly bytes: number }[];
 }
 
-async function bundleAll(): Promise<Bundle[]> {
-  const bundles: Bundle[] = [];
-  for (const [name, entry] of Object.entries(LAMBDA_ENTRIES) as [LambdaName, string][]) {
-    const outdir = path.join(WORK_DIR, 'bundled', name);
-    const sideLoaded = SIDE_LOADED_BY[name] ?? [];
-    const result = await build({
-      ...ESBUILD_OPTIONS,
-      mainFields: [...ESBUILD_OPTIONS.mainFields],
-      entryPoints: [path.join(REPO_ROOT, entry)],
-      outfile: path.join(outdir, 'index.js'),
-      external: [...sideLoaded],
-      metafile: true,
-      logLevel: 'error',
-    });
-    for (const module of sideLoaded) {
-      for (const file of SIDE_LOADED_MODULES[module] ?? []) {
-        const target = path.join(outdir, 'node_modules', module, file);
-        mkdirSync(path.dirname(target), { recursive: true });
-        cpSync(path.join(REPO_ROOT, 'node_modules', module, file), target);
-      }
+/** Total size of the files under a folder. */
+function folderBytes(dir: string): number {
+  let total = 0;
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else total += statSync(p).size;
     }
-    const file = path.join(outdir, 'index.js');
-    bundles.push({ name, file, bytes: statSync(file).size, metafile: result.metafile });
+  };
+  walk(dir);
+  return total;
+}
+
+/** Bundles one entry into its own folder as GroundworkFunction does, side-loaded modules included. */
+async function bundleOne(name: LambdaName, awsSdk: AwsSdkSource): Promise<Bundle> {
+  const outdir = path.join(WORK_DIR, `bundled-sdk-${awsSdk}`, name);
+  const sideLoaded = SIDE_LOADED_BY[name] ?? [];
+  const result = await build({
+    ...ESBUILD_OPTIONS,
+    mainFields: [...ESBUILD_OPTIONS.mainFields],
+    entryPoints: [path.join(REPO_ROOT, LAMBDA_ENTRIES[name])],
+    outfile: path.join(outdir, 'index.js'),
+    external: bundleExternals(sideLoaded, awsSdk),
+    metafile: true,
+    logLevel: 'error',
+  });
+  // What the construct's bundling hook does (lib/constructs/groundwork-function.ts).
+  for (const [from, to] of sideLoadedCopies(sideLoaded, REPO_ROOT, outdir)) {
+    mkdirSync(path.dirname(to), { recursive: true });
+    cpSync(from, to);
   }
-  return bundles;
+  for (const options of sideBundleBuilds(sideLoaded, REPO_ROOT, outdir)) await build(options);
+  const file = path.join(outdir, 'index.js');
+  return {
+    name,
+    awsSdk,
+    dir: outdir,
+    file,
+    bytes: statSync(file).size,
+    metafile: result.metafile,
+    sideLoaded: sideLoaded.map((module) => ({
+      module,
+      bytes: folderBytes(path.join(outdir, 'node_modules', module)),
+    })),
+  };
 }
 
 /** Compiles the entries and everything they import to CommonJS, one file per module. */
@@ -208,18 +281,48 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
 const pad = (s: string, n: number) => s.padEnd(n);
 const lpad = (s: string, n: number) => s.padStart(n);
 
-async function main(): Promise<void> {
-  const options = parseArgs(process.argv.slice(2));
+const SDK_SOURCES: readonly AwsSdkSource[] = [
+  DEFAULT_AWS_SDK,
+  DEFAULT_AWS_SDK === 'bundled' ? 'runtime' : 'bundled',
+];
+
+/** Runs the benchmark and prints its tables (see the module comment). */
+export async function benchColdStart(options: ColdStartOptions): Promise<void> {
   rmSync(WORK_DIR, { recursive: true, force: true });
   mkdirSync(WORK_DIR, { recursive: true });
   const harness = path.join(WORK_DIR, 'harness.cjs');
   writeFileSync(harness, HARNESS);
   const env = dummyEnvironment();
+  const names = Object.keys(LAMBDA_ENTRIES) as LambdaName[];
 
   process.stdout.write('Bundling with esbuild (lib/bundling.ts options)... ');
-  const bundles = await bundleAll();
+  const bundles = new Map<string, Bundle>();
+  for (const awsSdk of SDK_SOURCES) {
+    for (const name of names) bundles.set(`${name}/${awsSdk}`, await bundleOne(name, awsSdk));
+  }
+  const bundleOf = (name: LambdaName, awsSdk: AwsSdkSource): Bundle => {
+    const bundle = bundles.get(`${name}/${awsSdk}`);
+    if (!bundle) throw new Error(`no bundle ${name}/${awsSdk}`);
+    return bundle;
+  };
   process.stdout.write('done.\nCompiling unbundled CommonJS with tsc... ');
   const unbundled = compileUnbundled();
+
+  /** Each side-loaded module once, with a default bundle folder that ships it. */
+  const sideModules = new Map<string, { bundle: Bundle; probe: string; users: LambdaName[] }>();
+  for (const name of names) {
+    const bundle = bundleOf(name, DEFAULT_AWS_SDK);
+    for (const { module } of bundle.sideLoaded) {
+      const known = sideModules.get(module);
+      if (known) {
+        known.users.push(name);
+        continue;
+      }
+      const probe = path.join(bundle.dir, `probe-${module}.cjs`);
+      writeFileSync(probe, probeScript(module));
+      sideModules.set(module, { bundle, probe, users: [name] });
+    }
+  }
   process.stdout.write(
     `done.\nTiming ${options.runs} cold loads of each build (fresh processes, interleaved)...\n`,
   );
@@ -231,64 +334,80 @@ async function main(): Promise<void> {
     samples.set(key, [...(samples.get(key) ?? []), sample]);
   };
   for (let run = 0; run < options.runs; run++) {
-    for (const bundle of bundles) {
-      record(`${bundle.name}/bundled`, runOnce(harness, bundle.file, env));
-      record(`${bundle.name}/unbundled`, runOnce(harness, unbundled[bundle.name], env));
+    for (const name of names) {
+      for (const awsSdk of SDK_SOURCES) {
+        record(`${name}/${awsSdk}`, runOnce(harness, bundleOf(name, awsSdk).file, env));
+      }
+      record(`${name}/unbundled`, runOnce(harness, unbundled[name], env));
       if (options.sourceMaps)
         record(
-          `${bundle.name}/bundled+maps`,
-          runOnce(harness, bundle.file, env, SOURCE_MAPS_NODE_OPTIONS),
+          `${name}/maps`,
+          runOnce(harness, bundleOf(name, DEFAULT_AWS_SDK).file, env, SOURCE_MAPS_NODE_OPTIONS),
         );
+    }
+    for (const [module, { bundle, probe }] of sideModules) {
+      record(`side/${module}`, runOnce(probe, bundle.dir, env));
     }
     process.stdout.write(`\r  run ${run + 1}/${options.runs}`);
   }
   process.stdout.write('\n\n');
 
   const initOf = (key: string) => median((samples.get(key) ?? []).map((s) => s.initMs));
-  const processOf = (key: string) =>
-    median((samples.get(key) ?? []).map((s) => s.sinceProcessStartMs));
-  const header = [
-    pad('function', 13),
-    lpad('bundle', 9),
-    lpad('≤500 KB', 8),
-    lpad('init bundled', 14),
-    lpad('init unbundled', 16),
-    lpad('ratio', 7),
-    lpad('≤0.5', 6),
-    lpad('process bundled', 17),
-    lpad('process unbundled', 19),
-    ...(options.sourceMaps ? [lpad('init +source maps', 19)] : []),
-  ].join(' ');
+  const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
+  const variantHeader = (awsSdk: AwsSdkSource) =>
+    `awsSdk: ${awsSdk}${awsSdk === DEFAULT_AWS_SDK ? ' (default)' : ''}`;
+  const cell = (widths: readonly number[], values: readonly string[]) =>
+    values.map((v, i) => lpad(v, widths[i] ?? 0)).join(' ');
+  const widths = [9, 7, 9, 6, 5];
+  const groupWidth = widths.reduce((a, b) => a + b + 1, -1);
   console.log(
-    `Median of ${options.runs} runs, Node.js ${process.version}; init = require() of the entry (import + module-scope setup)`,
+    `Median of ${options.runs} runs, Node.js ${process.version}; init = require() of the entry (import + module-scope setup);`,
   );
-  console.log(header);
-  console.log('-'.repeat(header.length));
-  for (const bundle of bundles) {
-    const bundled = initOf(`${bundle.name}/bundled`);
-    const plain = initOf(`${bundle.name}/unbundled`);
-    const ratio = bundled / plain;
+  console.log(
+    `ratio = init bundled / init unbundled; targets: bundle <= 500 KB, ratio <= ${INIT_TARGET_RATIO}.`,
+  );
+  const header1 = [
+    pad('', 13),
+    ...SDK_SOURCES.map((v) => pad(variantHeader(v), groupWidth)),
+    lpad('unbundled', 10),
+    ...(options.sourceMaps ? [lpad('default', 14)] : []),
+  ].join(' | ');
+  const header2 = [
+    pad('function', 13),
+    ...SDK_SOURCES.map(() => cell(widths, ['bundle', '<=500', 'init', 'ratio', '<=.5'])),
+    lpad('init', 10),
+    ...(options.sourceMaps ? [lpad('+source maps', 14)] : []),
+  ].join(' | ');
+  console.log(header1);
+  console.log(header2);
+  console.log('-'.repeat(header2.length));
+  for (const name of names) {
+    const plain = initOf(`${name}/unbundled`);
     console.log(
       [
-        pad(bundle.name, 13),
-        lpad(kb(bundle.bytes), 9),
-        lpad(bundle.bytes <= SIZE_TARGET_BYTES ? 'yes' : 'NO', 8),
-        lpad(`${bundled.toFixed(0)} ms`, 14),
-        lpad(`${plain.toFixed(0)} ms`, 16),
-        lpad(ratio.toFixed(2), 7),
-        lpad(ratio <= INIT_TARGET_RATIO ? 'yes' : 'NO', 6),
-        lpad(`${processOf(`${bundle.name}/bundled`).toFixed(0)} ms`, 17),
-        lpad(`${processOf(`${bundle.name}/unbundled`).toFixed(0)} ms`, 19),
-        ...(options.sourceMaps
-          ? [lpad(`${initOf(`${bundle.name}/bundled+maps`).toFixed(0)} ms`, 19)]
-          : []),
-      ].join(' '),
+        pad(name, 13),
+        ...SDK_SOURCES.map((awsSdk) => {
+          const bundle = bundleOf(name, awsSdk);
+          const init = initOf(`${name}/${awsSdk}`);
+          return cell(widths, [
+            kb(bundle.bytes),
+            yes(bundle.bytes <= SIZE_TARGET_BYTES),
+            `${init.toFixed(0)} ms`,
+            (init / plain).toFixed(2),
+            yes(init / plain <= INIT_TARGET_RATIO),
+          ]);
+        }),
+        lpad(`${plain.toFixed(0)} ms`, 10),
+        ...(options.sourceMaps ? [lpad(`${initOf(`${name}/maps`).toFixed(0)} ms`, 14)] : []),
+      ].join(' | '),
     );
   }
 
-  const heavy = bundles.filter((b) => b.bytes > SIZE_TARGET_BYTES);
+  const heavy = names
+    .map((name) => bundleOf(name, DEFAULT_AWS_SDK))
+    .filter((b) => b.bytes > SIZE_TARGET_BYTES);
   if (heavy.length > 0) {
-    console.log('\nBundles over 500 KB, by package (minified bytes in the bundle):');
+    console.log(`\n${variantHeader(DEFAULT_AWS_SDK)} bundles over 500 KB, by package (minified):`);
     for (const bundle of heavy) {
       console.log(
         `  ${bundle.name}: ${dominantPackages(bundle.metafile)
@@ -297,17 +416,37 @@ async function main(): Promise<void> {
       );
     }
   }
-  const sideLoaded = Object.entries(SIDE_LOADED_BY).filter(
-    ([, modules]) => (modules ?? []).length > 0,
-  );
-  for (const [name, modules] of sideLoaded) {
+  if (sideModules.size > 0) {
     console.log(
-      `\n${name}: ${(modules ?? []).join(', ')} beside the bundle, not in it (loaded on first use).`,
+      '\nBeside the bundles, loaded on the first request that needs them (not at init): size, first load (median)',
     );
+    for (const [module, { bundle, users }] of sideModules) {
+      const bytes = bundle.sideLoaded.find((s) => s.module === module)?.bytes ?? 0;
+      console.log(
+        `  ${pad(module, 17)} ${lpad(kb(bytes), 8)} ${lpad(`${initOf(`side/${module}`).toFixed(0)} ms`, 8)}   ${users.join(', ')}`,
+      );
+    }
   }
+  console.log(
+    `\nWith awsSdk: runtime, ${AWS_SDK_MODULES.join(' and ')} stay out of the bundles; here they load from node_modules (@aws-sdk/client-dynamodb ${sdkVersion()}), as in the unbundled build.`,
+  );
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+/** The installed version of one AWS SDK client, for the record. */
+function sdkVersion(): string {
+  const manifest = path.join(
+    REPO_ROOT,
+    'node_modules',
+    '@aws-sdk',
+    'client-dynamodb',
+    'package.json',
+  );
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+if (require.main === module) {
+  benchColdStart(parseColdStartArgs(process.argv.slice(2))).catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

@@ -1,9 +1,11 @@
 /**
  * `npm run bench [-- part ...]`: the benchmarks, each printing ratios measured in one run.
  * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL),
- * limiter (DynamoDB calls and over-admission on dynalite), cold-start (Lambda bundles).
+ * limiter (DynamoDB calls and over-admission on dynalite), cold-start (Lambda bundle sizes and
+ * init times; BENCH_COLD_START_RUNS, BENCH_COLD_START_SOURCE_MAPS=1).
  * Nothing here asserts on time: the machines are shared and noisy.
  */
+import { benchColdStart, parseColdStartArgs } from './cold-start';
 import { benchIngest } from './ingest';
 import { benchLimiter } from './limiter';
 import { benchSearch } from './search';
@@ -18,6 +20,13 @@ const PARTS: Record<string, () => Promise<unknown>> = {
       process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
     ),
   limiter: () => benchLimiter(),
+  'cold-start': () =>
+    benchColdStart(
+      parseColdStartArgs([
+        ...(process.env.BENCH_COLD_START_RUNS ? ['--runs', process.env.BENCH_COLD_START_RUNS] : []),
+        ...(process.env.BENCH_COLD_START_SOURCE_MAPS === '1' ? ['--source-maps'] : []),
+      ]),
+    ),
 };
 
 async function main(): Promise<void> {

@@ -66,13 +66,19 @@ export class ApiStack extends Stack {
       CONFIDENCE_MEDIUM: String(config.confidenceMedium),
     };
     const fn = (fnId: string, fnProps: Omit<GroundworkFunctionProps, 'network' | 'logRetention'>) =>
-      new GroundworkFunction(this, fnId, { network, logRetention, ...fnProps });
+      new GroundworkFunction(this, fnId, {
+        network,
+        logRetention,
+        awsSdk: config.awsSdk,
+        ...fnProps,
+      });
 
     this.migration = new DatabaseMigration(this, 'Migration', {
       network,
       database: data.database,
       embedding,
       logRetention,
+      awsSdk: config.awsSdk,
     });
 
     const ingest = fn('Ingest', {
@@ -132,6 +138,7 @@ export class ApiStack extends Stack {
       entry: LAMBDA_ENTRIES.answerStream,
       serviceName: SERVICES.answerStream,
       sizing: { memorySize: 1024, timeout: Duration.minutes(2) },
+      assets: { sideLoadedModules: SIDE_LOADED_BY.answerStream ?? [] },
       environment: {
         ...confidence,
         COGNITO_USER_POOL_ID: data.users.userPool.userPoolId,

@@ -1,9 +1,10 @@
 /**
  * How every Lambda is built, in one place: the CDK construct (GroundworkFunction) maps these
- * options onto NodejsFunction's bundling, and bench/cold-start.ts passes the same ones to
- * esbuild, so the benchmark measures what is deployed. No CDK import here, so that the bench
- * can read it cheaply.
+ * options onto NodejsFunction's bundling and its bundling hooks, and bench/cold-start.ts passes
+ * the same ones to esbuild, so the benchmark measures what is deployed. No CDK import here, so
+ * that the bench can read it cheaply.
  */
+import path from 'node:path';
 
 /** Node.js major version of the Lambda runtime and of esbuild's target. */
 export const NODE_MAJOR = 22;
@@ -20,55 +21,58 @@ export const ESBUILD_OPTIONS = {
   // Maps ship with the bundle (file and line only, no sources: a smaller asset).
   sourcemap: true,
   sourcesContent: false,
-  // ES module builds first, for tree shaking (the AWS SDK v3 and zod ship both).
+  // ES module builds first, for tree shaking (zod and most of our dependencies ship both).
   mainFields: ['module', 'main'],
 } as const;
 
 /**
- * Stack traces map back to TypeScript with this flag, but Node.js then reads and parses the
- * source map while loading the bundle: it costs cold-start time (see bench/cold-start.ts), so
- * functions do not set it by default. Set it on a function (NODE_OPTIONS) while debugging.
+ * Where a function's AWS SDK for JavaScript v3 comes from:
+ * - `bundled`: inside the bundle, at the versions package-lock.json pins (the ones the tests
+ *   ran), tree-shaken and minified: the fastest init measured (bench/cold-start.ts), but about
+ *   300 to 450 KB of every bundle;
+ * - `runtime`: left out, so the function loads the copy the Node.js Lambda runtime provides:
+ *   bundles of about 170 to 320 KB, but a slower init (the runtime's clients are whole and
+ *   unminified) and an SDK version that AWS chooses and updates.
+ * docs/deploy.md ("The AWS SDK: bundled or the runtime's") gives the figures and the risks.
  */
-export const SOURCE_MAPS_NODE_OPTIONS = '--enable-source-maps';
+export type AwsSdkSource = 'bundled' | 'runtime';
+
+/** The deployment's default (the `awsSdk` configuration key). */
+export const DEFAULT_AWS_SDK: AwsSdkSource = 'bundled';
 
 /**
- * Dependencies left out of a function's bundle and copied next to it instead (under
- * `node_modules/`), because they are large, self-contained and loaded on first use only, so
- * that a cold start neither parses nor runs them:
- * - `unpdf` (PDF.js, about 1.4 MB): imported by the PDF parser the first time a PDF arrives;
- * - `gpt-tokenizer` (the cl100k ranks, about 1 MB): the answer router imports it on the first
- *   POST /answer only, so the thread routes start without it.
- * Each entry lists the files its entry point needs (checked by test/infra/stacks.test.ts).
+ * The packages left out with `awsSdk: runtime`: the SDK and the Smithy packages it is built on,
+ * together, so that a client and its Smithy core always come from the same installation.
  */
-export const SIDE_LOADED_MODULES: Readonly<Record<string, readonly string[]>> = {
-  unpdf: ['package.json', 'LICENSE', 'dist/index.cjs', 'dist/index.mjs', 'dist/pdfjs.mjs'],
-  'gpt-tokenizer': [
-    'package.json',
-    'LICENSE',
-    ...[
-      'encoding/cl100k_base',
-      'bpeRanks/cl100k_base',
-      'BytePairEncodingCore',
-      'GptEncoding',
-      'constants',
-      'functionCalling',
-      'mapping',
-      'modelParams',
-      'modelsChatEnabled.gen',
-      'modelsMap',
-      'specialTokens',
-      'utfUtil',
-      'util',
-      '_virtual/_rolldown/runtime',
-      'encodingParams/cl100k_base',
-      'encodingParams/constants',
-      'encodingParams/o200k_base',
-      'encodingParams/o200k_harmony',
-      'encodingParams/p50k_base',
-      'encodingParams/p50k_edit',
-      'encodingParams/r50k_base',
-    ].map((file) => `cjs/${file}.js`),
-  ],
+export const AWS_SDK_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
+
+/**
+ * How a side-loaded module ships beside a bundle, under `node_modules/<name>/`:
+ * - `copy`: these files of the installed package, as published (a self-contained build);
+ * - `bundle`: each of these import specifiers bundled by esbuild (the options above, without
+ *   source maps) into one minified file, at `node_modules/<specifier>.js`, or
+ *   `node_modules/<name>/index.js` for the package itself.
+ */
+export type SideLoadedModule =
+  { readonly copy: readonly string[] } | { readonly bundle: readonly string[] };
+
+/**
+ * Dependencies left out of a function's bundle and shipped next to it instead, because they
+ * are large and loaded on first use only, so that a cold start neither reads nor parses them:
+ * - `unpdf` (PDF.js, about 1.4 MB): imported by the PDF parser the first time a PDF arrives;
+ * - `mammoth` (with JSZip and xmldom, about 370 KB) and `node-html-parser` (about 120 KB):
+ *   imported by the Word and HTML parsers on the first such document;
+ * - `gpt-tokenizer` (the cl100k ranks, about 1 MB): required by the token counter on its first
+ *   count (lambdas/adapters/tokenizer), i.e. on the first document or the first answer.
+ * test/infra/stacks.test.ts loads each one from a synthesized bundle folder alone.
+ */
+export const SIDE_LOADED_MODULES: Readonly<Record<string, SideLoadedModule>> = {
+  unpdf: {
+    copy: ['package.json', 'LICENSE', 'dist/index.cjs', 'dist/index.mjs', 'dist/pdfjs.mjs'],
+  },
+  mammoth: { bundle: ['mammoth'] },
+  'node-html-parser': { bundle: ['node-html-parser'] },
+  'gpt-tokenizer': { bundle: ['gpt-tokenizer/encoding/cl100k_base'] },
 };
 
 /** The Lambda entry points, relative to the repository root, by function. */
@@ -85,6 +89,85 @@ export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 
 /** Which functions side-load which modules (see SIDE_LOADED_MODULES). */
 export const SIDE_LOADED_BY: Readonly<Partial<Record<LambdaName, readonly string[]>>> = {
-  ingest: ['unpdf'],
+  ingest: ['unpdf', 'mammoth', 'node-html-parser', 'gpt-tokenizer'],
   answer: ['gpt-tokenizer'],
+  answerStream: ['gpt-tokenizer'],
 };
+
+/** esbuild's `external` for a function's bundle: its side-loaded modules, and the SDK if the runtime's. */
+export function bundleExternals(sideLoaded: readonly string[], awsSdk: AwsSdkSource): string[] {
+  return [...(awsSdk === 'runtime' ? AWS_SDK_MODULES : []), ...sideLoaded];
+}
+
+/** The side-loaded module of that name; throws for a name SIDE_LOADED_MODULES lacks. */
+export function sideLoadedModule(name: string): SideLoadedModule {
+  const module = SIDE_LOADED_MODULES[name];
+  if (!module) throw new Error(`no side-loaded module "${name}" in lib/bundling.ts`);
+  return module;
+}
+
+/** The [from, to] file copies that ship the `copy` modules, from a project to a bundle folder. */
+export function sideLoadedCopies(
+  names: readonly string[],
+  projectDir: string,
+  outputDir: string,
+): [string, string][] {
+  return names.flatMap((name) => {
+    const module = sideLoadedModule(name);
+    return 'copy' in module
+      ? module.copy.map((file): [string, string] => [
+          path.join(projectDir, 'node_modules', name, file),
+          path.join(outputDir, 'node_modules', name, file),
+        ])
+      : [];
+  });
+}
+
+/** One esbuild build of a side bundle (plain JSON: the construct's hook passes it to esbuild). */
+export interface SideBundleBuild {
+  readonly entryPoints: [string];
+  readonly outfile: string;
+  readonly absWorkingDir: string;
+  readonly bundle: true;
+  readonly platform: 'node';
+  readonly format: 'cjs';
+  readonly target: string;
+  readonly minify: true;
+  readonly keepNames: true;
+  readonly sourcemap: false;
+  readonly mainFields: string[];
+  readonly logLevel: 'warning';
+}
+
+/** The esbuild builds that make the `bundle` modules' files in a bundle folder. */
+export function sideBundleBuilds(
+  names: readonly string[],
+  projectDir: string,
+  outputDir: string,
+): SideBundleBuild[] {
+  return names.flatMap((name) => {
+    const module = sideLoadedModule(name);
+    if (!('bundle' in module)) return [];
+    return module.bundle.map((specifier): SideBundleBuild => ({
+      ...ESBUILD_OPTIONS,
+      // Third-party code whose maps would only add weight.
+      sourcemap: false,
+      mainFields: [...ESBUILD_OPTIONS.mainFields],
+      entryPoints: [specifier],
+      outfile: path.join(
+        outputDir,
+        'node_modules',
+        specifier === name ? path.join(name, 'index.js') : `${specifier}.js`,
+      ),
+      absWorkingDir: projectDir,
+      logLevel: 'warning',
+    }));
+  });
+}
+
+/**
+ * Stack traces map back to TypeScript with this flag, but Node.js then reads and parses the
+ * source map while loading the bundle: it costs cold-start time (see bench/cold-start.ts), so
+ * functions do not set it by default. Set it on a function (NODE_OPTIONS) while debugging.
+ */
+export const SOURCE_MAPS_NODE_OPTIONS = '--enable-source-maps';

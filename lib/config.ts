@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import { parseLimitsConfig, type LimitsConfig } from '../lambdas/core/limits/config';
+import { DEFAULT_AWS_SDK } from './bundling';
 
 /** The repository root (the folder with package.json, lambdas/ and migrations/). */
 export const REPO_ROOT = path.resolve(__dirname, '..');
@@ -97,6 +98,8 @@ export const groundworkConfigSchema = z
     rdsProxy: bool.default(true),
     /** Interface endpoints for SQS and CloudWatch Logs/monitoring, which the code does not call today (about USD 44 a month). */
     optionalVpcEndpoints: bool.default(true),
+    /** Where the functions' AWS SDK comes from: `bundled` (pinned, fastest init) or `runtime` (smaller bundles). */
+    awsSdk: z.enum(['bundled', 'runtime']).default(DEFAULT_AWS_SDK),
     /** Where alarms are e-mailed; unset: the SNS topic has no subscription. */
     alarmEmail: z.email().optional(),
     /** Origins allowed to call the API and the streaming URL from a browser; empty: no CORS. */

@@ -3,8 +3,9 @@
  *
  * Cold start: the environment is parsed once (a bad variable fails the init, naming it), the
  * S3 and Bedrock clients are created once, and the database pool opens on the first message,
- * so init makes no network call. PDF.js and mammoth load on the first PDF or Word document
- * (see adapters/parsers); the tokenizer is needed for every document, so it loads here.
+ * so init makes no network call. PDF.js, mammoth and the HTML parser load on the first PDF,
+ * Word or HTML document (see adapters/parsers), the cl100k tokenizer on the first document
+ * (see adapters/tokenizer); in AWS all four ship beside the bundle (lib/bundling.ts).
  */
 import { databaseFromEnv } from '../adapters/aws/lambda-wiring';
 import { S3Client } from '@aws-sdk/client-s3';

@@ -11,7 +11,8 @@
  * status; errors after it are an `error` event, since the status line is already sent.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), clients are
- * created once, the database pool opens on the first request. The user pool's signing keys
+ * created once, the database pool opens on the first request, and the cl100k tokenizer loads on
+ * the first answer (adapters/tokenizer; it ships beside the bundle). The user pool's signing keys
  * come from `COGNITO_JWKS` (fetched at deploy time: the function runs in isolated subnets with
  * no route to Cognito's public JWKS endpoint); `jwksUri` is only tried for an unknown key id.
  */

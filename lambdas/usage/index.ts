@@ -12,11 +12,12 @@
  * Cold start: the environment (limits config included) is parsed once and fails naming the bad
  * variable; the DynamoDB client is created once. No database, no network call at init.
  */
-import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import type { Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
 import { parseEnv } from '../adapters/aws/lambda-env';
+// Not lambda-wiring: that one also brings the database (pg), which this function never opens.
+import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/limiter-from-env';
 import { createObservability } from '../adapters/observability/powertools';
 import { createHttpHandler, type ApiEvent, type ApiResult } from '../http/http-handler';
 import { makeHandler } from './handler';

@@ -13,7 +13,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { LAMBDA_ENTRIES } from '../bundling';
+import { LAMBDA_ENTRIES, type AwsSdkSource } from '../bundling';
 import { MIGRATIONS_DIR, REPO_ROOT } from '../config';
 import { grantDatabase } from '../grants';
 import { SERVICES } from '../metrics';
@@ -43,6 +43,8 @@ export interface DatabaseMigrationProps {
   readonly embedding: { readonly modelId: string; readonly dimension: number };
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /** Where the migration function's AWS SDK comes from. @default 'bundled' */
+  readonly awsSdk?: AwsSdkSource;
 }
 
 export class DatabaseMigration extends Construct {
@@ -64,6 +66,7 @@ export class DatabaseMigration extends Construct {
       },
       logRetention: retention,
       assets: { directories: [path.relative(REPO_ROOT, MIGRATIONS_DIR)] },
+      ...(props.awsSdk ? { awsSdk: props.awsSdk } : {}),
     });
     grantDatabase(this.function, props.database);
 

@@ -1,7 +1,8 @@
 /**
  * GroundworkFunction: a NodejsFunction with the house defaults fixed once: ARM64, Node.js 22,
  * esbuild (minified, source maps, the options in lib/bundling.ts, bundled locally with no
- * Docker), JSON logs into its own log group with retention, X-Ray tracing, the Powertools
+ * Docker; heavy modules loaded on first use shipped beside the bundle; the AWS SDK bundled or
+ * left to the runtime), JSON logs into its own log group with retention, X-Ray tracing, the Powertools
  * environment, isolated subnets, and an execution role that can write only its own log group.
  * Access to anything else is granted by the helpers in lib/grants.ts, which also set the
  * environment variables the handler reads.
@@ -15,7 +16,16 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ESBUILD_OPTIONS, NODE_MAJOR, SIDE_LOADED_MODULES } from '../bundling';
+import {
+  bundleExternals,
+  DEFAULT_AWS_SDK,
+  ESBUILD_OPTIONS,
+  NODE_MAJOR,
+  sideBundleBuilds,
+  sideLoadedCopies,
+  sideLoadedModule,
+} from '../bundling';
+import type { AwsSdkSource, SideBundleBuild } from '../bundling';
 import { REPO_ROOT } from '../config';
 import { METRICS_NAMESPACE } from '../metrics';
 import { acknowledge } from '../nag';
@@ -38,7 +48,10 @@ export interface FunctionSizing {
 
 /** Files that ship next to the bundle. */
 export interface FunctionAssets {
-  /** Keys of SIDE_LOADED_MODULES: left out of the bundle, copied to `node_modules/`. @default none */
+  /**
+   * Keys of SIDE_LOADED_MODULES: left out of the bundle, shipped under `node_modules/` beside it
+   * (copied or bundled on their own, as lib/bundling.ts says). @default none
+   */
   readonly sideLoadedModules?: readonly string[];
   /** Repository folders copied into the bundle folder under the same name. @default none */
   readonly directories?: readonly string[];
@@ -59,6 +72,8 @@ export interface GroundworkFunctionProps {
   readonly logRetention?: logs.RetentionDays;
   /** @default none */
   readonly assets?: FunctionAssets;
+  /** Where the AWS SDK comes from (see AwsSdkSource in lib/bundling.ts). @default 'bundled' */
+  readonly awsSdk?: AwsSdkSource;
 }
 
 /** The Lambda runtime matching the bundles' esbuild target. */
@@ -76,6 +91,13 @@ function copyCommand(pairs: readonly (readonly [string, string])[]): string {
   const script =
     'const fs=require("fs"),p=require("path");' +
     `for(const[s,d]of ${JSON.stringify(pairs)}){fs.mkdirSync(p.dirname(d),{recursive:true});fs.cpSync(s,d,{recursive:true});}`;
+  return `node -e ${shellQuote(script)}`;
+}
+
+/** A bundling hook command running esbuild builds with the project's own esbuild. */
+function esbuildCommand(projectDir: string, builds: readonly SideBundleBuild[]): string {
+  const esbuild = path.join(projectDir, 'node_modules', 'esbuild');
+  const script = `const e=require(${JSON.stringify(esbuild)});for(const b of ${JSON.stringify(builds)})e.buildSync(b);`;
   return `node -e ${shellQuote(script)}`;
 }
 
@@ -119,32 +141,26 @@ export class GroundworkFunction extends Construct implements iam.IGrantable {
 
     const sideLoaded = props.assets?.sideLoadedModules ?? [];
     const directories = props.assets?.directories ?? [];
-    for (const name of sideLoaded) {
-      if (!SIDE_LOADED_MODULES[name])
-        throw new Error(`GroundworkFunction: no side-loaded module "${name}" in lib/bundling.ts`);
-    }
-    /** What to copy next to the bundle: [from, to] under the input and output folders. */
-    const copiesFor = (inputDir: string, outputDir: string): [string, string][] => [
-      ...directories.map((dir): [string, string] => [
-        path.join(inputDir, dir),
-        path.join(outputDir, dir),
-      ]),
-      ...sideLoaded.flatMap((name) =>
-        (SIDE_LOADED_MODULES[name] ?? []).map((file): [string, string] => [
-          path.join(inputDir, 'node_modules', name, file),
-          path.join(outputDir, 'node_modules', name, file),
+    // Fails the synth for an unknown name.
+    sideLoaded.forEach(sideLoadedModule);
+    /** The hook commands shipping the directories and side-loaded modules into the bundle folder. */
+    const afterBundling = (inputDir: string, outputDir: string): string[] => {
+      const copies = [
+        ...directories.map((dir): [string, string] => [
+          path.join(inputDir, dir),
+          path.join(outputDir, dir),
         ]),
-      ),
-    ];
+        ...sideLoadedCopies(sideLoaded, inputDir, outputDir),
+      ];
+      const builds = sideBundleBuilds(sideLoaded, inputDir, outputDir);
+      return [
+        ...(copies.length > 0 ? [copyCommand(copies)] : []),
+        ...(builds.length > 0 ? [esbuildCommand(inputDir, builds)] : []),
+      ];
+    };
     const hooks: nodejs.ICommandHooks | undefined =
       sideLoaded.length + directories.length > 0
-        ? {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) => [
-              copyCommand(copiesFor(inputDir, outputDir)),
-            ],
-          }
+        ? { beforeBundling: () => [], beforeInstall: () => [], afterBundling }
         : undefined;
 
     this.function = new nodejs.NodejsFunction(this, 'Function', {
@@ -182,9 +198,8 @@ export class GroundworkFunction extends Construct implements iam.IGrantable {
         target: ESBUILD_OPTIONS.target,
         format: nodejs.OutputFormat.CJS,
         mainFields: [...ESBUILD_OPTIONS.mainFields],
-        // Bundle the AWS SDK too: pinned versions, tree-shaken and minified (faster init than
-        // the runtime's copy); only the side-loaded modules stay out.
-        externalModules: [...sideLoaded],
+        // The side-loaded modules, and the AWS SDK when the runtime's copy is used.
+        externalModules: bundleExternals(sideLoaded, props.awsSdk ?? DEFAULT_AWS_SDK),
         forceDockerBundling: false,
         ...(hooks ? { commandHooks: hooks } : {}),
       },

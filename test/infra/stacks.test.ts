@@ -251,7 +251,31 @@ describe('ingestion', () => {
       'function',
     ],
     [
+      'ingest',
+      'mammoth',
+      `import('mammoth').then((m) => console.log(typeof m.convertToHtml, typeof m.images.imgElement))`,
+      'function function',
+    ],
+    [
+      'ingest',
+      'node-html-parser',
+      `import('node-html-parser').then((m) => console.log(m.parse('<p>a <b>b</b></p>').text, m.NodeType.TEXT_NODE))`,
+      'a b 3',
+    ],
+    [
+      'ingest',
+      'gpt-tokenizer',
+      `console.log(require('gpt-tokenizer/encoding/cl100k_base').countTokens('hello world'))`,
+      '2',
+    ],
+    [
       'rag-answer',
+      'gpt-tokenizer',
+      `console.log(require('gpt-tokenizer/encoding/cl100k_base').countTokens('hello world'))`,
+      '2',
+    ],
+    [
+      'rag-answer-stream',
       'gpt-tokenizer',
       `console.log(require('gpt-tokenizer/encoding/cl100k_base').countTokens('hello world'))`,
       '2',
@@ -265,7 +289,7 @@ describe('ingestion', () => {
       expect(readFileSync(path.join(dir, 'index.js'), 'utf8')).toMatch(
         new RegExp(`(require|import)\\("${module}[/"]`),
       );
-      // ... and the copied files are enough to load it from the bundle folder alone.
+      // ... and the shipped files are enough to load it from the bundle folder alone.
       // cwd is the bundle folder (under the OS temp dir): nothing resolves from the repository.
       const result = spawnSync(process.execPath, ['-e', script], {
         cwd: dir,
@@ -355,6 +379,15 @@ describe('functions', () => {
           POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         }),
       );
+    }
+  });
+
+  it('carry the AWS SDK pinned in package-lock.json inside the bundle (awsSdk: bundled)', () => {
+    for (const fn of Object.values(groundworkFunctions())) {
+      const bundle = readFileSync(path.join(assetDir(fn), 'index.js'), 'utf8');
+      // Not preceded by "[": the SDK's error messages quote `[require("@aws-sdk/...")]`.
+      const loads = bundle.match(/(?<!\[)(require|import)\("@(aws-sdk|smithy)\/[^"]*"\)/g);
+      expect(loads).toBeNull();
     }
   });
 

@@ -2,22 +2,11 @@
  * What every API Lambda entry builds the same way from its parsed environment: the lazily opened
  * database and the limiter on the limits table. One place, so the entries cannot drift.
  */
-import * as z from 'zod';
-import { parseLimitsConfigJson } from '../../core/limits/config';
-import { createLimiter, type Limiter } from '../../core/limits/limiter';
-import { createDynamoLimitStore, createLimitsDynamoDbClient } from '../dynamodb/limit-store';
-import { logPort, metricsSink } from '../observability/powertools';
 import type { Database } from '../postgres/database';
 import { lazyDatabaseFromSecret } from './database-from-secret';
 import type { LambdaEnv } from './lambda-env';
 
-/** The variables the limiter needs (set by the CDK app's `grantLimitsTable`). */
-export const limitsEnvShape = {
-  /** DynamoDB table of the limiter (rate limits, quotas, daily cost). */
-  LIMITS_TABLE: z.string().min(1),
-  /** Plans, quotas and caps as JSON (empty: the built-in defaults). */
-  LIMITS_CONFIG: z.string().optional(),
-};
+export { limiterFromEnv, limitsEnvShape } from './limiter-from-env';
 
 /** The database of the environment's secret, opened on first use. */
 export function databaseFromEnv(
@@ -28,24 +17,5 @@ export function databaseFromEnv(
     region: env.AWS_REGION,
     database: env.DB_NAME,
     ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
-  });
-}
-
-/** The limiter on the environment's table; the limits config is parsed here, at cold start. */
-export function limiterFromEnv(
-  env: { AWS_REGION: string; LIMITS_TABLE: string; LIMITS_CONFIG?: string | undefined },
-  observability: {
-    logger: Parameters<typeof logPort>[0];
-    metrics: Parameters<typeof metricsSink>[0];
-  },
-): Limiter {
-  return createLimiter({
-    store: createDynamoLimitStore({
-      client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
-      tableName: env.LIMITS_TABLE,
-    }),
-    config: parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG'),
-    log: logPort(observability.logger),
-    metrics: metricsSink(observability.metrics),
   });
 }
