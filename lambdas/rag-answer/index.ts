@@ -46,6 +46,8 @@ export const answerEnvSchema = lambdaEnvSchema
     CONFIDENCE_HIGH: unitInterval.default(0.75),
     CONFIDENCE_MEDIUM: unitInterval.default(0.6),
     CONFIDENCE_COSINE_WEIGHT: unitInterval.default(1),
+    /** Relevance below which a chunk of the top 5 is not evidence; 0 averages all five. */
+    CONFIDENCE_EVIDENCE_FLOOR: unitInterval.default(0),
   })
   .refine((e) => e.CONFIDENCE_MEDIUM <= e.CONFIDENCE_HIGH, {
     message: 'must not exceed CONFIDENCE_HIGH',
@@ -102,6 +104,7 @@ async function buildAnswering(): Promise<Answering> {
       calibrationByModel: {
         [embedder.modelId]: {
           cosineWeight: env.CONFIDENCE_COSINE_WEIGHT,
+          evidenceFloor: env.CONFIDENCE_EVIDENCE_FLOOR,
           high: env.CONFIDENCE_HIGH,
           medium: env.CONFIDENCE_MEDIUM,
         },

@@ -1,5 +1,4 @@
 import { buildContext, mergeAdjacent } from './context';
-import { assessConfidence, relevanceOf } from './confidence';
 import { citedIndexes, mapCitations } from './citations';
 import { extractiveAnswer } from './extractive';
 import { isConversational } from './intent';
@@ -50,25 +49,6 @@ describe('greeting detection', () => {
     expect(isConversational('refunds?')).toBe(true);
     expect(isConversational('How long do refunds take?')).toBe(false);
     expect(isConversational('hello, how long do refunds take?')).toBe(false);
-  });
-});
-
-describe('confidence gate', () => {
-  const calib = { cosineWeight: 1, high: 0.75, medium: 0.6 };
-  const hits = (scores: number[]) => scores.map((score) => ({ score, keywordCoverage: 0 }));
-  it('uses the mean of the top 5 and the boundaries are inclusive', () => {
-    expect(assessConfidence(hits([0.75, 0.75, 0.75, 0.75, 0.75, 0]), calib)).toEqual({
-      avgRelevance: 0.75,
-      level: 'high',
-    });
-    expect(assessConfidence(hits([0.6, 0.6, 0.6, 0.6, 0.6]), calib).level).toBe('medium');
-    expect(assessConfidence(hits([0.6, 0.6, 0.6, 0.6, 0.59]), calib).level).toBe('low');
-    expect(assessConfidence([], calib)).toEqual({ avgRelevance: 0, level: 'low' });
-  });
-  it('mixes cosine with keyword coverage by the calibrated weight', () => {
-    expect(
-      relevanceOf({ score: 0.2, keywordCoverage: 1 }, { cosineWeight: 0.25, high: 1, medium: 0.5 }),
-    ).toBeCloseTo(0.8, 10);
   });
 });
 

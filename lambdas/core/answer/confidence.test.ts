@@ -1,0 +1,111 @@
+import { assessConfidence, relevanceOf, type ConfidenceCalibration } from './confidence';
+
+// Cosine-only hits, so that relevance is the score itself.
+const hits = (scores: number[]) => scores.map((score) => ({ score, keywordCoverage: 0 }));
+
+describe('confidence gate without an evidence floor (the plain mean of the top 5)', () => {
+  const calib: ConfidenceCalibration = { cosineWeight: 1, high: 0.75, medium: 0.6 };
+  it('uses the mean of the top 5 and the boundaries are inclusive', () => {
+    expect(assessConfidence(hits([0.75, 0.75, 0.75, 0.75, 0.75, 0]), calib)).toEqual({
+      avgRelevance: 0.75,
+      level: 'high',
+      evidenceChunks: 5,
+    });
+    expect(assessConfidence(hits([0.6, 0.6, 0.6, 0.6, 0.6]), calib).level).toBe('medium');
+    expect(assessConfidence(hits([0.6, 0.6, 0.6, 0.6, 0.59]), calib).level).toBe('low');
+    expect(assessConfidence([], calib)).toEqual({
+      avgRelevance: 0,
+      level: 'low',
+      evidenceChunks: 0,
+    });
+  });
+  it('a floor of 0 is the plain mean', () => {
+    const scores = hits([0.9, 0.5, 0.25, 0, 0]);
+    expect(assessConfidence(scores, { ...calib, evidenceFloor: 0 })).toEqual(
+      assessConfidence(scores, calib),
+    );
+    expect(assessConfidence(scores, calib)).toMatchObject({ evidenceChunks: 5, level: 'low' });
+  });
+  it('mixes cosine with keyword coverage by the calibrated weight', () => {
+    expect(
+      relevanceOf({ score: 0.2, keywordCoverage: 1 }, { cosineWeight: 0.25, high: 1, medium: 0.5 }),
+    ).toBeCloseTo(0.8, 10);
+  });
+});
+
+describe('confidence gate with an evidence floor', () => {
+  const calib: ConfidenceCalibration = {
+    cosineWeight: 1,
+    evidenceFloor: 0.5,
+    medium: 0.625,
+    high: 0.75,
+  };
+
+  it('leaves chunks below the floor out of the mean: one strong chunk among unrelated ones', () => {
+    // A small corpus: the one relevant document and four unrelated ones.
+    const result = assessConfidence(hits([0.75, 0.25, 0.125, 0.125, 0]), calib);
+    expect(result).toEqual({ avgRelevance: 0.75, level: 'high', evidenceChunks: 1 });
+    // The plain mean of the same hits would have been 0.25: low.
+    expect(
+      assessConfidence(hits([0.75, 0.25, 0.125, 0.125, 0]), { ...calib, evidenceFloor: 0 }),
+    ).toMatchObject({ level: 'low' });
+  });
+
+  it('counts a chunk exactly at the floor as evidence, and one just below it not', () => {
+    expect(assessConfidence(hits([0.75, 0.5]), calib)).toEqual({
+      avgRelevance: 0.625,
+      level: 'medium',
+      evidenceChunks: 2,
+    });
+    expect(assessConfidence(hits([0.75, 0.4999]), calib)).toEqual({
+      avgRelevance: 0.75,
+      level: 'high',
+      evidenceChunks: 1,
+    });
+  });
+
+  it('keeps the thresholds inclusive on the mean of the evidence', () => {
+    expect(assessConfidence(hits([0.625, 0.1]), calib).level).toBe('medium');
+    expect(assessConfidence(hits([0.6249, 0.1]), calib).level).toBe('low');
+    expect(assessConfidence(hits([0.75, 0.75, 0.1]), calib).level).toBe('high');
+  });
+
+  it('evidence that is weak on average still gates low', () => {
+    // Every chunk passes the floor, but their mean is below medium.
+    expect(assessConfidence(hits([0.625, 0.5, 0.5, 0.5, 0.5]), calib)).toEqual({
+      avgRelevance: 0.525,
+      level: 'low',
+      evidenceChunks: 5,
+    });
+  });
+
+  it('is low with avg_relevance 0 when no chunk reaches the floor, whatever the thresholds', () => {
+    expect(assessConfidence(hits([0.4999, 0.4, 0.3]), calib)).toEqual({
+      avgRelevance: 0,
+      level: 'low',
+      evidenceChunks: 0,
+    });
+    expect(assessConfidence(hits([0.4999, 0.4, 0.3]), { ...calib, medium: 0, high: 0 }).level).toBe(
+      'low',
+    );
+  });
+
+  it('only looks at the top 5 in retrieval order', () => {
+    // A strong sixth chunk does not count; a weak first one does not hide a strong second.
+    expect(assessConfidence(hits([0.1, 0.1, 0.1, 0.1, 0.1, 0.9]), calib).level).toBe('low');
+    expect(assessConfidence(hits([0.1, 0.75, 0.1, 0.1, 0.1, 0.1]), calib)).toMatchObject({
+      avgRelevance: 0.75,
+      evidenceChunks: 1,
+    });
+  });
+
+  it('applies the floor to the weighted relevance, not to the cosine alone', () => {
+    // Cosine 0.25 but full keyword coverage: relevance 0.5 * 0.25 + 0.5 * 1 = 0.625.
+    const mixed = { ...calib, cosineWeight: 0.5 };
+    expect(assessConfidence([{ score: 0.25, keywordCoverage: 1 }], mixed)).toEqual({
+      avgRelevance: 0.625,
+      level: 'medium',
+      evidenceChunks: 1,
+    });
+  });
+});
