@@ -1,5 +1,6 @@
-// Two projects: fast unit tests beside the code, and integration tests that use the real
-// embedded database, the real PostgreSQL + pgvector server and local AWS emulators.
+// Projects: fast unit tests beside the code; integration tests that use the real embedded
+// database, the real PostgreSQL + pgvector server and local AWS emulators; end-to-end browser
+// tests of the playground; and the CDK app's infrastructure tests.
 /** @type {import('jest').Config} */
 const swc = [
   '@swc/jest',
@@ -10,9 +11,10 @@ const swc = [
 ];
 const common = {
   testEnvironment: 'node',
-  // @middy/* ships only ES modules; transform it to CommonJS like our own sources.
+  // @middy/* and the OpenAPI validator ship only ES modules: transform them to CommonJS like our
+  // own sources.
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@middy)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@middy|@seriousme)/)'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
 };
 module.exports = {
@@ -32,6 +34,13 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
+    },
+    {
+      ...common,
+      // The web playground driven in headless Chromium (Debian's package, through
+      // playwright-core) against the real local server.
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
     },
     {
       ...common,

@@ -70,6 +70,7 @@ export async function startCommand(
   console.log(`
 Groundwork is running (embedded default, data in ${env.dataDir})
   API          ${api.server.url}
+  Playground   ${api.server.url}/   (sign in with any user id and tenant "${DEMO_TENANT}")
   S3 emulator  ${stack.s3.endpoint}  bucket "${stack.s3.bucket}"; objects under tenants/<tenant>/ are indexed
 
 A development token for user "${DEMO_USER}" in tenant "${DEMO_TENANT}" (valid 12 h):

@@ -37,10 +37,11 @@
   }
 
   class ApiError extends Error {
-    constructor(status, body) {
+    constructor(status, body, retryAfter) {
       super(body?.error?.message ?? `HTTP ${status}`);
       this.status = status;
       this.code = body?.error?.code;
+      this.retryAfter = retryAfter;
     }
   }
 
@@ -55,7 +56,10 @@
     });
     const data = await response.json().catch(() => null);
     if (response.status === 401) signOut();
-    if (!response.ok) throw new ApiError(response.status, data);
+    if (!response.ok) {
+      const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+      throw new ApiError(response.status, data, retryAfter);
+    }
     return data;
   }
 
@@ -261,18 +265,17 @@
       'aria-label': 'Was this helpful?',
     });
     const status = el('span', { class: 'hint', 'aria-live': 'polite' });
-    for (const [rating, label, symbol] of [
-      ['positive', 'Helpful', '👍'],
-      ['negative', 'Not helpful', '👎'],
+    for (const [rating, label] of [
+      ['positive', 'Helpful'],
+      ['negative', 'Not helpful'],
     ]) {
       group.append(
         el('button', {
           type: 'button',
           class: 'rate',
           'data-rating': rating,
-          'aria-label': label,
           'aria-pressed': String(current === rating),
-          text: symbol,
+          text: label,
           onclick: async (event) => {
             try {
               await api('POST', `/messages/${messageId}/feedback`, { rating });
@@ -542,13 +545,20 @@
       row.dataset.documentId = created.document.id;
       await put(created.upload, file, (p) => (progress.value = p));
       progress.value = 1;
-      // Watch the document until the pipeline is done with it.
-      for (let i = 0; i < 600; i++) {
-        const doc = await api('GET', `/documents/${created.document.id}`);
-        state.textContent = statusText(doc);
-        row.dataset.status = doc.status;
-        if (doc.status === 'indexed' || doc.status === 'failed') break;
-        await new Promise((r) => setTimeout(r, 500));
+      // Watch the document until the pipeline is done with it (gently: polls count toward the
+      // rate limit, and a 429 says how long to wait).
+      for (let i = 0; i < 400; i++) {
+        let wait = 1500;
+        try {
+          const doc = await api('GET', `/documents/${created.document.id}`);
+          state.textContent = statusText(doc);
+          row.dataset.status = doc.status;
+          if (doc.status === 'indexed' || doc.status === 'failed') break;
+        } catch (err) {
+          if (err.status !== 429) throw err;
+          wait = (err.retryAfter ?? 5) * 1000;
+        }
+        await new Promise((r) => setTimeout(r, wait));
       }
     } catch (err) {
       state.textContent = `Error: ${err.message}`;

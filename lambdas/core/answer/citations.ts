@@ -49,13 +49,19 @@ function supportingSentences(block: ContextBlock, claim: string): { start: numbe
 export function mapCitations(answer: string, blocks: readonly ContextBlock[]): Citation[] {
   const byIndex = new Map(blocks.map((b) => [b.index, b]));
   const result = new Map<string, Citation>();
+  let previous = '';
   for (const s of sentences(answer)) {
+    // A marker written after the full stop ("… per night. [1]") is a sentence of its own: it
+    // cites the sentence before it.
+    const bare = contentWords(s.text.replace(MARKER, '')).length === 0;
+    const claim = bare ? `${previous} ${s.text}` : s.text;
+    previous = s.text;
     for (const n of citedIndexes(s.text)) {
       const block = byIndex.get(n);
       if (!block) continue; // a marker for a block that does not exist is ignored, not invented
       const existing = result.get(block.documentId);
       if (!existing && result.size >= MAX_CITATIONS) continue;
-      const found = supportingSentences(block, s.text);
+      const found = supportingSentences(block, claim);
       if (existing) {
         for (const f of found)
           if (!existing.sentences.some((e) => e.start === f.start)) existing.sentences.push(f);

@@ -1,0 +1,180 @@
+/**
+ * The playground end to end: headless Chromium (Debian's `chromium` package, driven by
+ * playwright-core; no browser download) against the real local server and stack. A user signs
+ * in with a development token, uploads a file, waits until it is indexed, asks a question,
+ * reads a cited answer, opens the citation, rates the answer, reloads and finds the thread.
+ * The chat view's screenshot is saved to test-artifacts/playground-chat.png.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startLocalApi, type LocalApi } from '../../local/api';
+import { startLocalStack, type LocalStack } from '../../local/stack';
+import { createHashEmbedder } from '../support/hash-embedder';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+/** Debian's Chromium; override with GROUNDWORK_CHROMIUM. `npm run setup` installs it. */
+const CHROMIUM = process.env.GROUNDWORK_CHROMIUM ?? '/usr/bin/chromium';
+/** Flags for a closed network and a root user (see the machine notes). */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
+
+const HANDBOOK = [
+  '# Travel policy',
+  '',
+  'Employees book flights through the travel desk at least fourteen days before departure.',
+  'Hotel costs are reimbursed up to 180 euros per night in capital cities.',
+  'Receipts must be submitted within thirty days of returning.',
+].join('\n');
+
+describe('the playground in headless Chromium', () => {
+  let stack: LocalStack;
+  let api: LocalApi;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `No Chromium at ${CHROMIUM}: run \`npm run setup\` (installs Debian's chromium)`,
+      );
+    }
+    stack = await startLocalStack({
+      embedder: createHashEmbedder(),
+      logLevel: 'SILENT',
+      // Calibrated for the hash embedder on this fixture (see test/integration/answer-api.test.ts).
+      answer: {
+        calibrationByModel: { 'test/hash-512': { cosineWeight: 0.5, high: 0.3, medium: 0.12 } },
+      },
+    });
+    api = await startLocalApi(stack);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('pageerror', (err) => {
+      throw err;
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await api?.close();
+    await stack?.stop();
+  });
+
+  it('signs in, uploads, answers with citations, opens a citation, takes feedback and keeps the thread', async () => {
+    await page.goto(api.server.url);
+    await page.getByLabel('User id').fill('alice');
+    await page.getByLabel('Tenant id').fill('acme');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who', { hasText: 'tenant acme' }).waitFor();
+
+    // Upload through the Documents tab, with progress, and wait for the pipeline.
+    await page.getByRole('tab', { name: 'Documents' }).click();
+    await page.getByLabel('Files (.txt, .md, .html, .pdf, .docx)').setInputFiles({
+      name: 'travel-policy.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from(HANDBOOK),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    const upload = page.locator('.upload', { hasText: 'travel-policy.md' });
+    await upload.locator('.upload-status', { hasText: 'Indexed' }).waitFor({ timeout: 60_000 });
+    expect(await upload.locator('progress').getAttribute('value')).toBe('1');
+    await page.locator('#document-rows tr', { hasText: 'Travel policy' }).waitFor();
+
+    // Search shows scored results with snippets.
+    await page.getByRole('tab', { name: 'Search' }).click();
+    await page.getByLabel('Search query').fill('hotel reimbursed per night');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const result = page.locator('#search-results .result').first();
+    await result.waitFor();
+    expect(await result.locator('.score').textContent()).toMatch(/^Score 0\.\d{3}/);
+    expect(await result.locator('.snippet').textContent()).toContain('180 euros');
+
+    // Ask in the chat tab; the answer streams in and carries a confidence badge and citations.
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.getByLabel('Your question').fill('How much is reimbursed for a hotel per night?');
+    await page.getByLabel('Your question').press('Enter');
+    const answer = page.locator('.message.assistant').last();
+    await answer.locator('.badge').waitFor({ timeout: 60_000 });
+    expect(await answer.getAttribute('aria-busy')).toBeNull();
+    expect(['high', 'medium']).toContain(
+      await answer.locator('.badge').getAttribute('data-confidence'),
+    );
+    expect(await answer.locator('.answer-text').textContent()).toContain('180 euros');
+    const citation = answer.getByRole('button', { name: /^\[1\] Travel policy/ });
+    await citation.waitFor();
+
+    // The citation opens the passage with the supporting sentence highlighted.
+    await citation.click();
+    const dialog = page.getByRole('dialog', { name: 'Cited passage' });
+    await dialog.waitFor();
+    await dialog.locator('mark').first().waitFor();
+    expect(await dialog.locator('mark').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining('180 euros per night')]),
+    );
+    await dialog.getByRole('button', { name: 'Close' }).click();
+
+    // Feedback is recorded on the server.
+    await answer.getByRole('button', { name: 'Helpful', exact: true }).click();
+    await answer.getByText('Thanks for the feedback').waitFor();
+    const messageId = await answer.getAttribute('data-message-id');
+    expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'playground-chat.png'), fullPage: true });
+
+    // After a reload the session and the thread are still there, feedback included.
+    await page.reload();
+    const thread = page.getByRole('navigation', { name: 'Threads' }).locator('.thread').first();
+    await thread.waitFor();
+    expect(await thread.textContent()).toContain('How much is reimbursed');
+    await thread.click();
+    const restored = page.locator(`.message.assistant[data-message-id="${messageId}"]`);
+    await restored.waitFor();
+    expect(
+      await restored
+        .getByRole('button', { name: 'Helpful', exact: true })
+        .getAttribute('aria-pressed'),
+    ).toBe('true');
+    expect(await restored.locator('.citation').count()).toBeGreaterThan(0);
+  });
+
+  it('is usable with the keyboard and on a narrow screen', async () => {
+    await page.setViewportSize({ width: 360, height: 740 });
+    await page.goto(api.server.url);
+    await page.getByRole('tab', { name: 'Chat' }).focus();
+    await page.keyboard.press('ArrowRight');
+    expect(await page.getByRole('tab', { name: 'Search' }).getAttribute('aria-selected')).toBe(
+      'true',
+    );
+    expect(await page.locator('#panel-search').isVisible()).toBe(true);
+    await page.keyboard.press('End');
+    expect(await page.getByRole('tab', { name: 'Documents' }).getAttribute('aria-selected')).toBe(
+      'true',
+    );
+    // Nothing sticks out sideways at phone width, on any tab.
+    for (const tab of ['Chat', 'Search', 'Documents']) {
+      await page.getByRole('tab', { name: tab }).click();
+      const wide = await page.evaluate(`
+        [...document.querySelectorAll('body *')]
+          .filter((e) => e.offsetParent !== null && e.getBoundingClientRect().right > innerWidth + 1)
+          .map((e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' ' + Math.round(e.getBoundingClientRect().right))`);
+      expect({ tab, wide }).toEqual({ tab, wide: [] });
+    }
+    // Every form control has an accessible name.
+    const unnamed = await page.evaluate(`
+      [...document.querySelectorAll('input, select, textarea, button')]
+        .filter((e) => e.offsetParent !== null)
+        .filter((e) => (e.labels?.length ?? 0) === 0 && !e.getAttribute('aria-label') && !e.textContent.trim())
+        .map((e) => e.outerHTML)`);
+    expect(unnamed).toEqual([]);
+  });
+});
