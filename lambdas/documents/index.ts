@@ -1,30 +1,66 @@
 /**
- * Production entry of the `documents` Lambda: GET /documents behind API Gateway's JWT authorizer.
+ * Production entry of the `documents` Lambda: the /documents routes behind API Gateway's JWT
+ * authorizer, one function for all of them, routed on `event.routeKey`:
  *
- * Cold start: the environment is parsed once (failing with the variable's name), the limiter's
- * DynamoDB client is created once, and the database pool opens on the first request.
+ * | routeKey                        | handler                                  |
+ * |---------------------------------|------------------------------------------|
+ * | `POST /documents`               | presigned PUT under the caller's prefix  |
+ * | `GET /documents`                | list, paged                              |
+ * | `GET /documents/{id}`           | status, failure reason, progress         |
+ * | `DELETE /documents/{id}`        | removes the object (and so its chunks)   |
+ * | `POST /documents/{id}/retry`    | re-announces a failed document           |
+ * | `GET /documents/{id}/passage`   | the chunks a citation points at          |
+ *
+ * Cold start: the environment is parsed once (failing with the variable's name), the S3 and
+ * DynamoDB clients are created once, and the database pool opens on the first request.
  */
+import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import * as z from 'zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
+import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { createObservability } from '../adapters/observability/powertools';
-import type { Database } from '../adapters/postgres/database';
-import { makeListHandler } from './handler';
+import { createDocumentCatalog } from '../adapters/postgres/document-queries';
+import { createUploadBucket } from '../adapters/s3/upload-bucket';
+import { createDocuments } from '../core/documents/documents';
+import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { makeDocumentHandlers } from './handler';
 
 /** The `documents` function's environment (set by the CDK app's grant helpers). */
 export const documentsEnvSchema = lambdaEnvSchema.extend({
   POWERTOOLS_SERVICE_NAME: z.string().min(1).default('documents'),
   ...limitsEnvShape,
+  /** The documents bucket: uploads are presigned for it, removals and retries act on it. */
+  DOCUMENTS_BUCKET: z.string().min(3),
+  /** How long a presigned upload URL stays valid. */
+  UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
 });
 export type DocumentsEnv = z.infer<typeof documentsEnvSchema>;
 
 const env = parseEnv(documentsEnvSchema);
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-const db: Database = databaseFromEnv(env);
-
+const db = databaseFromEnv(env);
 const limiter = limiterFromEnv(env, { logger, metrics });
+const documents = createDocuments({
+  catalog: createDocumentCatalog(db),
+  bucket: createUploadBucket(new S3Client({ region: env.AWS_REGION }), env.DOCUMENTS_BUCKET),
+  settings: {
+    // The same limit the ingest function enforces.
+    maxUploadBytes: env.MAX_OBJECT_BYTES,
+    uploadUrlTtlSeconds: env.UPLOAD_URL_TTL_SECONDS,
+  },
+});
+const h = makeDocumentHandlers({ logger, metrics, limiter, db, documents });
 
-/** GET /documents. */
-export const handler = makeListHandler({ logger, metrics, limiter, db });
+/** The routes this function serves, by API Gateway route key. */
+export const routes: Readonly<Record<string, RouteHandler>> = {
+  'POST /documents': h.create,
+  'GET /documents': h.list,
+  'GET /documents/{id}': h.get,
+  'DELETE /documents/{id}': h.remove,
+  'POST /documents/{id}/retry': h.retry,
+  'GET /documents/{id}/passage': h.passage,
+};
+
+export const handler = dispatchByRouteKey(routes, logger);

@@ -18,7 +18,6 @@
  * thread routes start without it.
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
-import type { Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
@@ -29,8 +28,7 @@ import {
 } from '../adapters/postgres/conversation-repository';
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
-import { NotFoundError, toErrorResponse } from '../core/errors';
-import type { ApiEvent, ApiResult } from '../http/http-handler';
+import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
 
 const unitInterval = z.coerce.number().min(0).max(1);
@@ -122,9 +120,7 @@ const deps = { logger, metrics, limiter };
 const threads = makeThreadHandlers({ ...deps, conversations });
 
 /** The routes this function serves, by API Gateway route key. */
-export const routes: Readonly<
-  Record<string, (event: ApiEvent, context: Context) => Promise<ApiResult>>
-> = {
+export const routes: Readonly<Record<string, RouteHandler>> = {
   'POST /answer': makeAnswerHandler({ ...deps, answering }),
   'GET /threads': threads.list,
   'GET /threads/{id}': threads.get,
@@ -133,14 +129,4 @@ export const routes: Readonly<
 };
 
 /** One handler for every route above; an unknown route key (a wiring mistake) is a 404. */
-export async function handler(event: ApiEvent, context: Context): Promise<ApiResult> {
-  const route = Object.hasOwn(routes, event.routeKey) ? routes[event.routeKey] : undefined;
-  if (route) return route(event, context);
-  logger.error('no handler for route key', { routeKey: event.routeKey });
-  const { status, body } = toErrorResponse(new NotFoundError('No such route'));
-  return {
-    statusCode: status,
-    headers: { 'content-type': 'application/json; charset=utf-8' },
-    body: JSON.stringify(body),
-  };
-}
+export const handler = dispatchByRouteKey(routes, logger);

@@ -12,15 +12,14 @@
  * Cold start: the environment (limits config included) is parsed once and fails naming the bad
  * variable; the DynamoDB client is created once. No database, no network call at init.
  */
-import type { Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
 import { parseEnv } from '../adapters/aws/lambda-env';
 // Not lambda-wiring: that one also brings the database (pg), which this function never opens.
 import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/limiter-from-env';
 import { createObservability } from '../adapters/observability/powertools';
-import { createHttpHandler, type ApiEvent, type ApiResult } from '../http/http-handler';
-import { makeHandler } from './handler';
+import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { makeHandler, makeHealthHandler } from './handler';
 
 /** The `usage` function's environment: no database, only the limits table. */
 export const usageEnvSchema = z.object({
@@ -30,22 +29,15 @@ export const usageEnvSchema = z.object({
 });
 export type UsageEnv = z.infer<typeof usageEnvSchema>;
 
-/** The route name of GET /health in metrics. */
-export const HEALTH_ROUTE = 'health';
-
 const env = parseEnv(usageEnvSchema);
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
 const limiter = limiterFromEnv(env, { logger, metrics });
 
-const usage = makeHandler({ logger, metrics, limiter });
-const health = createHttpHandler(
-  { logger, metrics },
-  { route: HEALTH_ROUTE, schema: z.object({}).loose(), authenticated: false },
-  async () => ({ body: { status: 'ok' }, headers: { 'cache-control': 'no-store' } }),
-);
+/** The routes this function serves, by API Gateway route key. */
+export const routes: Readonly<Record<string, RouteHandler>> = {
+  'GET /usage': makeHandler({ logger, metrics, limiter }),
+  'GET /health': makeHealthHandler({ logger, metrics }),
+};
 
-/** GET /usage and GET /health. */
-export async function handler(event: ApiEvent, context: Context): Promise<ApiResult> {
-  return event.routeKey === 'GET /health' ? health(event, context) : usage(event, context);
-}
+export const handler = dispatchByRouteKey(routes, logger);

@@ -1,0 +1,54 @@
+/**
+ * Production entry of the `admin` Lambda: the /admin routes (admin group only, checked by the
+ * use cases) behind API Gateway's JWT authorizer, routed on `event.routeKey`:
+ *
+ * | routeKey                              | handler                                     |
+ * |---------------------------------------|---------------------------------------------|
+ * | `GET /admin/stats`                    | documents, conversations, answers, quotas   |
+ * | `GET /admin/feedback`                 | feedback, newest first, paged               |
+ * | `GET /admin/prompts`                  | defaults and the tenant's versions          |
+ * | `POST /admin/prompts`                 | the tenant's next version                   |
+ * | `POST /admin/prompts/{id}/activate`   | makes a version the active one              |
+ *
+ * Cold start: the environment is parsed once, the DynamoDB client is created once, and the
+ * database pool opens on the first request.
+ */
+// A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
+import * as z from 'zod';
+import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
+import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { createObservability } from '../adapters/observability/powertools';
+import { createAdminStore } from '../adapters/postgres/admin-queries';
+import { createAdmin } from '../core/admin/admin';
+import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { makeAdminHandlers } from './handler';
+
+/** The `admin` function's environment (set by the CDK app's grant helpers). */
+export const adminEnvSchema = lambdaEnvSchema.extend({
+  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('admin'),
+  ...limitsEnvShape,
+});
+export type AdminEnv = z.infer<typeof adminEnvSchema>;
+
+const env = parseEnv(adminEnvSchema);
+const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+
+const db = databaseFromEnv(env);
+const limiter = limiterFromEnv(env, { logger, metrics });
+const h = makeAdminHandlers({
+  logger,
+  metrics,
+  limiter,
+  admin: createAdmin({ store: createAdminStore(db), limiter }),
+});
+
+/** The routes this function serves, by API Gateway route key. */
+export const routes: Readonly<Record<string, RouteHandler>> = {
+  'GET /admin/stats': h.stats,
+  'GET /admin/feedback': h.feedback,
+  'GET /admin/prompts': h.listPrompts,
+  'POST /admin/prompts': h.createPrompt,
+  'POST /admin/prompts/{id}/activate': h.activatePrompt,
+};
+
+export const handler = dispatchByRouteKey(routes, logger);
