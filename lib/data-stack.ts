@@ -16,6 +16,8 @@ import { acknowledgeCdkSingletons } from './nag';
 
 /** The DynamoDB TTL attribute of the limits table (LIMITS_TTL_ATTRIBUTE in the limit store). */
 export const LIMITS_TTL_ATTRIBUTE = 'expires_at';
+/** The limits table's index of a tenant's users by month (TENANT_USAGE_INDEX in the limit store). */
+export const LIMITS_TENANT_USAGE_INDEX = 'tenant-usage';
 
 export interface DataStackProps extends StackProps {
   readonly config: GroundworkConfig;
@@ -60,6 +62,13 @@ export class DataStack extends Stack {
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: config.deletionProtection,
       removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // A tenant's users with counters in a month, for the admin statistics.
+    this.limitsTable.addGlobalSecondaryIndex({
+      indexName: LIMITS_TENANT_USAGE_INDEX,
+      partitionKey: { name: 'tenant_month', type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.INCLUDE,
+      nonKeyAttributes: ['pk', 'plan', 'answers', 'searches'],
     });
 
     this.documents = new DocumentSource(this, 'Documents', {

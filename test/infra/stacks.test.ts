@@ -335,6 +335,7 @@ describe('limits table', () => {
       BillingMode: 'PAY_PER_REQUEST',
       TimeToLiveSpecification: { AttributeName: LIMITS_TTL_ATTRIBUTE, Enabled: true },
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      GlobalSecondaryIndexes: definition.GlobalSecondaryIndexes,
     });
   });
 });
