@@ -84,6 +84,7 @@ function dummyEnvironment(): Record<string, string> {
     DB_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:groundwork-db-AbCdEf',
     DB_HOST: 'groundwork.proxy-example.us-east-1.rds.amazonaws.com',
     LIMITS_TABLE: 'groundwork-limits',
+    DOCUMENTS_BUCKET: 'groundwork-documents-bench',
     LIMITS_CONFIG: '{}',
     EMBEDDING_MODEL_ID: 'amazon.titan-embed-text-v2:0',
     EMBEDDING_DIMENSION: '512',
@@ -120,7 +121,7 @@ const mod = require(process.argv[2]);
 const initMs = performance.now() - started;
 if (typeof mod.handler !== 'function') throw new Error('no handler exported by ' + process.argv[2]);
 setImmediate(() => {
-  process.stdout.write(JSON.stringify({ initMs, sinceProcessStartMs: performance.now(), network: attempts }));
+  process.stdout.write(JSON.stringify({ initMs, network: attempts }));
   process.exit(0);
 });
 `;
@@ -143,7 +144,7 @@ function probeScript(module: string): string {
   const started = performance.now();
   ${load};
   const initMs = performance.now() - started;
-  process.stdout.write(JSON.stringify({ initMs, sinceProcessStartMs: performance.now(), network: [] }));
+  process.stdout.write(JSON.stringify({ initMs, network: [] }));
   process.exit(0);
 })();
 `;
@@ -249,7 +250,6 @@ function dominantPackages(metafile: Metafile, top = 6): [string, number][] {
 
 interface Sample {
   readonly initMs: number;
-  readonly sinceProcessStartMs: number;
   readonly network: string[];
 }
 

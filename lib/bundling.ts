@@ -83,6 +83,7 @@ export const LAMBDA_ENTRIES = {
   answerStream: 'lambdas/rag-answer/stream.ts',
   usage: 'lambdas/usage/index.ts',
   documents: 'lambdas/documents/index.ts',
+  admin: 'lambdas/admin/index.ts',
   migrate: 'lambdas/migrate/index.ts',
 } as const;
 export type LambdaName = keyof typeof LAMBDA_ENTRIES;
