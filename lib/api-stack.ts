@@ -23,7 +23,14 @@ import {
 import { GroundworkHttpApi } from './constructs/groundwork-http-api';
 import { GroundworkMonitoring } from './constructs/groundwork-monitoring';
 import type { DataStack } from './data-stack';
-import { grantBedrock, grantDatabase, grantDocumentsRead, grantLimitsTable } from './grants';
+import { API_ROUTES, type ApiFunction } from '../lambdas/http/api-routes';
+import {
+  grantBedrock,
+  grantDatabase,
+  grantDocumentsRead,
+  grantDocumentsWrite,
+  grantLimitsTable,
+} from './grants';
 import { SERVICES } from './metrics';
 
 export interface ApiStackProps extends StackProps {
@@ -43,7 +50,7 @@ const EXPOSED_HEADERS = [
 export class ApiStack extends Stack {
   readonly functions: Readonly<
     Record<
-      'ingest' | 'search' | 'answer' | 'answerStream' | 'usage' | 'documents',
+      'ingest' | 'search' | 'answer' | 'answerStream' | 'usage' | 'documents' | 'admin',
       GroundworkFunction
     >
   >;
@@ -64,6 +71,8 @@ export class ApiStack extends Stack {
     const confidence = {
       CONFIDENCE_HIGH: String(config.confidenceHigh),
       CONFIDENCE_MEDIUM: String(config.confidenceMedium),
+      CONFIDENCE_COSINE_WEIGHT: String(config.confidenceCosineWeight),
+      CONFIDENCE_EVIDENCE_FLOOR: String(config.confidenceEvidenceFloor),
     };
     const fn = (fnId: string, fnProps: Omit<GroundworkFunctionProps, 'network' | 'logRetention'>) =>
       new GroundworkFunction(this, fnId, {
@@ -182,9 +191,25 @@ export class ApiStack extends Stack {
     grantDatabase(documents, data.database);
     grantLimitsTable(documents, data.limitsTable);
     documents.addEnvironment('LIMITS_CONFIG', config.limitsJson);
+    grantDocumentsWrite(
+      documents,
+      s3.Bucket.fromBucketName(
+        this,
+        'DocumentsForUploads',
+        documentsBucketName(this, config.stage),
+      ),
+    );
+
+    const admin = fn('Admin', {
+      entry: LAMBDA_ENTRIES.admin,
+      serviceName: SERVICES.admin,
+    });
+    grantDatabase(admin, data.database);
+    grantLimitsTable(admin, data.limitsTable, { tenantUsage: true });
+    admin.addEnvironment('LIMITS_CONFIG', config.limitsJson);
 
     // New code reaches the database only after the schema it expects (migrations are forward-only).
-    for (const dependent of [ingest, search, answer, answerStream, documents])
+    for (const dependent of [ingest, search, answer, answerStream, documents, admin])
       dependent.node.addDependency(this.migration.resource);
 
     this.api = new GroundworkHttpApi(this, 'Http', {
@@ -194,15 +219,19 @@ export class ApiStack extends Stack {
       throttle: { rateLimit: config.apiRateLimit, burstLimit: config.apiBurstLimit },
       logRetention,
     });
-    this.api.addRoute(HttpMethod.GET, '/health', usage, { public: true });
-    this.api.addRoute(HttpMethod.POST, '/search', search);
-    this.api.addRoute(HttpMethod.POST, '/answer', answer);
-    this.api.addRoute(HttpMethod.GET, '/threads', answer);
-    this.api.addRoute(HttpMethod.GET, '/threads/{id}', answer);
-    this.api.addRoute(HttpMethod.DELETE, '/threads/{id}', answer);
-    this.api.addRoute(HttpMethod.POST, '/messages/{id}/feedback', answer);
-    this.api.addRoute(HttpMethod.GET, '/usage', usage);
-    this.api.addRoute(HttpMethod.GET, '/documents', documents);
+    // Every route of the API table (lambdas/http/api-routes.ts), on the function it names.
+    const byFunction: Record<ApiFunction, GroundworkFunction> = {
+      'rag-search': search,
+      'rag-answer': answer,
+      usage,
+      documents,
+      admin,
+    };
+    for (const route of API_ROUTES) {
+      this.api.addRoute(HttpMethod[route.method], route.path, byFunction[route.function], {
+        public: !route.auth,
+      });
+    }
 
     this.monitoring = new GroundworkMonitoring(this, 'Monitoring', {
       dashboardName: `Groundwork-${config.stage}`,
@@ -216,7 +245,7 @@ export class ApiStack extends Stack {
       dailyCostCapUsd: config.limitsConfig.costCaps.globalUsdPerDay,
     });
 
-    this.functions = { ingest, search, answer, answerStream, usage, documents };
+    this.functions = { ingest, search, answer, answerStream, usage, documents, admin };
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'HTTP API base URL' });
     new CfnOutput(this, 'StreamUrl', {

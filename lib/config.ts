@@ -85,6 +85,10 @@ export const groundworkConfigSchema = z
     /** Confidence gate for the embedding model: mean relevance of the top 5 chunks. */
     confidenceHigh: num.pipe(z.number().min(0).max(1)).default(0.75),
     confidenceMedium: num.pipe(z.number().min(0).max(1)).default(0.6),
+    /** Weight of cosine in a chunk's relevance (the rest: keyword coverage); 1 for Titan. */
+    confidenceCosineWeight: num.pipe(z.number().min(0).max(1)).default(1),
+    /** Chunks below this relevance are not evidence (docs/confidence.md); 0 keeps every chunk. */
+    confidenceEvidenceFloor: num.pipe(z.number().min(0).max(1)).default(0),
     /** Plans, quotas, rate limits, cost caps and prices (see lambdas/core/limits/config.ts). */
     limits: jsonOrObject.default({}),
     /** Aurora Serverless v2 capacity in ACUs; a minimum of 0 pauses the database when idle. */

@@ -73,6 +73,7 @@ export class DataStack extends Stack {
 
     this.documents = new DocumentSource(this, 'Documents', {
       bucketName: documentsBucketName(this, config.stage),
+      uploadOrigins: config.corsOrigins,
     });
     this.users = new UserDirectory(this, 'Users', {
       ...(config.userPoolId ? { existingUserPoolId: config.userPoolId } : {}),

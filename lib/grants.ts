@@ -9,6 +9,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { GroundworkFunction } from './constructs/groundwork-function';
 import type { ServerlessDatabase } from './constructs/serverless-database';
+import { TENANT_USAGE_INDEX } from '../lambdas/adapters/dynamodb/limit-store';
 import { acknowledgeWildcardResource } from './nag';
 
 /**
@@ -31,14 +32,48 @@ export function grantDatabase(fn: GroundworkFunction, db: ServerlessDatabase): v
  * The limiter's table: GetItem, BatchGetItem and UpdateItem (all the limit store does) on the
  * table alone, and `LIMITS_TABLE`.
  */
-export function grantLimitsTable(fn: GroundworkFunction, table: dynamodb.ITable): void {
+export function grantLimitsTable(
+  fn: GroundworkFunction,
+  table: dynamodb.ITable,
+  options: { readonly tenantUsage?: boolean } = {},
+): void {
   fn.role.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
       resources: [table.tableArn],
     }),
   );
+  if (options.tenantUsage) {
+    // The admin statistics read a tenant's counters through this one index.
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${TENANT_USAGE_INDEX}`],
+      }),
+    );
+  }
   fn.addEnvironment('LIMITS_TABLE', table.tableName);
+}
+
+/**
+ * What the documents API does to the bucket, under `tenants/` only: presigns PUTs and writes
+ * sidecars (PutObject), removes objects (DeleteObject), and re-announces a failed document by
+ * copying it onto itself (GetObject + PutObject).
+ */
+export function grantDocumentsWrite(fn: GroundworkFunction, bucket: s3.IBucket): void {
+  const objects = bucket.arnForObjects('tenants/*');
+  fn.role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
+      resources: [objects],
+    }),
+  );
+  fn.addEnvironment('DOCUMENTS_BUCKET', bucket.bucketName);
+  acknowledgeWildcardResource(
+    fn.role,
+    objects,
+    "The documents API writes under any tenant's prefix of the one documents bucket; the handler derives the prefix from the verified token.",
+  );
 }
 
 /**

@@ -61,6 +61,7 @@ export const SERVICES = {
   answerStream: 'rag-answer-stream',
   usage: 'usage',
   documents: 'documents',
+  admin: 'admin',
   migrate: 'migrate',
 } as const;
 
@@ -83,6 +84,16 @@ export const API_ROUTES: readonly RouteMetrics[] = [
   { service: SERVICES.usage, route: 'usage' },
   { service: SERVICES.usage, route: 'health' },
   { service: SERVICES.documents, route: 'documents.list' },
+  { service: SERVICES.documents, route: 'documents.create' },
+  { service: SERVICES.documents, route: 'documents.get' },
+  { service: SERVICES.documents, route: 'documents.delete' },
+  { service: SERVICES.documents, route: 'documents.retry' },
+  { service: SERVICES.documents, route: 'documents.passage' },
+  { service: SERVICES.admin, route: 'admin.stats' },
+  { service: SERVICES.admin, route: 'admin.feedback' },
+  { service: SERVICES.admin, route: 'admin.prompts.list' },
+  { service: SERVICES.admin, route: 'admin.prompts.create' },
+  { service: SERVICES.admin, route: 'admin.prompts.activate' },
 ];
 
 /** The routes that produce answers (buffered and streamed): where the answer counters live. */

@@ -28,10 +28,9 @@ import {
 } from '../adapters/postgres/conversation-repository';
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
+import { calibrationFromEnv, confidenceEnvRefinement, confidenceEnvShape } from './confidence-env';
 import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
-
-const unitInterval = z.coerce.number().min(0).max(1);
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
 export const answerEnvSchema = lambdaEnvSchema
@@ -40,17 +39,9 @@ export const answerEnvSchema = lambdaEnvSchema
     ...limitsEnvShape,
     /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
     GENERATION_MODEL_ID: z.string().min(1).optional(),
-    /** Confidence gate thresholds for the configured embedding model (see core/answer/confidence). */
-    CONFIDENCE_HIGH: unitInterval.default(0.75),
-    CONFIDENCE_MEDIUM: unitInterval.default(0.6),
-    CONFIDENCE_COSINE_WEIGHT: unitInterval.default(1),
-    /** Relevance below which a chunk of the top 5 is not evidence; 0 averages all five. */
-    CONFIDENCE_EVIDENCE_FLOOR: unitInterval.default(0),
+    ...confidenceEnvShape,
   })
-  .refine((e) => e.CONFIDENCE_MEDIUM <= e.CONFIDENCE_HIGH, {
-    message: 'must not exceed CONFIDENCE_HIGH',
-    path: ['CONFIDENCE_MEDIUM'],
-  });
+  .refine(...confidenceEnvRefinement);
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
 const env = parseEnv(answerEnvSchema);
@@ -100,12 +91,7 @@ async function buildAnswering(): Promise<Answering> {
       : null,
     settings: {
       calibrationByModel: {
-        [embedder.modelId]: {
-          cosineWeight: env.CONFIDENCE_COSINE_WEIGHT,
-          evidenceFloor: env.CONFIDENCE_EVIDENCE_FLOOR,
-          high: env.CONFIDENCE_HIGH,
-          medium: env.CONFIDENCE_MEDIUM,
-        },
+        [embedder.modelId]: calibrationFromEnv(env),
       },
     },
     log,

@@ -22,6 +22,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
+import { calibrationFromEnv, confidenceEnvRefinement, confidenceEnvShape } from './confidence-env';
 import { createJwtVerifier } from '../adapters/auth/jwt-verifier';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
@@ -70,7 +71,6 @@ declare const awslambda: {
 /** The route name of this endpoint in metrics and in the limiter (draws on the answers quota). */
 export const STREAM_ROUTE = 'answer-stream';
 
-const unitInterval = z.coerce.number().min(0).max(1);
 const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1) });
 
 /** The streaming function's environment (set by the CDK app's grant helpers). */
@@ -79,9 +79,7 @@ export const streamEnvSchema = lambdaEnvSchema
     POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-answer-stream'),
     ...limitsEnvShape,
     GENERATION_MODEL_ID: z.string().min(1).optional(),
-    CONFIDENCE_HIGH: unitInterval.default(0.75),
-    CONFIDENCE_MEDIUM: unitInterval.default(0.6),
-    CONFIDENCE_COSINE_WEIGHT: unitInterval.default(1),
+    ...confidenceEnvShape,
     /** The user pool whose ID tokens are accepted. */
     COGNITO_USER_POOL_ID: z.string().regex(/^[\w-]+_[0-9a-zA-Z]+$/, 'not a Cognito user pool id'),
     /** Comma-separated app client ids: the accepted audiences. */
@@ -108,10 +106,7 @@ export const streamEnvSchema = lambdaEnvSchema
       })
       .optional(),
   })
-  .refine((e) => e.CONFIDENCE_MEDIUM <= e.CONFIDENCE_HIGH, {
-    message: 'must not exceed CONFIDENCE_HIGH',
-    path: ['CONFIDENCE_MEDIUM'],
-  });
+  .refine(...confidenceEnvRefinement);
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
 const env = parseEnv(streamEnvSchema);
@@ -145,11 +140,7 @@ const answering = createAnswering({
     : null,
   settings: {
     calibrationByModel: {
-      [embedder.modelId]: {
-        cosineWeight: env.CONFIDENCE_COSINE_WEIGHT,
-        high: env.CONFIDENCE_HIGH,
-        medium: env.CONFIDENCE_MEDIUM,
-      },
+      [embedder.modelId]: calibrationFromEnv(env),
     },
   },
   log,

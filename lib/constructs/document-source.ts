@@ -33,6 +33,11 @@ export interface DocumentSourceProps {
   readonly maxReceiveCount?: number;
   /** Days a replaced or deleted document version is kept. @default 30 */
   readonly noncurrentVersionDays?: number;
+  /**
+   * Browser origins that may PUT to the presigned upload URLs of POST /documents (the
+   * playground, your web app). @default [] (no browser uploads; server-side PUTs still work)
+   */
+  readonly uploadOrigins?: readonly string[];
 }
 
 export class DocumentSource extends Construct {
@@ -67,6 +72,18 @@ export class DocumentSource extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: this.accessLogs,
       serverAccessLogsPrefix: 'documents/',
+      ...((props.uploadOrigins ?? []).length > 0
+        ? {
+            cors: [
+              {
+                allowedOrigins: [...(props.uploadOrigins ?? [])],
+                allowedMethods: [s3.HttpMethods.PUT],
+                allowedHeaders: ['content-type'],
+                maxAge: 3600,
+              },
+            ],
+          }
+        : {}),
       lifecycleRules: [
         { noncurrentVersionExpiration: Duration.days(props.noncurrentVersionDays ?? 30) },
         { abortIncompleteMultipartUploadAfter: Duration.days(7) },

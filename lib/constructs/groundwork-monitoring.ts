@@ -392,17 +392,21 @@ export class GroundworkMonitoring extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
-    alarm('LimiterStoreErrors', {
-      metric: sumOverRoutes(
-        'LimiterStoreErrors',
-        API_ROUTES.filter((r) => r.route !== 'health'),
-      ),
-      alarmDescription:
-        'The limits table could not be reached: limits are not enforced (or requests refused) meanwhile.',
-      threshold: 5,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    });
+    // One alarm per function: an alarm's math may use at most 10 metrics, and the function
+    // that cannot reach the limits table is what an operator needs to know.
+    const limitedRoutes = API_ROUTES.filter((r) => r.route !== 'health');
+    for (const service of [...new Set(limitedRoutes.map((r) => r.service))]) {
+      alarm(`LimiterStoreErrors-${service}`, {
+        metric: sumOverRoutes(
+          'LimiterStoreErrors',
+          limitedRoutes.filter((r) => r.service === service),
+        ),
+        alarmDescription: `${service}: the limits table could not be reached; limits are not enforced (or requests refused) meanwhile.`,
+        threshold: 5,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
     if (props.dailyCostCapUsd) {
       const warnAt = (t.costCapWarningPercent / 100) * props.dailyCostCapUsd;
       alarm('DailySpendNearCap', {

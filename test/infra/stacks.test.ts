@@ -160,7 +160,17 @@ describe('API', () => {
     'DELETE /threads/{id}',
     'POST /messages/{id}/feedback',
     'GET /usage',
+    'POST /documents',
     'GET /documents',
+    'GET /documents/{id}',
+    'DELETE /documents/{id}',
+    'POST /documents/{id}/retry',
+    'GET /documents/{id}/passage',
+    'GET /admin/stats',
+    'GET /admin/feedback',
+    'GET /admin/prompts',
+    'POST /admin/prompts',
+    'POST /admin/prompts/{id}/activate',
   ];
 
   it('requires the Cognito JWT authorizer on every route but GET /health', () => {
@@ -363,7 +373,7 @@ describe('Cognito', () => {
 describe('functions', () => {
   it('run on ARM64 Node.js 22 with JSON logs, tracing and the Powertools environment', () => {
     const functions = Object.values(groundworkFunctions());
-    expect(functions).toHaveLength(7);
+    expect(functions).toHaveLength(8);
     for (const fn of functions) {
       expect(fn.Properties).toEqual(
         expect.objectContaining({
@@ -413,6 +423,25 @@ describe('functions', () => {
     }
   });
 
+  it('let the documents function write under tenants/ of the documents bucket only', () => {
+    const writes = allStatements().filter((s) =>
+      actionsOf(s).some((a) => ['s3:PutObject', 's3:DeleteObject'].includes(a)),
+    );
+    expect(writes).toHaveLength(1);
+    expect(actionsOf(writes[0]!).sort()).toEqual([
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:PutObject',
+    ]);
+    expect(JSON.stringify(writes[0]!.Resource)).toMatch(/groundwork-dev-docs-.*\/tenants\/\*/);
+  });
+
+  it('let only the admin function query the limits table, on the tenant-usage index only', () => {
+    const queries = allStatements().filter((s) => actionsOf(s).includes('dynamodb:Query'));
+    expect(queries).toHaveLength(1);
+    expect(JSON.stringify(queries[0]!.Resource)).toContain('/index/tenant-usage');
+  });
+
   it('grant response streaming from Bedrock on the generation model only', () => {
     const streaming = allStatements().filter((s) =>
       actionsOf(s).includes('bedrock:InvokeModelWithResponseStream'),
@@ -437,7 +466,13 @@ describe('observability', () => {
         'DailySpendNearCap',
         'DeadLetters',
         'IngestionFailureRate',
-        'LimiterStoreErrors',
+        // One per function that checks limits.
+        'LimiterStoreErrorsadmin',
+        'LimiterStoreErrorsdocuments',
+        'LimiterStoreErrorsraganswer',
+        'LimiterStoreErrorsraganswerstream',
+        'LimiterStoreErrorsragsearch',
+        'LimiterStoreErrorsusage',
         'SearchLatencyP95',
         'StreamServerErrors',
       ].sort(),

@@ -89,7 +89,18 @@ describe('configuration variants', () => {
     }
   });
 
-  it('allows the configured origins on the API and the streaming URL', () => {
+  it('allows the configured origins on the API, the streaming URL and browser uploads', () => {
+    built.dataTemplate.hasResourceProperties('AWS::S3::Bucket', {
+      CorsConfiguration: {
+        CorsRules: [
+          Match.objectLike({
+            AllowedOrigins: ['https://app.example.com'],
+            AllowedMethods: ['PUT'],
+            AllowedHeaders: ['content-type'],
+          }),
+        ],
+      },
+    });
     built.apiTemplate.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://app.example.com'] }),
     });
