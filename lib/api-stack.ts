@@ -257,5 +257,21 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'DocumentsBucket', { value: data.documents.bucket.bucketName });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: data.documents.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'Dashboard', { value: `Groundwork-${config.stage}` });
+    const hostedLogin = data.users.hostedLoginDomain;
+    if (hostedLogin) {
+      // Save as playground/config.json next to the playground's files (local/playground).
+      new CfnOutput(this, 'PlaygroundConfig', {
+        description: 'playground/config.json for the web playground on a static host',
+        value: Stack.of(this).toJsonString({
+          apiUrl: this.api.url,
+          auth: {
+            mode: 'cognito',
+            domain: hostedLogin.baseUrl(),
+            clientId: data.users.client.userPoolClientId,
+            redirectUri: config.hostedLoginCallbackUrls[0],
+          },
+        }),
+      });
+    }
   }
 }

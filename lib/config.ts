@@ -113,6 +113,16 @@ export const groundworkConfigSchema = z
       .string()
       .regex(/^[\w-]+_[0-9a-zA-Z]+$/, 'not a Cognito user pool id')
       .optional(),
+    /**
+     * Cognito hosted sign-in for the web playground (or your own single-page app): the domain
+     * prefix of `https://<prefix>.auth.<region>.amazoncognito.com`, and the page URLs Cognito may
+     * redirect back to. Both set: the app client allows the authorization-code flow with PKCE.
+     */
+    hostedLoginDomainPrefix: z
+      .string()
+      .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and "-"')
+      .optional(),
+    hostedLoginCallbackUrls: list.pipe(z.array(z.url())).default([]),
     /** Retention of every log group, in days. */
     logRetentionDays: num
       .pipe(z.number().int())
@@ -129,6 +139,13 @@ export const groundworkConfigSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
+    if (Boolean(c.hostedLoginDomainPrefix) !== c.hostedLoginCallbackUrls.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hostedLoginCallbackUrls'],
+        message: 'hostedLoginDomainPrefix and hostedLoginCallbackUrls go together',
+      });
+    }
     if (c.confidenceMedium > c.confidenceHigh) {
       ctx.addIssue({
         code: 'custom',

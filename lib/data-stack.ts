@@ -78,6 +78,14 @@ export class DataStack extends Stack {
     this.users = new UserDirectory(this, 'Users', {
       ...(config.userPoolId ? { existingUserPoolId: config.userPoolId } : {}),
       retain: config.deletionProtection,
+      ...(config.hostedLoginDomainPrefix
+        ? {
+            hostedLogin: {
+              domainPrefix: config.hostedLoginDomainPrefix,
+              callbackUrls: config.hostedLoginCallbackUrls,
+            },
+          }
+        : {}),
     });
     acknowledgeCdkSingletons(this);
   }

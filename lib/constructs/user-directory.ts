@@ -27,6 +27,15 @@ export interface UserDirectoryProps {
   readonly existingUserPoolId?: string;
   /** Keep the new user pool when the stack is deleted. @default true */
   readonly retain?: boolean;
+  /**
+   * Cognito's hosted sign-in for browser apps (the web playground): a domain, and the
+   * authorization-code flow with PKCE on the app client, redirecting only to these URLs.
+   * @default - no hosted sign-in (SRP and admin sign-in only)
+   */
+  readonly hostedLogin?: {
+    readonly domainPrefix: string;
+    readonly callbackUrls: readonly string[];
+  };
 }
 
 export class UserDirectory extends Construct {
@@ -35,6 +44,8 @@ export class UserDirectory extends Construct {
   readonly client: cognito.UserPoolClient;
   /** The token issuer, `https://cognito-idp.<region>.amazonaws.com/<pool id>`. */
   readonly issuer: string;
+  /** The hosted sign-in domain, when `hostedLogin` is set. */
+  readonly hostedLoginDomain?: cognito.UserPoolDomain;
 
   constructor(scope: Construct, id: string, props: UserDirectoryProps = {}) {
     super(scope, id);
@@ -97,7 +108,22 @@ export class UserDirectory extends Construct {
       generateSecret: false,
       // SRP for applications; ADMIN_USER_PASSWORD_AUTH for operators with IAM credentials (docs/deploy.md).
       authFlows: { userSrp: true, adminUserPassword: true },
-      disableOAuth: true,
+      ...(props.hostedLogin
+        ? {
+            oAuth: {
+              // The code flow only (public client, so PKCE): no implicit grant, no client secret.
+              flows: { authorizationCodeGrant: true },
+              scopes: [
+                cognito.OAuthScope.OPENID,
+                cognito.OAuthScope.EMAIL,
+                cognito.OAuthScope.PROFILE,
+              ],
+              callbackUrls: [...props.hostedLogin.callbackUrls],
+              logoutUrls: [...props.hostedLogin.callbackUrls],
+            },
+            supportedIdentityProviders: [cognito.UserPoolClientIdentityProvider.COGNITO],
+          }
+        : { disableOAuth: true }),
       preventUserExistenceErrors: true,
       enableTokenRevocation: true,
       idTokenValidity: Duration.hours(1),
@@ -109,6 +135,11 @@ export class UserDirectory extends Construct {
       // The tenant is not writable by the client: only an administrator sets it, once.
       writeAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true }),
     });
+    if (props.hostedLogin) {
+      this.hostedLoginDomain = this.userPool.addDomain('HostedLogin', {
+        cognitoDomain: { domainPrefix: props.hostedLogin.domainPrefix },
+      });
+    }
     this.issuer = `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${this.userPool.userPoolId}`;
   }
 }

@@ -111,26 +111,58 @@
     }
   }
 
-  /** Cognito hosted UI, implicit grant: the ID token carries the tenant claim. */
-  function cognitoSignIn() {
+  const base64url = (bytes) =>
+    btoa(String.fromCharCode(...new Uint8Array(bytes)))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+
+  /** Cognito's hosted sign-in, authorization-code flow with PKCE (a public client, no secret). */
+  async function cognitoSignIn() {
     const { domain, clientId, redirectUri } = config.auth;
+    const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+    const challenge = base64url(
+      await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)),
+    );
+    sessionStorage.setItem('groundwork.pkce', verifier);
     const url = new URL('/oauth2/authorize', domain);
     url.search = new URLSearchParams({
-      response_type: 'token',
+      response_type: 'code',
       client_id: clientId,
       redirect_uri: redirectUri,
       scope: 'openid email profile',
+      code_challenge_method: 'S256',
+      code_challenge: challenge,
     }).toString();
     location.assign(url.toString());
   }
 
-  function tokenFromRedirect() {
-    const params = new URLSearchParams(location.hash.slice(1));
-    const idToken = params.get('id_token');
-    if (!idToken) return;
-    token = idToken;
-    localStorage.setItem(TOKEN_KEY, token);
+  /** Back from the hosted sign-in with `?code=`: exchanges it for tokens (the ID token carries the tenant). */
+  async function tokenFromRedirect() {
+    const code = new URLSearchParams(location.search).get('code');
+    const verifier = sessionStorage.getItem('groundwork.pkce');
+    if (!code || !verifier || config.auth.mode !== 'cognito') return;
+    sessionStorage.removeItem('groundwork.pkce');
     history.replaceState(null, '', location.pathname);
+    const { domain, clientId, redirectUri } = config.auth;
+    const response = await fetch(new URL('/oauth2/token', domain), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok || !data.id_token) {
+      $('sign-in-error').textContent = `Sign-in failed: ${data.error ?? response.status}`;
+      return;
+    }
+    token = data.id_token;
+    localStorage.setItem(TOKEN_KEY, token);
   }
 
   // ---------------------------------------------------------------- tabs
@@ -581,12 +613,13 @@
     try {
       const response = await fetch('playground/config.json');
       if (response.ok) config = await response.json();
+      config.apiUrl = (config.apiUrl ?? '').replace(/\/+$/, '');
     } catch {
       // No config: the page is served by the API itself.
     }
-    tokenFromRedirect();
+    await tokenFromRedirect();
     $('local-sign-in').addEventListener('submit', localSignIn);
-    $('cognito-button').addEventListener('click', cognitoSignIn);
+    $('cognito-button').addEventListener('click', () => void cognitoSignIn());
     $('sign-out').addEventListener('click', signOut);
     for (const tab of document.querySelectorAll('[role="tab"]')) {
       tab.addEventListener('click', () => selectTab(tab));

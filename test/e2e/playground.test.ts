@@ -5,7 +5,10 @@
  * reads a cited answer, opens the citation, rates the answer, reloads and finds the thread.
  * The chat view's screenshot is saved to test-artifacts/playground-chat.png.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startLocalApi, type LocalApi } from '../../local/api';
@@ -145,6 +148,68 @@ describe('the playground in headless Chromium', () => {
         .getAttribute('aria-pressed'),
     ).toBe('true');
     expect(await restored.locator('.citation').count()).toBeGreaterThan(0);
+  });
+
+  it('signs in through a Cognito-style hosted login with PKCE when deployed as a static site', async () => {
+    // A stand-in for Cognito's /oauth2/authorize and /oauth2/token that checks the PKCE pair.
+    let challenge = '';
+    const cognito = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (url.pathname === '/oauth2/authorize') {
+        challenge = url.searchParams.get('code_challenge') ?? '';
+        expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+        expect(url.searchParams.get('response_type')).toBe('code');
+        res.writeHead(302, { location: `${url.searchParams.get('redirect_uri')}?code=the-code` });
+        res.end();
+        return;
+      }
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        const verifier = form.get('code_verifier') ?? '';
+        const ok =
+          form.get('code') === 'the-code' &&
+          createHash('sha256').update(verifier).digest('base64url') === challenge;
+        res.writeHead(ok ? 200 : 400, {
+          'content-type': 'application/json',
+          'access-control-allow-origin': '*',
+        });
+        res.end(
+          JSON.stringify(
+            ok
+              ? { id_token: api.issuer.issueToken({ sub: 'dora', tenantId: 'acme' }) }
+              : { error: 'invalid_grant' },
+          ),
+        );
+      });
+    });
+    await new Promise<void>((r) => cognito.listen(0, '127.0.0.1', r));
+    const domain = `http://127.0.0.1:${(cognito.address() as AddressInfo).port}`;
+    const context = await browser.newContext();
+    const hosted = await context.newPage();
+    // The static site's config.json, as the CDK app's PlaygroundConfig output gives it.
+    await hosted.route('**/playground/config.json', (route) =>
+      route.fulfill({
+        contentType: 'application/json',
+        body: JSON.stringify({
+          apiUrl: `${api.server.url}/`,
+          auth: { mode: 'cognito', domain, clientId: 'client', redirectUri: `${api.server.url}/` },
+        }),
+      }),
+    );
+    try {
+      await hosted.goto(api.server.url);
+      expect(await hosted.getByLabel('User id').isVisible()).toBe(false);
+      await hosted.getByRole('button', { name: 'Sign in with Cognito' }).click();
+      await hosted.locator('#who', { hasText: 'dora · tenant acme' }).waitFor();
+      expect(hosted.url()).toBe(`${api.server.url}/`); // the code is gone from the address bar
+      await hosted.getByRole('tab', { name: 'Documents' }).click();
+      await hosted.locator('#document-rows tr', { hasText: 'Travel policy' }).waitFor();
+    } finally {
+      await context.close();
+      await new Promise((r) => cognito.close(r));
+    }
   });
 
   it('is usable with the keyboard and on a narrow screen', async () => {

@@ -76,6 +76,9 @@ describe('configuration', () => {
       /confidenceMedium: must not exceed confidenceHigh/,
     );
     expect(() => parseConfig({ unknownKey: 1 })).toThrow(/unknownKey|Unrecognized/);
+    expect(() => parseConfig({ hostedLoginDomainPrefix: 'groundwork' })).toThrow(
+      /hostedLoginCallbackUrls: hostedLoginDomainPrefix and hostedLoginCallbackUrls go together/,
+    );
   });
 
   it('validates the limits config as the Lambdas will', () => {

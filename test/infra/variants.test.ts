@@ -21,6 +21,8 @@ beforeAll(() => {
       auroraMinCapacity: 0.5,
       limits: { costCaps: { globalUsdPerDay: null } },
       optionalVpcEndpoints: false,
+      hostedLoginDomainPrefix: 'groundwork-test',
+      hostedLoginCallbackUrls: ['https://app.example.com/'],
     },
     { bundle: false },
   );
@@ -73,6 +75,20 @@ describe('configuration variants', () => {
     built.dataTemplate.hasResourceProperties('AWS::Cognito::UserPoolClient', {
       UserPoolId: 'us-east-1_AbCdEf123',
     });
+  });
+
+  it('offers Cognito hosted sign-in with the code flow only, for the playground', () => {
+    built.dataTemplate.hasResourceProperties('AWS::Cognito::UserPoolDomain', {
+      Domain: 'groundwork-test',
+    });
+    built.dataTemplate.hasResourceProperties('AWS::Cognito::UserPoolClient', {
+      AllowedOAuthFlows: ['code'],
+      AllowedOAuthFlowsUserPoolClient: true,
+      CallbackURLs: ['https://app.example.com/'],
+      GenerateSecret: false,
+    });
+    const outputs = built.apiTemplate.findOutputs('PlaygroundConfig');
+    expect(JSON.stringify(outputs)).toContain('cognito');
   });
 
   it('grants an inference profile and its foundation model in the regions it routes to', () => {
