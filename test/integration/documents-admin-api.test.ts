@@ -6,6 +6,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { createUploadBucket } from '../../lambdas/adapters/s3/upload-bucket';
 import { API_ROUTES } from '../../lambdas/http/api-routes';
+import { buildOpenApi } from '../../lambdas/http/openapi';
 import { startLocalApi, type LocalApi } from '../../local/api';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
@@ -121,6 +122,12 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     );
     return { id, created: created.body, done: done.body };
   };
+
+  it('serves the OpenAPI document without a token', async () => {
+    const res = await fetch(`${api.server.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(JSON.parse(JSON.stringify(buildOpenApi())));
+  });
 
   it('serves every route of the API table', () => {
     // localRoutes throws on a missing handler; this pins the table to what the issue names.
