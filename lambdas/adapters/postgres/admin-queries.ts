@@ -1,8 +1,7 @@
 /** The `AdminStore` port: tenant statistics, feedback and prompt versions. All tenant-scoped. */
 import type { AdminStore, FeedbackEntry, PromptVersion, TenantStats } from '../../core/admin/admin';
 import type { Database, Queryable } from './database';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from './sql-params';
 
 interface PromptRow {
   id: string;
@@ -204,7 +203,7 @@ export function createAdminStore(db: Database): AdminStore {
     },
 
     async activatePrompt(tenantId, id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       return db.transaction(async (tx) => {
         const { rows } = await tx.query<PromptRow>(
           `SELECT ${PROMPT_COLUMNS} FROM prompt_configs

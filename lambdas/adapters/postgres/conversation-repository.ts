@@ -7,6 +7,7 @@ import type {
   ThreadRecord,
 } from '../../core/answer/conversations';
 import { toVectorLiteral, type Database } from './database';
+import { isUuid } from './sql-params';
 
 interface ThreadRow {
   id: string;
@@ -24,8 +25,6 @@ const toThread = (r: ThreadRow): ThreadRecord => ({
   updatedAt: r.updated_at,
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function createConversationRepository(db: Database): ConversationStore {
   return {
     async createThread(owner, title) {
@@ -38,7 +37,7 @@ export function createConversationRepository(db: Database): ConversationStore {
     },
 
     async getThread(owner, threadId) {
-      if (!UUID.test(threadId)) return null;
+      if (!isUuid(threadId)) return null;
       const { rows } = await db.query<ThreadRow>(
         `SELECT id, title, status, created_at, updated_at FROM threads
           WHERE id = $1 AND tenant_id = $2 AND user_id = $3`,
@@ -58,7 +57,7 @@ export function createConversationRepository(db: Database): ConversationStore {
     },
 
     async archiveThread(owner, threadId) {
-      if (!UUID.test(threadId)) return false;
+      if (!isUuid(threadId)) return false;
       const { rowCount } = await db.query(
         `UPDATE threads SET status = 'archived', updated_at = now()
           WHERE id = $1 AND tenant_id = $2 AND user_id = $3`,
@@ -177,7 +176,7 @@ export function createConversationRepository(db: Database): ConversationStore {
     },
 
     async setFeedback(owner, messageId, rating, comment) {
-      if (!UUID.test(messageId)) return false;
+      if (!isUuid(messageId)) return false;
       const { rowCount } = await db.query(
         `INSERT INTO feedback (message_id, tenant_id, user_id, rating, comment)
          SELECT m.id, m.tenant_id, m.user_id, $4, $5 FROM messages m

@@ -2,6 +2,7 @@
 import type { DocumentCatalog, DocumentView } from '../../core/documents/documents';
 import type { DocumentStatus, Visibility } from '../../core/ingestion/document-store';
 import type { Database } from './database';
+import { isUuid } from './sql-params';
 
 export interface DocumentStatusRow {
   id: string;
@@ -122,8 +123,6 @@ const toView = (r: DocumentViewRow): DocumentView => ({
   sourceUpdatedAt: r.source_updated_at,
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The documents API's view of the `documents` and `chunks` tables. */
 export function createDocumentCatalog(db: Database): DocumentCatalog {
   return {
@@ -149,7 +148,7 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
 
     async findVisible(caller, id) {
       // A malformed id is simply not found (the uuid cast would otherwise fail the statement).
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const { rows } = await db.query<DocumentViewRow>(
         `SELECT id, tenant_id, source_uri, title, source_type, language, visibility, owner_user_id,
                 uploaded_by, status, failure_reason, chunk_count, metadata, progress, created_at,
