@@ -23,7 +23,6 @@
  * what that flag costs (the functions do not set it; see lib/bundling.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
 import {
   cpSync,
   mkdirSync,
@@ -74,8 +73,6 @@ export function parseColdStartArgs(argv: readonly string[]): ColdStartOptions {
 
 /** Configuration that lets every entry's cold-start parsing succeed, pointing at nothing real. */
 function dummyEnvironment(): Record<string, string> {
-  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'bench', alg: 'RS256', use: 'sig' };
   return {
     PATH: process.env.PATH ?? '',
     AWS_REGION: 'us-east-1',
@@ -89,9 +86,6 @@ function dummyEnvironment(): Record<string, string> {
     EMBEDDING_MODEL_ID: 'amazon.titan-embed-text-v2:0',
     EMBEDDING_DIMENSION: '512',
     GENERATION_MODEL_ID: 'amazon.nova-lite-v1:0',
-    COGNITO_USER_POOL_ID: 'us-east-1_AbCdEf123',
-    COGNITO_CLIENT_IDS: 'benchmarkclient',
-    COGNITO_JWKS: JSON.stringify({ keys: [jwk] }),
     POWERTOOLS_METRICS_NAMESPACE: 'Groundwork',
     POWERTOOLS_LOG_LEVEL: 'WARN',
     // The SDK warns about Node.js 20 on stderr at load; the Lambda runtime is Node.js 22.

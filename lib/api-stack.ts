@@ -1,18 +1,16 @@
 /**
  * ApiStack: everything stateless, redeployed with each code change: the functions, the schema
- * migration, the HTTP API, the streaming function URL, the dashboard and the alarms. It uses the
+ * migration, the HTTP API, the streaming REST API, the dashboard and the alarms. It uses the
  * resources of DataStack through the grant helpers in lib/grants.ts.
  */
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LAMBDA_ENTRIES, SIDE_LOADED_BY } from './bundling';
 import type { GroundworkConfig } from './config';
-import { CognitoJwks } from './constructs/cognito-jwks';
 import { DatabaseMigration } from './constructs/database-migration';
 import { documentsBucketName } from './constructs/document-source';
 import {
@@ -22,6 +20,7 @@ import {
 } from './constructs/groundwork-function';
 import { GroundworkHttpApi } from './constructs/groundwork-http-api';
 import { GroundworkMonitoring } from './constructs/groundwork-monitoring';
+import { StreamingAnswerApi } from './constructs/streaming-answer-api';
 import type { DataStack } from './data-stack';
 import { API_ROUTES, type ApiFunction } from '../lambdas/http/api-routes';
 import {
@@ -39,14 +38,6 @@ export interface ApiStackProps extends StackProps {
   readonly data: DataStack;
 }
 
-/** Headers browser code may read from a streamed answer (the rate-limit headers). */
-const EXPOSED_HEADERS = [
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'retry-after',
-];
-
 export class ApiStack extends Stack {
   readonly functions: Readonly<
     Record<
@@ -55,7 +46,7 @@ export class ApiStack extends Stack {
     >
   >;
   readonly api: GroundworkHttpApi;
-  readonly streamUrl: lambda.FunctionUrl;
+  readonly streaming: StreamingAnswerApi;
   readonly migration: DatabaseMigration;
   readonly monitoring: GroundworkMonitoring;
 
@@ -142,38 +133,25 @@ export class ApiStack extends Stack {
     grantLimitsTable(answer, data.limitsTable);
     answer.addEnvironment('LIMITS_CONFIG', config.limitsJson);
 
-    const jwks = new CognitoJwks(this, 'Jwks', { issuer: data.users.issuer, logRetention });
     const answerStream = fn('AnswerStream', {
       entry: LAMBDA_ENTRIES.answerStream,
       serviceName: SERVICES.answerStream,
       sizing: { memorySize: 1024, timeout: Duration.minutes(2) },
       assets: { sideLoadedModules: SIDE_LOADED_BY.answerStream ?? [] },
-      environment: {
-        ...confidence,
-        COGNITO_USER_POOL_ID: data.users.userPool.userPoolId,
-        COGNITO_CLIENT_IDS: data.users.client.userPoolClientId,
-        COGNITO_JWKS: jwks.jwks,
-      },
+      environment: confidence,
     });
     grantDatabase(answerStream, data.database);
     grantBedrock(answerStream, { embedding, generation: config.generationModelId });
     grantLimitsTable(answerStream, data.limitsTable);
     answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);
-    // Auth type NONE: the handler verifies the Cognito ID token itself (lambdas/rag-answer/stream.ts).
-    this.streamUrl = answerStream.function.addFunctionUrl({
-      authType: lambda.FunctionUrlAuthType.NONE,
-      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
-      ...(config.corsOrigins.length > 0
-        ? {
-            cors: {
-              allowedOrigins: config.corsOrigins,
-              allowedMethods: [lambda.HttpMethod.POST],
-              allowedHeaders: ['authorization', 'content-type'],
-              exposedHeaders: EXPOSED_HEADERS,
-              maxAge: Duration.hours(1),
-            },
-          }
-        : {}),
+    // POST /answer streamed: a REST API whose integration streams (HTTP APIs buffer).
+    this.streaming = new StreamingAnswerApi(this, 'Streaming', {
+      handler: answerStream,
+      userPool: data.users.userPool,
+      corsOrigins: config.corsOrigins,
+      throttle: { rateLimit: config.apiRateLimit, burstLimit: config.apiBurstLimit },
+      logRetention,
+      timeout: Duration.minutes(2),
     });
 
     const usage = fn('Usage', {
@@ -249,7 +227,7 @@ export class ApiStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'HTTP API base URL' });
     new CfnOutput(this, 'StreamUrl', {
-      value: this.streamUrl.url,
+      value: this.streaming.url,
       description: 'Streaming POST /answer (Server-Sent Events)',
     });
     new CfnOutput(this, 'UserPoolId', { value: data.users.userPool.userPoolId });
@@ -264,6 +242,7 @@ export class ApiStack extends Stack {
         description: 'playground/config.json for the web playground on a static host',
         value: Stack.of(this).toJsonString({
           apiUrl: this.api.url,
+          streamUrl: this.streaming.url,
           auth: {
             mode: 'cognito',
             domain: hostedLogin.baseUrl(),

@@ -38,7 +38,7 @@ export function buildGroundwork(
     config,
     data,
     description:
-      'Groundwork stateless resources: functions, HTTP API, streaming URL, dashboard and alarms',
+      'Groundwork stateless resources: functions, HTTP API, streaming REST API, dashboard and alarms',
     ...(env ? { env } : {}),
   });
   Tags.of(app).add('project', 'groundwork');

@@ -106,7 +106,7 @@ export const groundworkConfigSchema = z
     awsSdk: z.enum(['bundled', 'runtime']).default(DEFAULT_AWS_SDK),
     /** Where alarms are e-mailed; unset: the SNS topic has no subscription. */
     alarmEmail: z.email().optional(),
-    /** Origins allowed to call the API and the streaming URL from a browser; empty: no CORS. */
+    /** Origins allowed to call the APIs and upload from a browser; empty: no CORS. */
     corsOrigins: list.pipe(z.array(z.url().or(z.literal('*')))).default([]),
     /** An existing Cognito user pool (it must have the `custom:tenant_id` attribute); unset: create one. */
     userPoolId: z

@@ -1,10 +1,10 @@
 /**
  * Production entry of the streaming answer: POST /answer as Server-Sent Events while the answer
  * is produced (`delta` events, then one `done` event with citations and usage, or an `error`
- * event), through Lambda response streaming behind a function URL. API Gateway HTTP APIs
- * buffer responses, hence the function URL; it has no authorizer (auth type NONE), so this
- * handler verifies the Cognito ID token itself, with the same checks as the API's JWT
- * authorizer (signature, issuer, expiry, audience = the app client).
+ * event), through Lambda response streaming behind an API Gateway REST API whose integration
+ * streams (`responseTransferMode: STREAM`; HTTP APIs buffer responses). The REST API's Cognito
+ * authorizer verifies the ID token, as the HTTP API's JWT authorizer does for the other routes,
+ * and passes its claims in `requestContext.authorizer.claims`.
  *
  * The request body is the POST /answer body; the response is always a stream (`stream` in the
  * body is ignored). Errors before the first byte are ordinary JSON error responses with their
@@ -12,18 +12,15 @@
  *
  * Cold start: the environment is parsed once (failing with the variable's name), clients are
  * created once, the database pool opens on the first request, and the cl100k tokenizer loads on
- * the first answer (adapters/tokenizer; it ships beside the bundle). The user pool's signing keys
- * come from `COGNITO_JWKS` (fetched at deploy time: the function runs in isolated subnets with
- * no route to Cognito's public JWKS endpoint); `jwksUri` is only tried for an unknown key id.
+ * the first answer (adapters/tokenizer; it ships beside the bundle).
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import type { Writable } from 'node:stream';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context, LambdaFunctionURLEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
 import { calibrationFromEnv, confidenceEnvRefinement, confidenceEnvShape } from './confidence-env';
-import { createJwtVerifier } from '../adapters/auth/jwt-verifier';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -37,13 +34,7 @@ import type { Database } from '../adapters/postgres/database';
 import { createSearchRepository } from '../adapters/postgres/search-repository';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
-import {
-  AppError,
-  AuthenticationError,
-  NotFoundError,
-  toErrorResponse,
-  ValidationError,
-} from '../core/errors';
+import { AppError, NotFoundError, toErrorResponse, ValidationError } from '../core/errors';
 import type { Admission } from '../core/limits/limiter';
 import { createSearch } from '../core/retrieval/search';
 import { parseOrThrow } from '../http/http-handler';
@@ -71,8 +62,6 @@ declare const awslambda: {
 /** The route name of this endpoint in metrics and in the limiter (draws on the answers quota). */
 export const STREAM_ROUTE = 'answer-stream';
 
-const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1) });
-
 /** The streaming function's environment (set by the CDK app's grant helpers). */
 export const streamEnvSchema = lambdaEnvSchema
   .extend({
@@ -80,45 +69,12 @@ export const streamEnvSchema = lambdaEnvSchema
     ...limitsEnvShape,
     GENERATION_MODEL_ID: z.string().min(1).optional(),
     ...confidenceEnvShape,
-    /** The user pool whose ID tokens are accepted. */
-    COGNITO_USER_POOL_ID: z.string().regex(/^[\w-]+_[0-9a-zA-Z]+$/, 'not a Cognito user pool id'),
-    /** Comma-separated app client ids: the accepted audiences. */
-    COGNITO_CLIENT_IDS: z
-      .string()
-      .min(1)
-      .transform((s) =>
-        s
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean),
-      ),
-    /** The pool's JWKS document (JSON), fetched at deploy time. */
-    COGNITO_JWKS: z
-      .string()
-      .min(1)
-      .transform((text, ctx) => {
-        try {
-          return jwksSchema.parse(JSON.parse(text));
-        } catch {
-          ctx.addIssue({ code: 'custom', message: 'is not a JWKS document ({"keys": [...]})' });
-          return z.NEVER;
-        }
-      })
-      .optional(),
   })
   .refine(...confidenceEnvRefinement);
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
 const env = parseEnv(streamEnvSchema);
 const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
-const issuer = `https://cognito-idp.${env.AWS_REGION}.amazonaws.com/${env.COGNITO_USER_POOL_ID}`;
-const verifier = createJwtVerifier({
-  issuer,
-  audience: env.COGNITO_CLIENT_IDS,
-  jwksUri: `${issuer}/.well-known/jwks.json`,
-  ...(env.COGNITO_JWKS ? { jwks: env.COGNITO_JWKS } : {}),
-});
-
 const db: Database = databaseFromEnv(env);
 
 const log = logPort(logger);
@@ -154,14 +110,7 @@ const SSE_HEADERS = {
   'cache-control': 'no-cache',
 };
 
-function bearerToken(headers: LambdaFunctionURLEvent['headers']): string {
-  const value = headers?.authorization ?? headers?.Authorization ?? '';
-  const match = /^Bearer\s+(\S+)$/i.exec(value.trim());
-  if (!match?.[1]) throw new AuthenticationError();
-  return match[1];
-}
-
-function jsonBody(event: LambdaFunctionURLEvent): unknown {
+function jsonBody(event: APIGatewayProxyEvent): unknown {
   if (!event.body) return {};
   const raw = event.isBase64Encoded
     ? Buffer.from(event.body, 'base64').toString('utf8')
@@ -175,7 +124,7 @@ function jsonBody(event: LambdaFunctionURLEvent): unknown {
 
 /** The streaming handler itself (exported for tests; `handler` is it wrapped for Lambda). */
 export async function streamHandler(
-  event: LambdaFunctionURLEvent,
+  event: APIGatewayProxyEvent,
   responseStream: ResponseStream,
   context: Context,
 ): Promise<void> {
@@ -185,11 +134,10 @@ export async function streamHandler(
   let admission: Admission | undefined;
   let out: ResponseStream | undefined;
   try {
-    const path = event.rawPath.replace(/\/+$/, '');
-    if (event.requestContext.http.method !== 'POST' || (path !== '' && path !== '/answer'))
+    if (event.httpMethod !== 'POST' || event.resource !== '/answer')
       throw new NotFoundError('No such route');
-    const claims = await verifier.verify(bearerToken(event.headers));
-    const identity = identityFromEvent({ requestContext: { authorizer: { jwt: { claims } } } });
+    // Claims the REST API's Cognito authorizer verified; none (a wiring mistake) is a 401.
+    const identity = identityFromEvent(event);
     logger.appendKeys({
       tenantId: identity.tenantId,
       userId: identity.userId,
@@ -248,5 +196,5 @@ export async function streamHandler(
   }
 }
 
-/** The Lambda handler: `streamHandler` with response streaming (the function URL's invoke mode). */
+/** The Lambda handler: `streamHandler` with response streaming (InvokeWithResponseStream). */
 export const handler = awslambda.streamifyResponse(streamHandler);

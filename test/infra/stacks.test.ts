@@ -209,17 +209,36 @@ describe('API', () => {
     });
   });
 
-  it('streams POST /answer from a function URL that verifies tokens itself', () => {
-    built.apiTemplate.hasResourceProperties('AWS::Lambda::Url', {
-      AuthType: 'NONE',
-      InvokeMode: 'RESPONSE_STREAM',
+  it('streams POST /answer through a REST API whose Lambda integration streams, behind the Cognito authorizer', () => {
+    built.apiTemplate.resourceCountIs('AWS::Lambda::Url', 0);
+    const [streamId] = functionByService('rag-answer-stream');
+    built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'POST',
+      AuthorizationType: 'COGNITO_USER_POOLS',
+      AuthorizerId: Match.anyValue(),
+      Integration: Match.objectLike({
+        Type: 'AWS_PROXY',
+        ResponseTransferMode: 'STREAM',
+        // InvokeWithResponseStream, not Invoke.
+        Uri: Match.objectLike({
+          'Fn::Join': Match.arrayWith([
+            Match.arrayWith([Match.stringLikeRegexp('response-streaming-invocations')]),
+          ]),
+        }),
+      }),
     });
-    const [, stream] = functionByService('rag-answer-stream');
-    const vars = (stream.Properties?.Environment as { Variables: Record<string, unknown> })
-      .Variables;
-    expect(Object.keys(vars)).toEqual(
-      expect.arrayContaining(['COGNITO_USER_POOL_ID', 'COGNITO_CLIENT_IDS', 'COGNITO_JWKS']),
-    );
+    built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'COGNITO_USER_POOLS',
+      IdentitySource: 'method.request.header.Authorization',
+    });
+    built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
+      TracingEnabled: true,
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
+      ]),
+    });
+    expect(streamId).toBeDefined();
   });
 });
 

@@ -105,7 +105,7 @@ describe('configuration variants', () => {
     }
   });
 
-  it('allows the configured origins on the API, the streaming URL and browser uploads', () => {
+  it('allows the configured origins on the API, the streaming API and browser uploads', () => {
     built.dataTemplate.hasResourceProperties('AWS::S3::Bucket', {
       CorsConfiguration: {
         CorsRules: [
@@ -120,8 +120,18 @@ describe('configuration variants', () => {
     built.apiTemplate.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://app.example.com'] }),
     });
-    built.apiTemplate.hasResourceProperties('AWS::Lambda::Url', {
-      Cors: Match.objectLike({ AllowOrigins: ['https://app.example.com'], AllowMethods: ['POST'] }),
+    // The streaming REST API answers the preflight of POST /answer.
+    built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'OPTIONS',
+      Integration: Match.objectLike({
+        IntegrationResponses: Match.arrayWith([
+          Match.objectLike({
+            ResponseParameters: Match.objectLike({
+              'method.response.header.Access-Control-Allow-Origin': "'https://app.example.com'",
+            }),
+          }),
+        ]),
+      }),
     });
   });
 
