@@ -75,5 +75,6 @@ export function extractiveAnswer(
     .filter((c, i) => i === 0 || c.score >= best * options.minRelativeScore);
   // Present them in document order within a source, best source first.
   chosen.sort((a, b) => a.block.index - b.block.index || a.order - b.order);
-  return chosen.map((c) => `${c.text} [${c.block.index}]`).join(' ');
+  // A sentence wrapped over lines in its document reads as one line in the answer.
+  return chosen.map((c) => `${c.text.replace(/\s*\n\s*/g, ' ')} [${c.block.index}]`).join(' ');
 }

@@ -9,15 +9,32 @@ export interface Sentence {
   readonly end: number;
 }
 
+/**
+ * A line break inside a paragraph (hard-wrapped Markdown, plain text, e-mail) becomes a space,
+ * so that the segmenter, which ends a sentence at every line break, sees whole sentences. Blank
+ * lines, and lines that start a list item, a heading, a quote or a table row, still break. The
+ * length is unchanged, so offsets stay valid for the original text.
+ */
+export function unwrapLines(text: string): string {
+  return text.replace(/(?<=[^\n])\n(?=[^\n])(?!\s*(?:[-*+#>|]|\d+[.)])\s)/g, ' ');
+}
+
 /** Sentences of `text`, trimmed, with their offsets; empty ones dropped. */
 export function sentences(text: string): Sentence[] {
   const out: Sentence[] = [];
-  for (const seg of segmenter.segment(text)) {
+  const unwrapped = unwrapLines(text);
+  for (const seg of segmenter.segment(unwrapped)) {
     const raw = seg.segment;
     const lead = raw.length - raw.trimStart().length;
     const trimmed = raw.trim();
     if (trimmed === '') continue;
-    out.push({ text: trimmed, start: seg.index + lead, end: seg.index + lead + trimmed.length });
+    const start = seg.index + lead;
+    // The text as written (line breaks kept), at the same offsets.
+    out.push({
+      text: text.slice(start, start + trimmed.length),
+      start,
+      end: start + trimmed.length,
+    });
   }
   return out;
 }
