@@ -5,13 +5,15 @@
  *  2. the vector arm, HNSW against an exact scan: QPS and recall@10 per ef_search;
  *  3. filtered vector search at 1% and 10% tenant selectivity, iterative scan on and off, with
  *     the plan the planner chose;
- *  4. latency of the search use case (hybrid, top_k 8) and, when it misses its target, the time
- *     per CTE (EXPLAIN ANALYZE) and prototypes of a bounded keyword arm.
+ *  4. latency of the search use case (top_k 8; hybrid, keyword and vector) with the machine's
+ *     load average, the keyword arm's document-frequency budget swept (latency, and agreement
+ *     with the unbounded arm), and when the target is missed, the time per CTE (EXPLAIN ANALYZE).
  * Every figure is measured in the run that prints it; nothing asserts on time.
  *
  *   node -r tsx/cjs bench/search.ts [--chunks 100000] [--queries 100]
  *   GROUNDWORK_BENCH_DATABASE_URL overrides the server (default: the local groundwork_bench).
  */
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import {
@@ -25,11 +27,12 @@ import { createPgDatabase } from '../lambdas/adapters/postgres/pg-database';
 import {
   buildSearchSql,
   createSearchRepository,
+  DEFAULT_KEYWORD_ARM,
 } from '../lambdas/adapters/postgres/search-repository';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { Embedder } from '../lambdas/core/ports';
 import { createSearch, DEFAULT_SEARCH_SETTINGS } from '../lambdas/core/retrieval/search';
-import type { SearchQuery, SearchScope } from '../lambdas/core/retrieval/types';
+import type { SearchMode, SearchQuery, SearchScope } from '../lambdas/core/retrieval/types';
 import {
   createWorld,
   generateDocuments,
@@ -58,9 +61,13 @@ const WARMUP_QUERIES = 10;
 const EXACT_SAMPLE = 10;
 const LATENCY_QUERIES = 200;
 const BREAKDOWN_SAMPLE = 10;
-const PROTOTYPE_QUERIES = 100;
-/** Summed document frequency the prototype keyword arm may match (see prototypeStatement). */
-const PROTOTYPE_DF_BUDGETS = [1_000, 5_000] as const;
+const SWEEP_QUERIES = 100;
+/** Keyword-arm budgets of the sweep (summed document frequency of the lexemes that select chunks). */
+const DF_BUDGET_SWEEP = [250, 500, 1_000, 2_000, 5_000] as const;
+/** A budget no tenant of the benchmark reaches: the arm scores every matching chunk. */
+const UNBOUNDED_BUDGET = 2 ** 31 - 1;
+/** Queries the unbounded arm answers (untimed) for the agreement of each budget. */
+const AGREEMENT_QUERIES = 30;
 
 export interface SearchBenchOptions {
   /** Chunks in the corpus, a multiple of 500 so that the 1% and 10% tenants are exact. @default 100_000 */
@@ -170,12 +177,22 @@ export interface SearchBenchResult {
     readonly planningMs: number;
     readonly executionMs: number;
   }[];
-  readonly prototypes: readonly {
-    readonly dfBudget: number;
-    readonly runs: readonly LatencyRun[];
-    /** Mean share of the production top_k also returned by the prototype, per tenant. */
-    readonly agreement: Readonly<Record<string, number>>;
+  /** The keyword arm's budget swept on the big tenant; `dfBudget` null is the unbounded arm. */
+  readonly budgetSweep: readonly {
+    readonly dfBudget: number | null;
+    readonly hybrid: LatencyRun;
+    /** Mean share of the unbounded keyword arm's top 10 this budget also returns (keyword mode). */
+    readonly keywordAgreement: number;
+    /** Mean share of the unbounded hybrid top 8 this budget also returns. */
+    readonly hybridAgreement: number;
+    readonly agreementQueries: number;
   }[];
+  /** Logical CPUs and the 1-minute load average before and after the latency runs. */
+  readonly machine: {
+    readonly cpus: number;
+    readonly loadBefore: number;
+    readonly loadAfter: number;
+  };
   readonly wallSeconds: number;
 }
 
@@ -306,16 +323,16 @@ async function ensureCorpus(
     // Both indexes are rebuilt after the load: far cheaper than maintaining them row by row.
     const { rows: indexes } = await db.query<{ indexname: string; indexdef: string }>(
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1
-         AND indexname IN ('chunks_embedding_hnsw_idx', 'chunks_fts_gin_idx')`,
+         AND indexname IN ('chunks_embedding_hnsw_idx', 'chunks_search_gin_idx')`,
       [schema],
     );
     const hnswDef = indexes.find((i) => i.indexname === 'chunks_embedding_hnsw_idx')?.indexdef;
-    const ginDef = indexes.find((i) => i.indexname === 'chunks_fts_gin_idx')?.indexdef;
+    const ginDef = indexes.find((i) => i.indexname === 'chunks_search_gin_idx')?.indexdef;
     if (!hnswDef || !ginDef)
       throw new Error(
-        'the migrations no longer create chunks_embedding_hnsw_idx and chunks_fts_gin_idx',
+        'the migrations no longer create chunks_embedding_hnsw_idx and chunks_search_gin_idx',
       );
-    await db.exec('DROP INDEX chunks_embedding_hnsw_idx; DROP INDEX chunks_fts_gin_idx');
+    await db.exec('DROP INDEX chunks_embedding_hnsw_idx; DROP INDEX chunks_search_gin_idx');
 
     const documents = chunks / GENERATOR.chunksPerDocument;
     let t0 = performance.now();
@@ -742,13 +759,13 @@ const HYBRID_TOP_K = 8;
 const HYBRID_CANDIDATES = Math.max(DEFAULT_SEARCH_SETTINGS.candidates, HYBRID_TOP_K * 4);
 const HYBRID_SETTINGS = repositorySettings(HYBRID_CANDIDATES);
 
-/** The query the use case hands the store for a hybrid top_k 8 request with no tenant policy. */
-function hybridQuery(q: BenchQuery): SearchQuery {
+/** The query the use case hands the store for a top_k 8 request with no tenant policy. */
+function storeQuery(q: BenchQuery, mode: SearchMode = 'hybrid'): SearchQuery {
   return {
     text: q.text,
     embedding: q.embedding,
     topK: HYBRID_TOP_K,
-    mode: 'hybrid',
+    mode,
     filters: {},
     minScore: DEFAULT_SEARCH_SETTINGS.defaultMinScore,
     maxChunksPerSource: DEFAULT_SEARCH_SETTINGS.defaultMaxChunksPerSource,
@@ -858,32 +875,6 @@ async function cteBreakdown(db: Database, stmts: readonly Statement[]) {
   return { ctes, planningMs: mean(plannings), executionMs: mean(executions) };
 }
 
-const TSQ_CTE =
-  /tsq AS MATERIALIZED \(\s*SELECT \(SELECT string_agg\(quote_literal\(lexeme\), ' \| '\) FROM terms\)::tsquery AS q\)/;
-const TENANTS_PARAM = /FROM tenant_stats WHERE tenant_id = ANY\((\$\d+::text\[\])\)/;
-
-/**
- * The prototype: the production statement with only its `tsq` CTE replaced, so that the OR
- * query that selects keyword candidates keeps the query's lexemes from the rarest up while their
- * summed document frequency stays within `dfBudget` (the rarest is always kept). Candidates are
- * still scored with every query lexeme; what is bounded is how many chunks get scored, the
- * cost that grows with the tenant. Returns null when the statement no longer has that shape.
- */
-function prototypeStatement(stmt: Statement, dfBudget: number): Statement | null {
-  const tenants = TENANTS_PARAM.exec(stmt.text)?.[1];
-  if (!tenants || !TSQ_CTE.test(stmt.text) || !/\bterms AS MATERIALIZED\b/.test(stmt.text))
-    return null;
-  const tsq = `tsq AS MATERIALIZED (
-      SELECT (SELECT string_agg(quote_literal(term), ' | ') FROM (
-                SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative FROM (
-                  SELECT t.lexeme AS term,
-                         coalesce((SELECT sum(s.doc_freq) FROM term_stats s WHERE s.tenant_id = ANY(${tenants}) AND s.term = t.lexeme), 0) AS df
-                  FROM terms t) f
-                WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
-              WHERE rank = 1 OR cumulative <= ${Math.trunc(dfBudget)})::tsquery AS q)`;
-  return { text: stmt.text.replace(TSQ_CTE, tsq), values: stmt.values };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Report
 
@@ -964,7 +955,10 @@ function report(r: SearchBenchResult): string[] {
   }
   l();
   l(
-    `4. search use case latency: searchWithEmbedding, hybrid, top_k 8, query embedding excluded [target p95 <= ${TARGETS.hybridP95Ms} ms]`,
+    `4. search use case latency: searchWithEmbedding, top_k 8, query embedding excluded, keyword budget ${DEFAULT_KEYWORD_ARM.dfBudget} [target p95 <= ${TARGETS.hybridP95Ms} ms]`,
+  );
+  l(
+    `   machine: ${r.machine.cpus} logical CPUs, 1-minute load average ${f(r.machine.loadBefore, 2)} before the latency runs, ${f(r.machine.loadAfter, 2)} after (other work shares this machine)`,
   );
   l(
     `   ${pad('run', 46)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('mean', 8)}${lpad('hits', 6)}  (ms)`,
@@ -976,7 +970,7 @@ function report(r: SearchBenchResult): string[] {
   r.latency.forEach(latencyLine);
   for (const b of r.hybridBreakdown) {
     l(
-      `   EXPLAIN ANALYZE of ${BREAKDOWN_SAMPLE} statements, ${b.tenantId}: planning ${f(b.planningMs)} ms, execution ${f(b.executionMs)} ms; per CTE, self time (rows worked through -> out):`,
+      `   EXPLAIN ANALYZE of ${BREAKDOWN_SAMPLE} hybrid statements, ${b.tenantId}: planning ${f(b.planningMs)} ms, execution ${f(b.executionMs)} ms; per CTE, self time (rows worked through -> out):`,
     );
     l(
       `     ${b.ctes
@@ -985,21 +979,21 @@ function report(r: SearchBenchResult): string[] {
         .join(' | ')}`,
     );
   }
-  for (const proto of r.prototypes) {
+  const firstSweep = r.budgetSweep[0];
+  if (firstSweep) {
     l(
-      `   prototype: keyword candidates from the rarest query lexemes up to a summed document frequency of ${proto.dfBudget}`,
+      `   keyword budget sweep, hybrid in ${firstSweep.hybrid.tenantId}; agreement with the unbounded arm (every matching chunk scored) over ${firstSweep.agreementQueries} queries:`,
     );
-    proto.runs.forEach(latencyLine);
     l(
-      `     top-8 agreement with the production statement: ${Object.entries(proto.agreement)
-        .map(([t, o]) => `${t} ${f(100 * o)}%`)
-        .join(', ')}`,
+      `   ${pad('df budget', 12)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('keyword top-10', 16)}${lpad('hybrid top-8', 14)}`,
     );
+    for (const x of r.budgetSweep) {
+      l(
+        `   ${pad(x.dfBudget === null ? 'unbounded' : String(x.dfBudget), 12)}${lpad(`${x.hybrid.queries}${x.hybrid.timeCapped ? '*' : ''}`, 5)}${lpad(f(x.hybrid.p50Ms), 8)}${lpad(f(x.hybrid.p95Ms), 8)}${lpad(f(x.hybrid.p99Ms), 8)}${lpad(`${f(100 * x.keywordAgreement)}%`, 16)}${lpad(`${f(100 * x.hybridAgreement)}%`, 14)}`,
+      );
+    }
   }
-  if (
-    r.latency.some((x) => x.timeCapped) ||
-    r.prototypes.some((p) => p.runs.some((x) => x.timeCapped))
-  ) {
+  if (r.latency.some((x) => x.timeCapped) || r.budgetSweep.some((x) => x.hybrid.timeCapped)) {
     l("   * stopped at the run's time budget before all its queries");
   }
   l();
@@ -1014,7 +1008,7 @@ async function corpusSizes(db: Database): Promise<Record<string, string>> {
   const { rows } = await db.query<Record<string, string>>(
     `SELECT pg_size_pretty(pg_total_relation_size('chunks') - pg_indexes_size('chunks')) AS "chunks (heap+TOAST)",
             pg_size_pretty(pg_relation_size('chunks_embedding_hnsw_idx')) AS "HNSW index",
-            pg_size_pretty(pg_relation_size('chunks_fts_gin_idx')) AS "GIN index",
+            pg_size_pretty(pg_relation_size('chunks_search_gin_idx')) AS "GIN index",
             current_setting('shared_buffers') AS "shared_buffers"`,
   );
   return rows[0] ?? {};
@@ -1056,87 +1050,104 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       await measureFiltered(db, recallQueries, TENANTS.tenPercent, 0.1, log),
     ];
 
-    const search = createSearch({ store: createSearchRepository(db), embedder: UNUSED_EMBEDDER });
-    const useCase = async (tenantId: string, q: BenchQuery) =>
-      (
-        await search.searchWithEmbedding(
-          { tenantId, userId: 'bench-user' },
-          { queryText: q.text, topK: HYBRID_TOP_K, mode: 'hybrid', filters: {} },
-          q.embedding,
-        )
-      ).hits.map((h) => h.chunkId);
+    // The use case as POST /search runs it, with the store's keyword budget given.
+    const useCaseWith = (dfBudget: number, mode: SearchMode) => {
+      const search = createSearch({
+        store: createSearchRepository(db, { dfBudget }),
+        embedder: UNUSED_EMBEDDER,
+      });
+      return async (tenantId: string, q: BenchQuery) =>
+        (
+          await search.searchWithEmbedding(
+            { tenantId, userId: 'bench-user' },
+            { queryText: q.text, topK: HYBRID_TOP_K, mode, filters: {} },
+            q.embedding,
+          )
+        ).hits.map((h) => h.chunkId);
+    };
     const latencyQueries = generateQueries(world, 'latency', LATENCY_QUERIES);
     const warmup = generateQueries(world, 'warmup', WARMUP_QUERIES);
     const latencyTenants = [
-      [
-        TENANTS.big,
-        `hybrid, ${TENANTS.big} (${Math.round((100 * (tenants[TENANTS.big] ?? 0)) / chunks)}%)`,
-      ],
-      [TENANTS.onePercent, `hybrid, ${TENANTS.onePercent} (1%)`],
+      [TENANTS.big, `${Math.round((100 * (tenants[TENANTS.big] ?? 0)) / chunks)}%`],
+      [TENANTS.onePercent, '1%'],
     ] as const;
+    const loadBefore = loadavg()[0] ?? 0;
     const latency: LatencyRun[] = [];
-    const productionIds = new Map<string, string[][]>();
-    for (const [tenantId, label] of latencyTenants) {
-      log(`latency: ${label}`);
-      const { result, ids } = await measureLatency(
-        useCase,
-        label,
-        tenantId,
-        warmup,
-        latencyQueries,
-        budgetSeconds,
-      );
-      latency.push(result);
-      productionIds.set(tenantId, ids);
-      log(
-        `  p50 ${result.p50Ms.toFixed(1)} ms, p95 ${result.p95Ms.toFixed(1)} ms over ${result.queries} queries`,
-      );
+    for (const [tenantId, share] of latencyTenants) {
+      for (const mode of ['hybrid', 'keyword', 'vector'] as const) {
+        const label = `${mode}, ${tenantId} (${share})`;
+        log(`latency: ${label}`);
+        const { result } = await measureLatency(
+          useCaseWith(DEFAULT_KEYWORD_ARM.dfBudget, mode),
+          label,
+          tenantId,
+          warmup,
+          latencyQueries,
+          budgetSeconds,
+        );
+        latency.push(result);
+        log(
+          `  p50 ${result.p50Ms.toFixed(1)} ms, p95 ${result.p95Ms.toFixed(1)} ms over ${result.queries} queries`,
+        );
+      }
     }
 
+    // The budget swept on the big tenant, each budget's answers compared with the unbounded
+    // arm's on the same queries (answered untimed: at 100k chunks it takes about a second each).
+    const sweepQueries = latencyQueries.slice(0, SWEEP_QUERIES);
+    const agreementQueries = latencyQueries.slice(0, AGREEMENT_QUERIES);
+    log(`budget sweep: the unbounded arm's answers to ${agreementQueries.length} queries`);
+    const answers = async (dfBudget: number, mode: SearchMode) => {
+      const run = useCaseWith(dfBudget, mode);
+      const out: string[][] = [];
+      for (const q of agreementQueries) out.push(await run(TENANTS.big, q));
+      return out;
+    };
+    const truth = {
+      keyword: await answers(UNBOUNDED_BUDGET, 'keyword'),
+      hybrid: await answers(UNBOUNDED_BUDGET, 'hybrid'),
+    };
+    const agreement = (got: readonly string[][], want: readonly string[][]) =>
+      mean(got.map((ids, i) => recall(ids, want[i] ?? [])));
+    const budgetSweep: SearchBenchResult['budgetSweep'][number][] = [];
+    for (const dfBudget of [...DF_BUDGET_SWEEP, null]) {
+      const budget = dfBudget ?? UNBOUNDED_BUDGET;
+      const label = `df budget ${dfBudget ?? 'unbounded'}`;
+      log(`budget sweep: ${label}`);
+      const { result } = await measureLatency(
+        useCaseWith(budget, 'hybrid'),
+        label,
+        TENANTS.big,
+        warmup,
+        sweepQueries,
+        budgetSeconds,
+      );
+      budgetSweep.push({
+        dfBudget,
+        hybrid: result,
+        keywordAgreement:
+          dfBudget === null ? 1 : agreement(await answers(budget, 'keyword'), truth.keyword),
+        hybridAgreement:
+          dfBudget === null ? 1 : agreement(await answers(budget, 'hybrid'), truth.hybrid),
+        agreementQueries: agreementQueries.length,
+      });
+      log(`  p50 ${result.p50Ms.toFixed(1)} ms, p95 ${result.p95Ms.toFixed(1)} ms`);
+    }
+    const loadAfter = loadavg()[0] ?? 0;
+
     const hybridBreakdown: SearchBenchResult['hybridBreakdown'][number][] = [];
-    const prototypes: SearchBenchResult['prototypes'][number][] = [];
     if (latency.some((x) => x.p95Ms > TARGETS.hybridP95Ms)) {
-      const statementOf = (tenantId: string, q: BenchQuery) =>
-        buildSearchSql(scopeOf(tenantId), hybridQuery(q));
       for (const [tenantId] of latencyTenants) {
         log(`breakdown: EXPLAIN ANALYZE of ${BREAKDOWN_SAMPLE} hybrid statements in ${tenantId}`);
         hybridBreakdown.push({
           tenantId,
           ...(await cteBreakdown(
             db,
-            latencyQueries.slice(0, BREAKDOWN_SAMPLE).map((q) => statementOf(tenantId, q)),
+            latencyQueries
+              .slice(0, BREAKDOWN_SAMPLE)
+              .map((q) => buildSearchSql(scopeOf(tenantId), storeQuery(q))),
           )),
         });
-      }
-      // The prototypes run the production statement with only the keyword arm's candidate query
-      // swapped, under the repository's transaction settings, and are compared hit for hit.
-      if (prototypeStatement(statementOf(TENANTS.big, latencyQueries[0]!), 1) === null) {
-        log('prototypes skipped: buildSearchSql no longer has the tsq CTE they rewrite');
-      } else {
-        for (const dfBudget of PROTOTYPE_DF_BUDGETS) {
-          const runPrototype = async (tenantId: string, q: BenchQuery) =>
-            runIds(db, prototypeStatement(statementOf(tenantId, q), dfBudget)!, HYBRID_SETTINGS);
-          const runs: LatencyRun[] = [];
-          const agreement: Record<string, number> = {};
-          for (const [tenantId, label] of latencyTenants) {
-            log(`prototype (df budget ${dfBudget}): ${label}`);
-            const { result, ids } = await measureLatency(
-              runPrototype,
-              `prototype ${dfBudget}, ${label}`,
-              tenantId,
-              warmup,
-              latencyQueries.slice(0, PROTOTYPE_QUERIES),
-              budgetSeconds,
-            );
-            runs.push(result);
-            const production = productionIds.get(tenantId) ?? [];
-            const compared = Math.min(production.length, ids.length);
-            agreement[tenantId] = mean(
-              ids.slice(0, compared).map((got, i) => recall(got, production[i] ?? [])),
-            );
-          }
-          prototypes.push({ dfBudget, runs, agreement });
-        }
       }
     }
 
@@ -1148,7 +1159,8 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       filtered,
       latency,
       hybridBreakdown,
-      prototypes,
+      budgetSweep,
+      machine: { cpus: cpus().length, loadBefore, loadAfter },
       wallSeconds: seconds(started),
     };
     for (const line of report(result)) out(line);

@@ -1,0 +1,112 @@
+/**
+ * The bounded keyword arm on both databases: chunks to score are chosen from the question's
+ * rarest lexemes up to a document-frequency budget, so a chunk that matches only a rare term
+ * must still be found among many chunks that match the common ones, and the arm must score no
+ * more chunks than its budget whatever the question.
+ */
+import type { Database } from '../../lambdas/adapters/postgres/database';
+import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
+import type { SearchMode } from '../../lambdas/core/retrieval/types';
+import { createSearch } from '../../lambdas/core/retrieval/search';
+import { ENGINES, openTestDatabase } from '../support/databases';
+import { createHashEmbedder } from '../support/hash-embedder';
+import { seedDocuments, type SeedDoc } from '../support/seed';
+
+const embedder = createHashEmbedder();
+const COMMON_DOCS = 40;
+/** Far below the common terms' document frequency (40), above the rare term's (1). */
+const SMALL_BUDGET = 10;
+
+const DOCS: SeedDoc[] = [
+  ...Array.from({ length: COMMON_DOCS }, (_, i): SeedDoc => ({
+    tenantId: 'budget',
+    key: `budget/common-${i}`,
+    // Every one matches the common terms, several times over, in a short chunk: each would
+    // outscore a long chunk on any one of them.
+    texts: [`Customer refund policy ${i}: the customer refund policy covers refund requests.`],
+  })),
+  {
+    tenantId: 'budget',
+    key: 'budget/rare',
+    texts: ['Zeppelin hangars were built from riveted steel girders in the nineteen twenties.'],
+  },
+  // Another tenant where the rare term is common: its postings must not count against this
+  // tenant's budget, nor ever be returned.
+  ...Array.from({ length: 5 }, (_, i): SeedDoc => ({
+    tenantId: 'airships',
+    key: `airships/doc-${i}`,
+    texts: [`Zeppelin ${i}: the zeppelin fleet and the customer refund policy for zeppelin rides.`],
+  })),
+];
+
+describe.each(ENGINES)('bounded keyword arm on %s', (engine) => {
+  let db: Database;
+  const who = { tenantId: 'budget', userId: 'u1' };
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine);
+    await seedDocuments(db, embedder, DOCS);
+  });
+  afterAll(() => db?.close());
+
+  const searchWith = (dfBudget: number) =>
+    createSearch({ store: createSearchRepository(db, { dfBudget }), embedder });
+  const keys = (hits: { sourceUri: string }[]) =>
+    hits.map((h) => h.sourceUri.replace('s3://bucket/', ''));
+
+  it.each<SearchMode>(['keyword', 'hybrid'])(
+    'finds the chunk matching only a rare term among many matching the common terms (%s)',
+    async (mode) => {
+      for (const budget of [SMALL_BUDGET, 1_000]) {
+        const { hits } = await searchWith(budget).search(who, {
+          queryText: 'customer refund policy for zeppelin hangars',
+          topK: 5,
+          mode,
+          filters: {},
+        });
+        // Keyword mode ranks it first (its terms' idf dwarfs the common ones'); hybrid keeps it
+        // in the top 5 whatever the vectors think of it.
+        if (mode === 'keyword') expect(keys(hits)[0]).toBe('budget/rare');
+        else expect(keys(hits)).toContain('budget/rare');
+        expect(keys(hits).every((k) => k.startsWith('budget/'))).toBe(true);
+      }
+    },
+  );
+
+  it('scores every lexeme of the question, not only the rare ones it selected chunks by', async () => {
+    const { hits } = await searchWith(SMALL_BUDGET).search(who, {
+      queryText: 'zeppelin hangars girders customer',
+      topK: 5,
+      mode: 'keyword',
+      filters: {},
+    });
+    const unbounded = await searchWith(1_000_000).search(who, {
+      queryText: 'zeppelin hangars girders customer',
+      topK: 5,
+      mode: 'keyword',
+      filters: {},
+    });
+    // The rare chunk's score is the same BM25 either way: the common term, absent from it,
+    // adds nothing, and the rare terms' statistics do not depend on the budget.
+    expect(hits[0]?.keywordScore).toBeCloseTo(unbounded.hits[0]!.keywordScore, 6);
+    expect(keys(unbounded.hits)[0]).toBe('budget/rare');
+  });
+
+  it('scores at most the budget of chunks when even the rarest term is common', async () => {
+    const { hits } = await searchWith(SMALL_BUDGET).search(who, {
+      queryText: 'customer refund policy',
+      topK: 50,
+      mode: 'keyword',
+      filters: {},
+    });
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.length).toBeLessThanOrEqual(SMALL_BUDGET);
+    const unbounded = await searchWith(1_000_000).search(who, {
+      queryText: 'customer refund policy',
+      topK: 50,
+      mode: 'keyword',
+      filters: {},
+    });
+    expect(unbounded.hits).toHaveLength(COMMON_DOCS);
+  });
+});
