@@ -10,5 +10,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT fts || array_to_tsvector(ARRAY[chr(1) || tenant_id])
 $$;
 
-DROP INDEX chunks_fts_gin_idx;
+-- Built before the old index is dropped: the build blocks writes to chunks but not searches,
+-- which wait only for the drop at the end.
 CREATE INDEX chunks_search_gin_idx ON chunks USING gin (gw_search_lexemes(fts, tenant_id));
+DROP INDEX chunks_fts_gin_idx;
