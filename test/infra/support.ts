@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
 import { buildGroundwork, type GroundworkStacks } from '../../lib/app';
 import { parseConfig, REPO_ROOT, type GroundworkConfig } from '../../lib/config';
 
@@ -64,4 +66,14 @@ export function resourcesOfType(
   type: string,
 ): Record<string, { Properties?: Record<string, unknown>; [k: string]: unknown }> {
   return template.findResources(type);
+}
+
+/** cdk-nag's AwsSolutions findings in an app, one line each (`severity rule: paths`). */
+export function nagFindings(app: IConstruct): string[] {
+  return new AwsSolutionsChecks()
+    .validateScope(app)
+    .violations.map(
+      (v) =>
+        `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+    );
 }
