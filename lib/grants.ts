@@ -13,14 +13,25 @@ import { TENANT_USAGE_INDEX } from '../lambdas/adapters/dynamodb/limit-store';
 import { acknowledgeWildcardResource } from './nag';
 
 /**
- * Database access: read on the credentials secret, membership of the database clients'
- * security group (the only way to the proxy's port), and `DB_SECRET_ARN`, `DB_HOST` (the proxy
- * endpoint, which overrides the host stored in the secret), `DB_NAME`.
+ * Database access: read on one login's secret, membership of the database clients' security
+ * group (the only way to the proxy's port), and `DB_SECRET_ARN`, `DB_HOST` (the proxy endpoint,
+ * which overrides the host stored in the secret), `DB_NAME`. Functions log in as the application
+ * (DML only); only the migration function logs in as the owner, and reads the application's
+ * secret too (`APP_DB_SECRET_ARN`) to create its role.
  */
-export function grantDatabase(fn: GroundworkFunction, db: ServerlessDatabase): void {
-  db.secret.grantRead(fn);
+export function grantDatabase(
+  fn: GroundworkFunction,
+  db: ServerlessDatabase,
+  options: { readonly as?: 'application' | 'owner' } = {},
+): void {
+  const secret = options.as === 'owner' ? db.secret : db.appSecret;
+  secret.grantRead(fn);
   fn.function.connections.addSecurityGroup(db.clientSecurityGroup);
-  fn.addEnvironment('DB_SECRET_ARN', db.secret.secretArn);
+  fn.addEnvironment('DB_SECRET_ARN', secret.secretArn);
+  if (options.as === 'owner') {
+    db.appSecret.grantRead(fn);
+    fn.addEnvironment('APP_DB_SECRET_ARN', db.appSecret.secretArn);
+  }
   fn.addEnvironment('DB_HOST', db.endpoint);
   fn.addEnvironment('DB_NAME', db.databaseName);
   // Without the proxy, TLS goes to the cluster, whose certificate chains to the RDS CA that the

@@ -83,6 +83,9 @@ if [ "$(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = '${DB_USER}'")" !=
   log "creating role ${DB_USER}"
   psql_admin -c "CREATE ROLE ${DB_USER} LOGIN PASSWORD '${DB_PASS}' CREATEDB"
 fi
+# CREATEROLE, as Aurora's owner role has: the tests create the application's least-privilege
+# role (lambdas/adapters/postgres/app-role.ts) and drop it again.
+psql_admin -c "ALTER ROLE ${DB_USER} CREATEROLE"
 for db in "${DB_NAME}" groundwork_bench; do
   if [ "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '${db}'")" != "1" ]; then
     log "creating database ${db}"

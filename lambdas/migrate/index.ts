@@ -15,11 +15,12 @@ import path from 'node:path';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from 'zod';
-import { createDatabaseFromSecret } from '../adapters/aws/database-from-secret';
+import { createDatabaseFromSecret, readDatabaseSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createObservability } from '../adapters/observability/powertools';
+import { APP_GROUP_ROLE, ensureAppRole } from '../adapters/postgres/app-role';
 import { ensureEmbeddingModel } from '../adapters/postgres/embedding-guard';
 import { loadMigrations, migrate } from '../adapters/postgres/migrate';
 
@@ -28,6 +29,13 @@ export const migrateEnvSchema = lambdaEnvSchema.extend({
   POWERTOOLS_SERVICE_NAME: z.string().min(1).default('migrate'),
   /** Where the SQL files are; next to the bundle by default. */
   MIGRATIONS_DIR: z.string().min(1).optional(),
+  /**
+   * The application's secret (the login the request-serving functions use): its role is
+   * created on first deploy and granted DML only (lambdas/adapters/postgres/app-role.ts).
+   * DB_SECRET_ARN is the owner's secret, which only this function reads.
+   */
+  APP_DB_SECRET_ARN: z.string().min(1),
+  APP_DB_GROUP_ROLE: z.string().min(1).default(APP_GROUP_ROLE),
 });
 export type MigrateEnv = z.infer<typeof migrateEnvSchema>;
 
@@ -72,9 +80,17 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
   try {
     const { applied } = await migrate(db, migrations);
     await ensureEmbeddingModel(db, embedder);
+    const app = await readDatabaseSecret(env.APP_DB_SECRET_ARN, env.AWS_REGION);
+    const role = await ensureAppRole(db, {
+      group: env.APP_DB_GROUP_ROLE,
+      // Rotation alternates between `<login>` and `<login>_clone`: grant from the base name.
+      login: app.username.replace(/_clone$/, ''),
+      password: app.password,
+    });
     logger.info('migrations applied', {
       applied,
       latest: migrations[migrations.length - 1]?.version,
+      appRole: { created: role.created, members: role.members },
     });
     return {
       PhysicalResourceId: PHYSICAL_RESOURCE_ID,

@@ -68,7 +68,7 @@ export class DatabaseMigration extends Construct {
       assets: { directories: [path.relative(REPO_ROOT, MIGRATIONS_DIR)] },
       ...(props.awsSdk ? { awsSdk: props.awsSdk } : {}),
     });
-    grantDatabase(this.function, props.database);
+    grantDatabase(this.function, props.database, { as: 'owner' });
 
     const provider = new cr.Provider(this, 'Provider', {
       onEventHandler: this.function.function,

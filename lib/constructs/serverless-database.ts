@@ -5,8 +5,14 @@
  * does not become database connections. A minimum capacity of 0 ACUs lets the instance pause
  * when nothing is connected.
  *
+ * Two logins, each with its own secret: the owner (`groundwork_admin`, single-user rotation),
+ * which only the migration function reads, and the application (`groundwork_app`, alternating-
+ * users rotation by the owner's secret), which the request-serving functions read. The
+ * migration function creates the application's role with DML grants only
+ * (lambdas/adapters/postgres/app-role.ts), so a handler can change rows but never the schema.
+ *
  * Clients join `clientSecurityGroup`, the only group the proxy (or cluster) accepts on 5432;
- * `grantDatabase` in lib/grants.ts adds it to a function with the secret and the endpoint.
+ * `grantDatabase` in lib/grants.ts adds it to a function with a secret and the endpoint.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -20,6 +26,8 @@ import { acknowledge } from '../nag';
 export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_5;
 /** The database the migrations and the functions use. */
 export const DATABASE_NAME = 'groundwork';
+/** The application's login (DML only), created by the migration function on its first run. */
+export const APP_DATABASE_USER = 'groundwork_app';
 /** PostgreSQL's port, on the proxy and the cluster. */
 const PORT = 5432;
 
@@ -50,8 +58,12 @@ export interface ServerlessDatabaseProps {
 export class ServerlessDatabase extends Construct {
   readonly cluster: rds.DatabaseCluster;
   readonly proxy: rds.DatabaseProxy | undefined;
-  /** Credentials (username, password, host, port, dbname), rotated every 30 days. */
+  /** The owner's credentials (username, password, host, port, dbname), rotated every 30 days. */
   readonly secret: secretsmanager.ISecret;
+  /** The application's credentials (DML only), alternating between two users every 30 days. */
+  readonly appSecret: secretsmanager.ISecret;
+  /** The application secret's rotation. */
+  readonly appSecretRotation: secretsmanager.SecretRotation;
   /** Where clients connect: the proxy endpoint, or the cluster's writer endpoint without one. */
   readonly endpoint: string;
   readonly databaseName = DATABASE_NAME;
@@ -105,6 +117,19 @@ export class ServerlessDatabase extends Construct {
     // The construct always generates a secret from `credentials`.
     this.secret = this.cluster.secret as secretsmanager.ISecret;
     this.cluster.addRotationSingleUser({ automaticallyAfter: Duration.days(30) });
+    this.appSecret = new rds.DatabaseSecret(this, 'AppSecret', {
+      username: APP_DATABASE_USER,
+      dbname: DATABASE_NAME,
+      // Alternating-users rotation logs in as the owner to create and update the two users.
+      masterSecret: this.secret,
+    }).attach(this.cluster);
+    this.appSecretRotation = this.cluster.addRotationMultiUser('AppUserRotation', {
+      secret: this.appSecret,
+      automaticallyAfter: Duration.days(30),
+      // The first rotation clones the login with its memberships, so it must come after the
+      // migration function created the login (on the API stack's first deploy), not at once.
+      rotateImmediatelyOnUpdate: false,
+    });
 
     if (props.proxy ?? true) {
       const proxySecurityGroup = new ec2.SecurityGroup(this, 'ProxySecurityGroup', {
@@ -113,7 +138,7 @@ export class ServerlessDatabase extends Construct {
         allowAllOutbound: false,
       });
       this.proxy = this.cluster.addProxy('Proxy', {
-        secrets: [this.secret],
+        secrets: [this.secret, this.appSecret],
         vpc,
         vpcSubnets: subnets,
         securityGroups: [proxySecurityGroup],

@@ -85,11 +85,59 @@ describe('Aurora', () => {
     });
   });
 
-  it('keeps credentials in Secrets Manager, rotated every 30 days', () => {
-    built.dataTemplate.resourceCountIs('AWS::SecretsManager::Secret', 1);
-    built.dataTemplate.hasResourceProperties('AWS::SecretsManager::RotationSchedule', {
-      RotationRules: { ScheduleExpression: 'rate(30 days)' },
-    });
+  it('keeps the owner and the application credentials in Secrets Manager, rotated every 30 days', () => {
+    built.dataTemplate.resourceCountIs('AWS::SecretsManager::Secret', 2);
+    const schedules = Object.values(
+      resourcesOfType(built.dataTemplate, 'AWS::SecretsManager::RotationSchedule'),
+    );
+    expect(schedules).toHaveLength(2);
+    for (const schedule of schedules)
+      expect(schedule.Properties?.RotationRules).toEqual({ ScheduleExpression: 'rate(30 days)' });
+    // The application's secret names the owner's (alternating-users rotation logs in with it)
+    // and is not rotated at deploy time, before the migration function created its login.
+    const appSecret = Object.entries(
+      resourcesOfType(built.dataTemplate, 'AWS::SecretsManager::Secret'),
+    ).find(([, r]) => JSON.stringify(r.Properties).includes('groundwork_app\\"'));
+    expect(appSecret).toBeDefined();
+    expect(JSON.stringify(appSecret![1].Properties)).toContain('masterarn');
+    expect(schedules.filter((s) => s.Properties?.RotateImmediatelyOnUpdate === false)).toHaveLength(
+      1,
+    );
+  });
+
+  it('lets the request-serving functions log in as the application, and only the migration function as the owner', () => {
+    const secretOf = (fn: Resource) =>
+      JSON.stringify(
+        (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
+          .DB_SECRET_ARN,
+      );
+    const [, migrate] = functionByService('migrate');
+    const ownerSecret = secretOf(migrate);
+    expect(ownerSecret).toMatch(/ClusterSecret/);
+    const appSecret = JSON.stringify(
+      (migrate.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
+        .APP_DB_SECRET_ARN,
+    );
+    expect(appSecret).toMatch(/AppSecret/);
+    const databaseUsers = Object.values(groundworkFunctions()).filter(
+      (fn) => fn !== migrate && secretOf(fn) !== undefined && secretOf(fn) !== 'undefined',
+    );
+    expect(databaseUsers.length).toBeGreaterThanOrEqual(5);
+    for (const fn of databaseUsers) expect(secretOf(fn)).toBe(appSecret);
+    // IAM: of the API stack's roles, only the migration function's reads the owner's secret
+    // (in the data stack, RDS Proxy's role reads both, to log either user in).
+    const ownerOutput = /PublishOutputRefDatabaseClusterSecretAttachment\w+/.exec(ownerSecret)?.[0];
+    expect(ownerOutput).toBeDefined();
+    const readers = Object.values(resourcesOfType(built.apiTemplate, 'AWS::IAM::Policy')).filter(
+      (p) =>
+        (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement.some(
+          (s) =>
+            actionsOf(s).includes('secretsmanager:GetSecretValue') &&
+            JSON.stringify(s.Resource).includes(ownerOutput!),
+        ),
+    );
+    expect(readers).toHaveLength(1);
+    expect(JSON.stringify(readers[0]!.Properties?.Roles)).toMatch(/Migrate/);
   });
 
   it('is reached through RDS Proxy with TLS required', () => {

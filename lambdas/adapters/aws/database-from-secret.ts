@@ -12,15 +12,25 @@ const secretSchema = z.object({
   dbname: z.string().optional(),
 });
 
+export type DatabaseSecret = z.infer<typeof secretSchema>;
+
+/** Reads a database secret (the shape RDS and Secrets Manager rotation keep). */
+export async function readDatabaseSecret(
+  secretArn: string,
+  region: string,
+): Promise<DatabaseSecret> {
+  const client = new SecretsManagerClient({ region });
+  const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
+  return secretSchema.parse(JSON.parse(out.SecretString ?? '{}'));
+}
+
 export async function createDatabaseFromSecret(options: {
   secretArn: string;
   region: string;
   host?: string;
   database: string;
 }): Promise<Database> {
-  const client = new SecretsManagerClient({ region: options.region });
-  const out = await client.send(new GetSecretValueCommand({ SecretId: options.secretArn }));
-  const secret = secretSchema.parse(JSON.parse(out.SecretString ?? '{}'));
+  const secret = await readDatabaseSecret(options.secretArn, options.region);
   return createPgDatabase({
     host: options.host ?? secret.host,
     port: secret.port ?? 5432,
@@ -33,27 +43,55 @@ export async function createDatabaseFromSecret(options: {
   });
 }
 
+/** SQLSTATEs of a refused login: invalid_password, invalid_authorization_specification. */
+const AUTH_FAILURES = new Set(['28P01', '28000']);
+
+const isAuthFailure = (err: unknown): boolean =>
+  typeof err === 'object' &&
+  err !== null &&
+  AUTH_FAILURES.has((err as { code?: string }).code ?? '');
+
 /**
- * A `Database` whose pool opens on first use (so a Lambda's init makes no network call); a
- * failed open is retried by the next request, not cached.
+ * A `Database` opened on first use (so a Lambda's init makes no network call). A failed open
+ * is retried by the next request, not cached. A refused login (the secret was rotated since the
+ * pool read it: new connections of the old pool carry the old password) closes the pool and
+ * retries the call once with credentials read again.
  */
+export function lazyDatabase(openDatabase: () => Promise<Database>): Database {
+  let pool: Promise<Database> | undefined;
+  const open = (): Promise<Database> =>
+    (pool ??= openDatabase().catch((err: unknown) => {
+      pool = undefined;
+      throw err;
+    }));
+  async function withRetry<T>(call: (db: Database) => Promise<T>): Promise<T> {
+    const current = open();
+    try {
+      return await call(await current);
+    } catch (err) {
+      if (!isAuthFailure(err)) throw err;
+      if (pool === current) {
+        pool = undefined;
+        void current.then((db) => db.close()).catch(() => undefined);
+      }
+      return call(await open());
+    }
+  }
+  return {
+    kind: 'postgres',
+    query: (text, params) => withRetry((db) => db.query(text, params)),
+    exec: (script) => withRetry((db) => db.exec(script)),
+    transaction: (fn) => withRetry((db) => db.transaction(fn)),
+    close: async () => (pool ? (await pool).close() : undefined),
+  };
+}
+
+/** The database of a Secrets Manager secret, opened on first use (see `lazyDatabase`). */
 export function lazyDatabaseFromSecret(options: {
   secretArn: string;
   region: string;
   host?: string;
   database: string;
 }): Database {
-  let pool: Promise<Database> | undefined;
-  const open = (): Promise<Database> =>
-    (pool ??= createDatabaseFromSecret(options).catch((err: unknown) => {
-      pool = undefined;
-      throw err;
-    }));
-  return {
-    kind: 'postgres',
-    query: async (text, params) => (await open()).query(text, params),
-    exec: async (script) => (await open()).exec(script),
-    transaction: async (fn) => (await open()).transaction(fn),
-    close: async () => (pool ? (await pool).close() : undefined),
-  };
+  return lazyDatabase(() => createDatabaseFromSecret(options));
 }

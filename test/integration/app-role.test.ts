@@ -1,0 +1,156 @@
+/**
+ * The application's database role on the real PostgreSQL server: the request paths (indexing,
+ * search, threads, deletion) work when logged in as it, and schema changes, TRUNCATE and writes
+ * to the migration ledger are refused. Roles are cluster-wide, so the names are unique per run
+ * and dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { ensureAppRole, quoteIdentifier } from '../../lambdas/adapters/postgres/app-role';
+import { createConversationRepository } from '../../lambdas/adapters/postgres/conversation-repository';
+import type { Database } from '../../lambdas/adapters/postgres/database';
+import { createDocumentRepository } from '../../lambdas/adapters/postgres/document-repository';
+import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
+import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
+import { createSearch } from '../../lambdas/core/retrieval/search';
+import { openTestDatabase, TEST_DATABASE_URL } from '../support/databases';
+import { createHashEmbedder } from '../support/hash-embedder';
+import { seedDocuments } from '../support/seed';
+
+const suffix = randomBytes(4).toString('hex');
+const group = `gw_test_rw_${suffix}`;
+const login = `gw_test_app_${suffix}`;
+const password = `pw-'quoted"-${randomBytes(8).toString('hex')}`;
+const embedder = createHashEmbedder();
+const owner = { tenantId: 'acme', userId: 'u1' };
+
+let ownerDb: Database;
+let appDb: Database;
+let schema: string;
+
+function connectAs(user: string, pass: string): Database {
+  const url = new URL(TEST_DATABASE_URL);
+  url.username = user;
+  url.password = encodeURIComponent(pass);
+  return createPgDatabase({
+    connectionString: url.toString(),
+    options: `-c search_path=${schema},public`,
+    max: 2,
+  });
+}
+
+/** The SQLSTATE a statement run as the application role fails with (or 'ok'). */
+async function codeOf(sql: string): Promise<string> {
+  try {
+    await appDb.exec(sql);
+    return 'ok';
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err);
+  }
+}
+
+beforeAll(async () => {
+  ownerDb = await openTestDatabase('postgres');
+  schema = (await ownerDb.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
+  const result = await ensureAppRole(ownerDb, { group, login, password });
+  expect(result.created).toEqual([group, login]);
+  expect(result.schema).toBe(schema);
+  appDb = connectAs(login, password);
+});
+
+afterAll(async () => {
+  await appDb?.close();
+  await ownerDb?.close();
+  const admin = new Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    const database = quoteIdentifier(new URL(TEST_DATABASE_URL).pathname.slice(1));
+    await admin.query(`REVOKE CONNECT ON DATABASE ${database} FROM ${quoteIdentifier(group)}`);
+    for (const role of [`${login}_clone`, login, group])
+      await admin.query(`DROP ROLE IF EXISTS ${quoteIdentifier(role)}`);
+  } finally {
+    await admin.end();
+  }
+});
+
+describe('the application role', () => {
+  it('indexes, searches, keeps threads and deletes documents', async () => {
+    const [id] = await seedDocuments(appDb, embedder, [
+      { tenantId: 'acme', key: 'acme/refunds', texts: ['Refunds are issued within 14 days.'] },
+    ]);
+    const search = createSearch({ store: createSearchRepository(appDb), embedder });
+    const { hits } = await search.search(owner, {
+      queryText: 'refunds issued',
+      topK: 5,
+      mode: 'hybrid',
+      filters: {},
+    });
+    expect(hits.map((h) => h.documentId)).toEqual([id]);
+
+    const conversations = createConversationRepository(appDb);
+    const thread = await conversations.createThread(owner, 'refunds');
+    await conversations.addUserMessage(owner, thread.id, {
+      id: '00000000-0000-4000-8000-000000000001',
+      content: 'How long do refunds take?',
+      embedding: (await embedder.embed(['How long do refunds take?']))[0]!,
+    });
+    expect(await conversations.messages(owner, thread.id, 10)).toHaveLength(1);
+
+    expect(
+      await createDocumentRepository(appDb).markDeleted('acme', 's3://bucket/acme/refunds'),
+    ).toBe(true);
+    // The keyword statistics kept by the chunk triggers were written as the application role.
+    const { rows } = await appDb.query<{ n: string }>(
+      "SELECT coalesce(sum(chunk_count), 0) AS n FROM tenant_stats WHERE tenant_id = 'acme'",
+    );
+    expect(Number(rows[0]!.n)).toBe(0);
+  });
+
+  it('cannot change the schema, truncate, or write the migration ledger', async () => {
+    expect(await codeOf('CREATE TABLE intruder (id int)')).toBe('42501');
+    expect(await codeOf(`CREATE TABLE ${schema}.intruder (id int)`)).toBe('42501');
+    expect(await codeOf('DROP TABLE chunks')).toBe('42501');
+    expect(await codeOf('ALTER TABLE documents ADD COLUMN x int')).toBe('42501');
+    expect(await codeOf('CREATE INDEX intruder_idx ON chunks (id)')).toBe('42501');
+    expect(await codeOf('TRUNCATE chunks')).toBe('42501');
+    expect(await codeOf("INSERT INTO schema_migrations (version) VALUES ('9999')")).toBe('42501');
+    expect(await codeOf('DELETE FROM schema_migrations')).toBe('42501');
+    expect(await codeOf('UPDATE embedding_config SET dimension = 1')).toBe('42501');
+    expect(
+      await codeOf('CREATE FUNCTION intruder() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$'),
+    ).toBe('42501');
+    // Reading them is allowed (the embedding guard and status pages do).
+    expect(await codeOf('SELECT * FROM schema_migrations')).toBe('ok');
+    expect(await codeOf('SELECT * FROM embedding_config')).toBe('ok');
+  });
+
+  it('is idempotent, and grants the clone that alternating-users rotation creates', async () => {
+    const admin = new Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(
+        `CREATE ROLE ${quoteIdentifier(`${login}_clone`)} LOGIN PASSWORD 'clone-pw'`,
+      );
+    } finally {
+      await admin.end();
+    }
+    const again = await ensureAppRole(ownerDb, { group, login, password: 'ignored' });
+    expect(again.created).toEqual([]);
+    expect(again.members).toEqual([login, `${login}_clone`]);
+    // The password is rotation's business once the role exists: the old one still works.
+    expect(await codeOf('SELECT 1')).toBe('ok');
+    const clone = connectAs(`${login}_clone`, 'clone-pw');
+    try {
+      const { rows } = await clone.query<{ n: string }>('SELECT count(*) AS n FROM documents');
+      expect(Number(rows[0]!.n)).toBe(1);
+    } finally {
+      await clone.close();
+    }
+  });
+
+  it('refuses names that are not plain identifiers', async () => {
+    await expect(
+      ensureAppRole(ownerDb, { group, login: 'app"; DROP TABLE chunks; --', password }),
+    ).rejects.toThrow(/not a plain identifier/);
+  });
+});
