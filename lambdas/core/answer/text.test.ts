@@ -1,4 +1,5 @@
-import { sentences, unwrapLines } from './text';
+import { unwrapLines } from '../text/lines';
+import { sentences } from './text';
 
 describe('sentences', () => {
   it('keeps a sentence that a hard line break wraps whole, with offsets into the original', () => {

@@ -1,5 +1,7 @@
 /** Small text helpers shared by the answer pipeline: sentences with offsets and content words. */
 
+import { unwrapLines } from '../text/lines';
+
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 export interface Sentence {
@@ -7,16 +9,6 @@ export interface Sentence {
   /** Offsets into the string that was segmented. */
   readonly start: number;
   readonly end: number;
-}
-
-/**
- * A line break inside a paragraph (hard-wrapped Markdown, plain text, e-mail) becomes a space,
- * so that the segmenter, which ends a sentence at every line break, sees whole sentences. Blank
- * lines, and lines that start a list item, a heading, a quote or a table row, still break. The
- * length is unchanged, so offsets stay valid for the original text.
- */
-export function unwrapLines(text: string): string {
-  return text.replace(/(?<=[^\n])\n(?=[^\n])(?!\s*(?:[-*+#>|]|\d+[.)])\s)/g, ' ');
 }
 
 /** Sentences of `text`, trimmed, with their offsets; empty ones dropped. */

@@ -178,6 +178,21 @@ describe('chunkText examples', () => {
     }
   });
 
+  it('cuts a hard-wrapped paragraph between its sentences, not at its line ends', () => {
+    // The same sentences, wrapped at 50 columns as plain-text e-mail and Markdown often are.
+    const wrapped = sentences.replace(/(.{1,50})( |$)/g, (_, line: string, sep: string) =>
+      sep ? `${line}\n` : line,
+    );
+    expect(wrapped.split('\n').length).toBeGreaterThan(40);
+    const chunks = chunkText(wrapped, { targetTokens: 64, overlapTokens: 0 }, gptCounter);
+    expect(chunks.length).toBeGreaterThan(5);
+    for (const c of chunks) {
+      expect(c.text).toBe(wrapped.slice(c.start, c.end));
+      expect(c.text).toMatch(/^Sentence\snumber\s\d+/);
+    }
+    for (const c of chunks.slice(0, -1)) expect(c.text).toMatch(/words\.\s$/);
+  });
+
   it('makes adjacent chunks when the overlap is 0, filling them close to the target', () => {
     const chunks = chunkText(sentences, { targetTokens: 64, overlapTokens: 0 }, gptCounter);
     for (let i = 1; i < chunks.length; i += 1) expect(chunks[i]?.start).toBe(chunks[i - 1]?.end);

@@ -9,6 +9,7 @@
  * additive, each chunk's own text is counted once more, and a chunk is trimmed in the rare case
  * that count exceeds the target, so the bound is hard.
  */
+import { unwrapLines } from '../text/lines';
 import type { TokenCounter } from '../ports';
 import type { Chunk, ChunkingOptions } from './types';
 
@@ -177,7 +178,9 @@ function splitIntoUnits(
   // and hence no chunk, is just whitespace; leading whitespace joins the first sentence.
   let start = 0;
   let pendingHasText = false;
-  for (const { segment, index } of sentences.segment(text)) {
+  // Segmented with line breaks inside paragraphs read as spaces (same length, same offsets), so
+  // that a hard-wrapped paragraph is cut between its sentences, not at its line ends.
+  for (const { segment, index } of sentences.segment(unwrapLines(text))) {
     const hasText = NON_SPACE.test(segment);
     if (hasText && pendingHasText) {
       add(start, index);
