@@ -3,8 +3,8 @@
  * configuration versions. Thin: validation, identity, one use case each (core/admin).
  */
 import * as z from 'zod';
-import type { Admin, FeedbackCursor, PromptVersion } from '../core/admin/admin';
-import { ValidationError } from '../core/errors';
+import type { Admin, PromptVersion } from '../core/admin/admin';
+import { cursorCodec } from '../http/cursor';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import {
   createPromptRequestSchema,
@@ -14,21 +14,13 @@ import {
 } from './schema';
 
 const noBody = z.object({}).strict();
-const cursorSchema = z.object({
-  updatedAt: z.iso.datetime(),
-  messageId: z.uuid(),
-  userId: z.string().min(1),
-});
-
-const encodeCursor = (c: FeedbackCursor) =>
-  Buffer.from(JSON.stringify(c), 'utf8').toString('base64url');
-function decodeCursor(cursor: string): FeedbackCursor {
-  try {
-    return cursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
-  } catch {
-    throw new ValidationError('cursor: is not a cursor this API returned');
-  }
-}
+const feedbackCursor = cursorCodec(
+  z.object({
+    updatedAt: z.iso.datetime(),
+    messageId: z.uuid(),
+    userId: z.string().min(1),
+  }),
+);
 
 const toPrompt = (p: PromptVersion): z.infer<typeof promptSchema> => ({
   id: p.id,
@@ -97,7 +89,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
         const q = parseOrThrow(feedbackQuerySchema, query);
         const rows = await admin.feedback(identity, {
           ...(q.rating ? { rating: q.rating } : {}),
-          ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
+          ...(q.cursor ? { after: feedbackCursor.decode(q.cursor) } : {}),
           limit: q.limit,
         });
         const last = rows[rows.length - 1];
@@ -117,7 +109,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
             })),
             next_cursor:
               rows.length === q.limit && last
-                ? encodeCursor({
+                ? feedbackCursor.encode({
                     updatedAt: last.updatedAt.toISOString(),
                     messageId: last.messageId,
                     userId: last.userId,

@@ -7,6 +7,7 @@ import * as z from 'zod';
 import type { DocumentView, Documents } from '../core/documents/documents';
 import type { Database } from '../adapters/postgres/database';
 import { listDocuments } from '../adapters/postgres/document-queries';
+import { cursorCodec } from '../http/cursor';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import {
   createDocumentRequestSchema,
@@ -16,8 +17,8 @@ import {
 } from './schema';
 
 const noBody = z.object({}).strict();
-const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
-const decodeCursor = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8');
+/** GET /documents pages by source URI. */
+const documentsCursor = cursorCodec(z.object({ after: z.string().min(1) }));
 
 function toDetail(d: DocumentView): DocumentDetail {
   const progress = d.progress as DocumentDetail['progress'];
@@ -51,7 +52,7 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database }) {
         ...(q.status ? { status: q.status } : {}),
         ...(q.source_type ? { sourceType: q.source_type } : {}),
         ...(q.prefix ? { uriPrefix: q.prefix } : {}),
-        ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
+        ...(q.cursor ? { after: documentsCursor.decode(q.cursor).after } : {}),
         limit: q.limit,
       });
       const last = rows[rows.length - 1];
@@ -71,7 +72,10 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database }) {
             updated_at: r.updated_at.toISOString(),
             source_updated_at: r.source_updated_at?.toISOString() ?? null,
           })),
-          next_cursor: rows.length === q.limit && last ? encodeCursor(last.source_uri) : null,
+          next_cursor:
+            rows.length === q.limit && last
+              ? documentsCursor.encode({ after: last.source_uri })
+              : null,
         },
       };
     },

@@ -272,6 +272,31 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect((await call('GET', '/documents/not-a-uuid', 'alice')).status).toBe(404);
     });
 
+    it('pages the document list with a cursor, and refuses a cursor it did not issue', async () => {
+      for (const name of ['page-a.md', 'page-b.md', 'page-c.md'])
+        await upload('bob', name, `Paging test document ${name}.`);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { status: number; body: Json } = await call(
+          'GET',
+          `/documents?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+          'bob',
+        );
+        expect(page.status).toBe(200);
+        expect(page.body.documents.length).toBeLessThanOrEqual(2);
+        seen.push(...page.body.documents.map((d: Json) => d.source_uri as string));
+        cursor = page.body.next_cursor as string | null;
+      } while (cursor);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen).toEqual([...seen].sort());
+      for (const name of ['page-a.md', 'page-b.md', 'page-c.md'])
+        expect(seen.some((uri) => uri.endsWith(`/${name}`))).toBe(true);
+      const bad = await call('GET', '/documents?cursor=bm90LWEtY3Vyc29y', 'bob');
+      expect(bad.status).toBe(422);
+      expect(bad.body.error.message).toMatch(/^cursor/);
+    });
+
     it('lets the uploader or an admin delete a tenant document; the removal event removes its chunks', async () => {
       const { id } = await upload('alice', 'shipping.md', 'Express shipping takes two days.');
       const forbidden = await call('DELETE', `/documents/${id}`, 'bob');
