@@ -4,7 +4,6 @@
  * (e.g. `GROUNDWORK_ALARM_EMAIL`). Parsed once when the app starts; an invalid value stops the
  * synth with a message naming the key and where it came from.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import { parseLimitsConfig, type LimitsConfig } from '../lambdas/core/limits/config';
@@ -73,7 +72,11 @@ export const groundworkConfigSchema = z
       .optional(),
     /** Bedrock embedding model (Titan Text Embeddings v2). */
     embeddingModelId: modelId.default('amazon.titan-embed-text-v2:0'),
-    /** Vector size; must equal the `vector(N)` columns of migrations/. */
+    /**
+     * Titan v2 vector size. The first deploy fits the embedding columns to it (the migrations
+     * declare vector(512)); changing it later means re-embedding (the migration function
+     * refuses to mix dimensions).
+     */
     embeddingDimension: num
       .pipe(z.union([z.literal(256), z.literal(512), z.literal(1024)]))
       .default(512),
@@ -195,16 +198,6 @@ export function envVarFor(key: string): string {
   return `GROUNDWORK_${key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
 }
 
-/** Every `vector(N)` size declared in the migrations (the embedding columns). */
-export function migrationVectorDimensions(dir: string = MIGRATIONS_DIR): number[] {
-  const sizes = new Set<number>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
-    for (const m of readFileSync(path.join(dir, file), 'utf8').matchAll(/\bvector\((\d+)\)/g))
-      sizes.add(Number(m[1]));
-  }
-  return [...sizes].sort((a, b) => a - b);
-}
-
 /**
  * Validates a configuration; throws an Error naming every bad key and its source.
  * @param sources where each key was read from, for the message (`cdk.json/-c`, `GROUNDWORK_...`)
@@ -233,14 +226,6 @@ export function parseConfig(
   } catch (err) {
     throw new Error(
       `Invalid Groundwork configuration:\n  ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  const dimensions = migrationVectorDimensions();
-  if (dimensions.length > 0 && dimensions.some((d) => d !== config.embeddingDimension)) {
-    throw new Error(
-      `Invalid Groundwork configuration:\n  embeddingDimension${sources.embeddingDimension ? ` (from ${sources.embeddingDimension})` : ''}: ` +
-        `${config.embeddingDimension} does not match the vector(${dimensions.join(', ')}) columns of migrations/; ` +
-        'add a migration that changes the embedding columns (and re-embed) before changing the dimension',
     );
   }
   return { ...config, limitsConfig, limitsJson: JSON.stringify(config.limits) };

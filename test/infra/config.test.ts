@@ -1,12 +1,6 @@
 /** The CDK app's configuration: defaults, sources, and errors that name the bad key. */
 import { cdkJsonContext } from './support';
-import {
-  CONFIG_KEYS,
-  envVarFor,
-  loadConfig,
-  migrationVectorDimensions,
-  parseConfig,
-} from '../../lib/config';
+import { CONFIG_KEYS, envVarFor, loadConfig, parseConfig } from '../../lib/config';
 
 const noContext = () => undefined;
 
@@ -92,11 +86,8 @@ describe('configuration', () => {
     ).toBe(5);
   });
 
-  it('refuses an embedding dimension the migrations do not declare', () => {
-    const declared = migrationVectorDimensions();
-    expect(declared).toEqual([512]);
-    expect(() => parseConfig({ embeddingDimension: 1024 })).toThrow(
-      /1024 does not match the vector\(512\) columns/,
-    );
+  it('accepts the Titan v2 dimensions (the first deploy fits the embedding columns)', () => {
+    for (const d of [256, 512, 1024])
+      expect(parseConfig({ embeddingDimension: d }).embeddingDimension).toBe(d);
   });
 });

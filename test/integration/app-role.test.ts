@@ -6,12 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { ensureAppRole, quoteIdentifier } from '../../lambdas/adapters/postgres/app-role';
+import { ensureAppRole } from '../../lambdas/adapters/postgres/app-role';
 import { createConversationRepository } from '../../lambdas/adapters/postgres/conversation-repository';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { createDocumentRepository } from '../../lambdas/adapters/postgres/document-repository';
 import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
 import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
+import { quoteIdentifier } from '../../lambdas/adapters/postgres/sql-params';
 import { createSearch } from '../../lambdas/core/retrieval/search';
 import { openTestDatabase, TEST_DATABASE_URL } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';

@@ -18,6 +18,7 @@
  * by the server and never logged.
  */
 import type { Database } from './database';
+import { quoteIdentifier } from './sql-params';
 
 /** Tables the application reads but never writes: the schema is the migrations' business. */
 export const READ_ONLY_TABLES = ['schema_migrations', 'embedding_config'] as const;
@@ -40,15 +41,6 @@ export interface AppRoleResult {
   /** Login roles made members of the group: the login and, when rotation made one, its clone. */
   readonly members: string[];
   readonly schema: string;
-}
-
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** Quotes a plain lower-case identifier; anything else is refused rather than escaped. */
-export function quoteIdentifier(name: string): string {
-  if (!IDENTIFIER.test(name))
-    throw new Error(`"${name}" is not a plain identifier (a-z, 0-9, _; at most 63 characters)`);
-  return `"${name}"`;
 }
 
 /** Creates (if missing) the group and login roles and (re)grants the group its privileges. */

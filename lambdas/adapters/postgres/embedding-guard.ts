@@ -1,9 +1,15 @@
 /**
  * Refuses to mix embedding models in one index. The first start records the configured model;
  * later starts compare and fail with instructions when it differs.
+ *
+ * The migrations declare the embedding columns as `vector(512)`. On a fresh index (no model
+ * recorded, no vector stored), the first start fits those columns to the configured model's
+ * dimension (256 or 1024 for Titan v2, say), with their HNSW indexes rebuilt by PostgreSQL, so
+ * any supported dimension deploys from the same migrations.
  */
 import { ConfigError } from '../../core/errors';
-import type { Database } from './database';
+import type { Database, Queryable } from './database';
+import { quoteIdentifier } from './sql-params';
 
 export interface EmbeddingModelRef {
   readonly modelId: string;
@@ -17,14 +23,58 @@ export async function ensureEmbeddingModel(db: Database, model: EmbeddingModelRe
   );
   const stored = rows[0];
   if (!stored) {
-    await db.query(
-      `INSERT INTO embedding_config (singleton, model_id, dimension) VALUES (true, $1, $2)
-       ON CONFLICT (singleton) DO NOTHING`,
-      [model.modelId, model.dimension],
-    );
+    await db.transaction(async (tx) => {
+      // Two processes starting on a fresh index: one fits and records, the other then compares.
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext('groundwork:embedding-config'))");
+      const { rows: again } = await tx.query('SELECT 1 FROM embedding_config WHERE singleton');
+      if (again.length > 0) return;
+      await fitEmbeddingColumns(tx, model.dimension);
+      await tx.query(
+        `INSERT INTO embedding_config (singleton, model_id, dimension) VALUES (true, $1, $2)`,
+        [model.modelId, model.dimension],
+      );
+    });
     return ensureSame(db, model);
   }
   return ensureSame(db, model, stored);
+}
+
+/** The `vector(N)` columns of the current schema's tables, with their declared dimension. */
+export async function embeddingColumns(
+  db: Queryable,
+): Promise<{ table: string; column: string; dimension: number }[]> {
+  const { rows } = await db.query<{ table: string; column: string; dimension: number }>(
+    `SELECT c.relname AS table, a.attname AS column, a.atttypmod AS dimension
+       FROM pg_attribute a
+       JOIN pg_class c ON c.oid = a.attrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0
+        AND NOT a.attisdropped AND a.atttypid = 'vector'::regtype
+      ORDER BY c.relname, a.attname`,
+  );
+  return rows;
+}
+
+/**
+ * Changes every embedding column whose dimension differs from `dimension`, when it holds no
+ * vector yet; a column that does is a ConfigError (its vectors would have to be re-made).
+ */
+async function fitEmbeddingColumns(db: Queryable, dimension: number): Promise<void> {
+  if (!Number.isInteger(dimension) || dimension < 1 || dimension > 16000)
+    throw new ConfigError(`Embedding dimension must be a whole number 1-16000, got ${dimension}`);
+  for (const col of await embeddingColumns(db)) {
+    if (col.dimension === dimension) continue;
+    const table = quoteIdentifier(col.table);
+    const column = quoteIdentifier(col.column);
+    const { rows } = await db.query(`SELECT 1 FROM ${table} WHERE ${column} IS NOT NULL LIMIT 1`);
+    if (rows.length > 0) {
+      throw new ConfigError(
+        `${col.table}.${col.column} holds ${col.dimension}-dimension vectors but no model is recorded; ` +
+          `cannot change it to ${dimension} dimensions without re-embedding.`,
+      );
+    }
+    await db.exec(`ALTER TABLE ${table} ALTER COLUMN ${column} TYPE vector(${dimension})`);
+  }
 }
 
 async function ensureSame(

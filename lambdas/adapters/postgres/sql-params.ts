@@ -14,3 +14,15 @@ export class SqlParams {
  */
 export const isUuid = (id: string): boolean =>
   /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Quotes a plain lower-case identifier (a role, schema, table or column name, which cannot be a
+ * bind parameter); anything else is refused rather than escaped.
+ */
+export function quoteIdentifier(name: string): string {
+  if (!IDENTIFIER.test(name))
+    throw new Error(`"${name}" is not a plain identifier (a-z, 0-9, _; at most 63 characters)`);
+  return `"${name}"`;
+}
