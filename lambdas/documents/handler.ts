@@ -42,12 +42,13 @@ function toDetail(d: DocumentView): DocumentDetail {
 }
 
 /** GET /documents: what is indexed for the caller, with status and failure reasons, paged. */
-export function makeListHandler(deps: HttpHandlerDeps & { db: Database }) {
+export function makeListHandler(deps: HttpHandlerDeps & { db: Database; documents: Documents }) {
   return createHttpHandler(
     deps,
     { route: 'documents.list', schema: z.object({}).loose() },
     async ({ identity, query }) => {
       const q = parseOrThrow(listDocumentsQuerySchema, query);
+      await deps.documents.expireStaleUploads(identity);
       const rows = await listDocuments(deps.db, identity, {
         ...(q.status ? { status: q.status } : {}),
         ...(q.source_type ? { sourceType: q.source_type } : {}),

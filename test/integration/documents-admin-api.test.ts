@@ -297,6 +297,44 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(bad.body.error.message).toMatch(/^cursor/);
     });
 
+    it('fails an announced upload whose file never arrived, once its URL is long expired', async () => {
+      const announce = async (filename: string) => {
+        const created = await call('POST', '/documents', 'bob', {
+          filename,
+          content_type: 'text/markdown',
+          size_bytes: 10,
+        });
+        expect(created.status).toBe(201);
+        return created.body.document.id as string;
+      };
+      const stale = await announce('never-sent.md');
+      const fresh = await announce('on-its-way.md');
+      const indexed = (await upload('bob', 'arrived.md', 'This one arrived.')).id;
+      // An hour and a quarter ago: past the 15-minute URL and the 45-minute grace.
+      await db.query(
+        "UPDATE documents SET updated_at = now() - interval '75 minutes' WHERE id = ANY($1::uuid[])",
+        [[stale, indexed]],
+      );
+      const listed = await call('GET', '/documents?status=failed', 'bob');
+      expect(listed.body.documents.map((d: Json) => d.id)).toContain(stale);
+      const detail = await call('GET', `/documents/${stale}`, 'bob');
+      expect(detail.body).toMatchObject({ status: 'failed' });
+      expect(detail.body.failure_reason).toMatch(/No file arrived within 60 minutes/);
+      expect((await call('GET', `/documents/${fresh}`, 'bob')).body.status).toBe('queued');
+      expect((await call('GET', `/documents/${indexed}`, 'bob')).body.status).toBe('indexed');
+      // Another tenant's reads never touch this tenant's rows.
+      await db.query(
+        "UPDATE documents SET updated_at = now() - interval '75 minutes' WHERE id = $1::uuid",
+        [fresh],
+      );
+      await call('GET', '/documents', 'mallory');
+      const { rows } = await db.query<{ status: string }>(
+        'SELECT status FROM documents WHERE id = $1::uuid',
+        [fresh],
+      );
+      expect(rows[0]?.status).toBe('queued');
+    });
+
     it('lets the uploader or an admin delete a tenant document; the removal event removes its chunks', async () => {
       const { id } = await upload('alice', 'shipping.md', 'Express shipping takes two days.');
       const forbidden = await call('DELETE', `/documents/${id}`, 'bob');

@@ -195,6 +195,18 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
       return rows.length > 0;
     },
 
+    async expireReservations(tenantId, queuedBefore, reason) {
+      // Only rows the documents API reserved (uploaded_by) and the pipeline never touched since.
+      const { rowCount } = await db.query(
+        `UPDATE documents SET status = 'failed', failure_reason = $3, progress = NULL,
+                updated_at = now()
+          WHERE tenant_id = $1 AND status = 'queued' AND uploaded_by IS NOT NULL
+            AND updated_at < $2`,
+        [tenantId, queuedBefore, reason],
+      );
+      return rowCount;
+    },
+
     async markFailed(documentId, reason) {
       await db.query(
         `UPDATE documents SET status = 'failed', failure_reason = $2, progress = NULL,

@@ -80,6 +80,11 @@ export interface DocumentCatalog {
   markRequeued(documentId: string): Promise<boolean>;
   /** Puts a queued document back to failed (a retry that could not be announced). */
   markFailed(documentId: string, reason: string): Promise<void>;
+  /**
+   * Fails the tenant's uploads announced through the API that are still `queued` and were
+   * last changed before `queuedBefore` (their file never arrived); returns how many.
+   */
+  expireReservations(tenantId: string, queuedBefore: Date, reason: string): Promise<number>;
 }
 
 /** The bucket side (adapters/s3/upload-bucket.ts). */
@@ -102,11 +107,18 @@ export interface DocumentsSettings {
   readonly maxUploadBytes: number;
   /** How long a presigned upload URL stays valid. */
   readonly uploadUrlTtlSeconds: number;
+  /**
+   * An announced upload still `queued` this long after its URL expired is failed: its file
+   * never arrived (or ingestion is that far behind, in which case the pipeline's own status
+   * replaces the failure when the file is processed).
+   */
+  readonly uploadGraceSeconds: number;
 }
 
 export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
   maxUploadBytes: 50 * 1024 * 1024,
   uploadUrlTtlSeconds: 900,
+  uploadGraceSeconds: 2700,
 };
 
 export interface UploadRequest {
@@ -136,6 +148,12 @@ export interface UploadTicket {
 
 export interface Documents {
   createUpload(caller: Caller, request: UploadRequest): Promise<UploadTicket>;
+  /**
+   * Fails the caller's tenant's announced uploads whose file never arrived (see
+   * `uploadGraceSeconds`), so that lists and status pages do not show them queued for ever.
+   * Called before documents are read.
+   */
+  expireStaleUploads(caller: Caller): Promise<number>;
   get(caller: Caller, id: string): Promise<DocumentView>;
   remove(caller: Caller, id: string): Promise<DocumentView>;
   retry(caller: Caller, id: string): Promise<DocumentView>;
@@ -207,7 +225,17 @@ export function createDocuments(deps: {
   const newId = deps.newId ?? randomUUID;
   const { catalog, bucket } = deps;
 
+  const expiry = settings.uploadUrlTtlSeconds + settings.uploadGraceSeconds;
+  const expireStaleUploads = (caller: Caller): Promise<number> =>
+    catalog.expireReservations(
+      caller.tenantId,
+      new Date(now().getTime() - expiry * 1000),
+      `No file arrived within ${Math.round(expiry / 60)} minutes of the upload URL being issued. ` +
+        'Announce and upload the file again (POST /documents), or retry once it is in the bucket.',
+    );
+
   async function visible(caller: Caller, id: string): Promise<DocumentView> {
+    await expireStaleUploads(caller);
     const doc = await catalog.findVisible(caller, id);
     if (!doc) throw new NotFoundError(`No document ${id}`);
     return doc;
@@ -241,6 +269,8 @@ export function createDocuments(deps: {
   }
 
   return {
+    expireStaleUploads,
+
     async createUpload(caller, request) {
       const fileName = safeFileName(request.filename);
       checkUploadType(fileName, request.contentType);
