@@ -1,7 +1,8 @@
 /**
  * Cold start of each Lambda entry, bundled as deployed versus unbundled, in one run:
  *  1. bundles every entry of lib/bundling.ts with esbuild and the deployment's options
- *     (minified, tree-shaken, the same externals, the same side-loaded modules beside it),
+ *     (minified, tree-shaken, the same externals and SDK aliases, the same side-loaded modules
+ *     beside it),
  *     twice: with the AWS SDK inside (`awsSdk: bundled`, the default) and without it
  *     (`awsSdk: runtime`, where the Lambda runtime's copy is loaded); prints each bundle's size
  *     and, for a default bundle over the 500 KB target, the packages that dominate it;
@@ -32,11 +33,13 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import ts from 'typescript';
 import {
   AWS_SDK_MODULES,
+  bundleAliases,
   bundleExternals,
   DEFAULT_AWS_SDK,
   ESBUILD_OPTIONS,
@@ -79,6 +82,8 @@ function dummyEnvironment(): Record<string, string> {
     AWS_ACCESS_KEY_ID: 'AKIDBENCHMARK',
     AWS_SECRET_ACCESS_KEY: 'benchmark',
     DB_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:groundwork-db-AbCdEf',
+    // The migration function's: the application login's secret, beside the owner's.
+    APP_DB_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:groundwork-app-AbCdEf',
     DB_HOST: 'groundwork.proxy-example.us-east-1.rds.amazonaws.com',
     LIMITS_TABLE: 'groundwork-limits',
     DOCUMENTS_BUCKET: 'groundwork-documents-bench',
@@ -179,6 +184,8 @@ async function bundleOne(name: LambdaName, awsSdk: AwsSdkSource): Promise<Bundle
     entryPoints: [path.join(REPO_ROOT, LAMBDA_ENTRIES[name])],
     outfile: path.join(outdir, 'index.js'),
     external: bundleExternals(sideLoaded, awsSdk),
+    alias: bundleAliases(awsSdk),
+    absWorkingDir: REPO_ROOT,
     metafile: true,
     logLevel: 'error',
   });
@@ -327,6 +334,9 @@ export async function benchColdStart(options: ColdStartOptions): Promise<void> {
       throw new Error(`${key}: initialisation touched the network: ${sample.network.join(', ')}`);
     samples.set(key, [...(samples.get(key) ?? []), sample]);
   };
+  // The machine is shared: the load average during the timing says how far to trust it.
+  const loads = [os.loadavg()[0] ?? 0];
+  const startedAt = new Date();
   for (let run = 0; run < options.runs; run++) {
     for (const name of names) {
       for (const awsSdk of SDK_SOURCES) {
@@ -342,6 +352,7 @@ export async function benchColdStart(options: ColdStartOptions): Promise<void> {
     for (const [module, { bundle, probe }] of sideModules) {
       record(`side/${module}`, runOnce(probe, bundle.dir, env));
     }
+    loads.push(os.loadavg()[0] ?? 0);
     process.stdout.write(`\r  run ${run + 1}/${options.runs}`);
   }
   process.stdout.write('\n\n');
@@ -355,8 +366,9 @@ export async function benchColdStart(options: ColdStartOptions): Promise<void> {
   const widths = [9, 7, 9, 6, 5];
   const groupWidth = widths.reduce((a, b) => a + b + 1, -1);
   console.log(
-    `Median of ${options.runs} runs, Node.js ${process.version}; init = require() of the entry (import + module-scope setup);`,
+    `Median of ${options.runs} runs, Node.js ${process.version}, started ${startedAt.toISOString()}, load average (1 min) ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)} (${os.cpus().length} CPUs);`,
   );
+  console.log('init = require() of the entry (import + module-scope setup);');
   console.log(
     `ratio = init bundled / init unbundled; targets: bundle <= 500 KB, ratio <= ${INIT_TARGET_RATIO}.`,
   );

@@ -28,8 +28,9 @@ export const ESBUILD_OPTIONS = {
 /**
  * Where a function's AWS SDK for JavaScript v3 comes from:
  * - `bundled`: inside the bundle, at the versions package-lock.json pins (the ones the tests
- *   ran), tree-shaken and minified: the fastest init measured (bench/cold-start.ts), but about
- *   300 to 450 KB of every bundle;
+ *   ran), tree-shaken and minified, its Node.js credential and token chains replaced by the
+ *   environment lookups Lambda needs (LAMBDA_SDK_ALIASES): the fastest init measured
+ *   (bench/cold-start.ts), but about 200 to 400 KB of every bundle;
  * - `runtime`: left out, so the function loads the copy the Node.js Lambda runtime provides:
  *   bundles of about 170 to 320 KB, but a slower init (the runtime's clients are whole and
  *   unminified) and an SDK version that AWS chooses and updates.
@@ -45,6 +46,40 @@ export const DEFAULT_AWS_SDK: AwsSdkSource = 'bundled';
  * together, so that a client and its Smithy core always come from the same installation.
  */
 export const AWS_SDK_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
+
+/**
+ * SDK packages that a `bundled` build replaces with a module of ours (esbuild `alias`: import
+ * specifier -> path from the repository root, where both the deployment's esbuild and the bench
+ * run), because a Lambda function only ever takes their first branch:
+ * - `@aws-sdk/credential-provider-node`, the default credential chain (environment, SSO, ini
+ *   files, credential_process, web identity, container and instance metadata, with the SSO, STS
+ *   and sign-in clients): every client's runtime configuration imports it, about 100 KB of each
+ *   bundle. Lambda passes the execution role's credentials in the environment, the chain's first
+ *   link, which is all the replacement does;
+ * - `@aws-sdk/token-providers`, the Bedrock client's bearer-token lookup: the environment, then
+ *   the SSO token cache (with the SSO OIDC client, about 20 KB). The replacement keeps the
+ *   environment lookup only.
+ * A bundle run outside Lambda therefore needs credentials in AWS_ACCESS_KEY_ID and
+ * AWS_SECRET_ACCESS_KEY: profiles, SSO and instance roles are not looked for. Tests and local/
+ * are not bundled and keep the SDK's own chains. With `awsSdk: runtime` the clients are not
+ * bundled, so there is nothing to replace. NodejsFunction takes them as `esbuildArgs`
+ * (bundleAliasArgs); a deployment matches the bench only if GroundworkFunction passes them.
+ */
+export const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
+  '@aws-sdk/credential-provider-node': './lambdas/adapters/aws/lambda-credentials.ts',
+  '@aws-sdk/token-providers': './lambdas/adapters/aws/lambda-token-providers.ts',
+};
+
+/** esbuild's `alias` for a function's bundle (relative paths: build with the repository root as working directory). */
+export function bundleAliases(awsSdk: AwsSdkSource): Record<string, string> {
+  return awsSdk === 'bundled' ? { ...LAMBDA_SDK_ALIASES } : {};
+}
+
+/** The same aliases as NodejsFunction's `bundling.esbuildArgs` (`--alias:from=to`). */
+export function bundleAliasArgs(awsSdk: AwsSdkSource): { '--alias'?: string[] } {
+  const pairs = Object.entries(bundleAliases(awsSdk)).map(([from, to]) => `${from}=${to}`);
+  return pairs.length > 0 ? { '--alias': pairs } : {};
+}
 
 /**
  * How a side-loaded module ships beside a bundle, under `node_modules/<name>/`:

@@ -1,9 +1,10 @@
 /**
- * The bundling choices of lib/bundling.ts that the stack tests do not see: the AWS SDK left to
+ * The bundling choices of lib/bundling.ts that the stack tests do not see: the SDK's credential
+ * and token chains replaced in the bundled builds (`awsSdk: bundled`), and the AWS SDK left to
  * the Lambda runtime (`awsSdk: runtime`), through GroundworkFunction and through esbuild alone.
  */
-import { readFileSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
@@ -12,11 +13,14 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { buildSync } from 'esbuild';
 import {
   AWS_SDK_MODULES,
+  bundleAliasArgs,
+  bundleAliases,
   bundleExternals,
   ESBUILD_OPTIONS,
   LAMBDA_ENTRIES,
   SIDE_LOADED_BY,
   sideBundleBuilds,
+  type AwsSdkSource,
 } from '../../lib/bundling';
 import { REPO_ROOT } from '../../lib/config';
 import { GroundworkFunction } from '../../lib/constructs/groundwork-function';
@@ -29,6 +33,108 @@ function sdkReferences(bundle: string): string[] {
   return [...bundle.matchAll(SDK_REFERENCE)].map((m) => `${m[1]} ${m[2]}`);
 }
 
+/** The SDK packages that only a credential or token chain outside Lambda needs. */
+const NOT_IN_LAMBDA =
+  /node_modules\/(@aws-sdk\/(credential-provider-(node|sso|ini|process|web-identity|login|http)|nested-clients|token-providers)|@smithy\/credential-provider-imds)\//;
+
+/** One function bundled in memory as deployed (without its source map), with esbuild's metafile. */
+function bundleFunction(name: keyof typeof LAMBDA_ENTRIES, awsSdk: AwsSdkSource) {
+  const result = buildSync({
+    ...ESBUILD_OPTIONS,
+    mainFields: [...ESBUILD_OPTIONS.mainFields],
+    sourcemap: false,
+    entryPoints: [path.join(REPO_ROOT, LAMBDA_ENTRIES[name])],
+    external: bundleExternals(SIDE_LOADED_BY[name] ?? [], awsSdk),
+    alias: bundleAliases(awsSdk),
+    absWorkingDir: REPO_ROOT,
+    metafile: true,
+    write: false,
+    logLevel: 'error',
+  });
+  return { text: result.outputFiles[0]?.text ?? '', inputs: Object.keys(result.metafile.inputs) };
+}
+
+describe('awsSdk: bundled', () => {
+  it('leaves out the SSO, ini, process, web-identity and metadata providers and their clients', () => {
+    for (const name of Object.keys(LAMBDA_ENTRIES) as (keyof typeof LAMBDA_ENTRIES)[]) {
+      const { inputs } = bundleFunction(name, 'bundled');
+      expect({ name, unwanted: inputs.filter((i) => NOT_IN_LAMBDA.test(i)) }).toEqual({
+        name,
+        unwanted: [],
+      });
+      // Every function has an SDK client, so each carries the environment-only provider.
+      expect(inputs).toContain('lambdas/adapters/aws/lambda-credentials.ts');
+    }
+  });
+
+  it('gives a bundled client the environment credentials, and Bedrock a token from there', () => {
+    const outfile = path.join(
+      mkdtempSync(path.join(os.tmpdir(), 'groundwork-credentials-')),
+      'probe.js',
+    );
+    // Prints what a DynamoDB client's credential provider and the Bedrock client's bearer-token
+    // lookup (as its runtime configuration wires it) return, or the error they throw.
+    buildSync({
+      ...ESBUILD_OPTIONS,
+      mainFields: [...ESBUILD_OPTIONS.mainFields],
+      sourcemap: false,
+      stdin: {
+        contents: `
+          const { DynamoDBClient } = require('@aws-sdk/client-dynamodb');
+          const { BedrockRuntimeClient } = require('@aws-sdk/client-bedrock-runtime');
+          const settle = (p) => p.then((value) => ({ value }), (e) => ({ error: e.message }));
+          const bearer = new BedrockRuntimeClient({ region: 'us-east-1' }).config.httpAuthSchemes
+            .find((s) => s.schemeId === 'smithy.api#httpBearerAuth');
+          Promise.all([
+            settle(new DynamoDBClient({ region: 'us-east-1' }).config.credentials()),
+            settle(bearer.identityProvider({ getIdentityProvider: () => undefined })({})),
+          ]).then(([credentials, token]) => console.log(JSON.stringify({ credentials, token })));`,
+        resolveDir: REPO_ROOT,
+      },
+      outfile,
+      alias: bundleAliases('bundled'),
+      absWorkingDir: REPO_ROOT,
+      logLevel: 'error',
+    });
+    /** Runs the probe in a fresh process with only this environment. */
+    const probe = (env: Record<string, string>) => {
+      const run = spawnSync(process.execPath, [outfile], {
+        env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), ...env },
+        encoding: 'utf8',
+      });
+      return JSON.parse(run.stdout) as {
+        credentials: { value?: Record<string, unknown>; error?: string };
+        token: { value?: Record<string, unknown>; error?: string };
+      };
+    };
+
+    const lambda = probe({
+      AWS_ACCESS_KEY_ID: 'ASIABUNDLE',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_SESSION_TOKEN: 'session',
+      AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key',
+    });
+    expect(lambda.credentials.value).toMatchObject({
+      accessKeyId: 'ASIABUNDLE',
+      secretAccessKey: 'secret',
+      sessionToken: 'session',
+    });
+    expect(lambda.token.value).toMatchObject({ token: 'bedrock-api-key' });
+
+    const elsewhere = probe({ AWS_PROFILE: 'developer', AWS_ACCESS_KEY_ID: 'AKIDONLY' });
+    expect(elsewhere.credentials.error).toMatch(/^No AWS credentials in the environment/);
+    expect(elsewhere.token.error).toMatch(/not from an SSO cache/);
+    expect(readFileSync(outfile, 'utf8')).not.toMatch(/defaultProvider::fromSSO|fromIni/);
+  });
+
+  it('passes the same aliases to NodejsFunction as esbuild arguments', () => {
+    expect(bundleAliasArgs('bundled')).toEqual({
+      '--alias': Object.entries(bundleAliases('bundled')).map(([from, to]) => `${from}=${to}`),
+    });
+    expect(bundleAliasArgs('runtime')).toEqual({});
+  });
+});
+
 describe('awsSdk: runtime', () => {
   it('leaves the SDK and the Smithy packages out of the bundle, and nothing else', () => {
     expect(bundleExternals(['unpdf'], 'runtime')).toEqual([...AWS_SDK_MODULES, 'unpdf']);
@@ -39,16 +145,7 @@ describe('awsSdk: runtime', () => {
     // Lambda puts its SDK on NODE_PATH (/var/runtime/node_modules): require() searches it, a
     // dynamic import() does not. So every SDK reference of a bundle must be a require().
     for (const name of Object.keys(LAMBDA_ENTRIES) as (keyof typeof LAMBDA_ENTRIES)[]) {
-      const result = buildSync({
-        ...ESBUILD_OPTIONS,
-        mainFields: [...ESBUILD_OPTIONS.mainFields],
-        sourcemap: false,
-        entryPoints: [path.join(REPO_ROOT, LAMBDA_ENTRIES[name])],
-        external: bundleExternals(SIDE_LOADED_BY[name] ?? [], 'runtime'),
-        write: false,
-        logLevel: 'error',
-      });
-      const references = sdkReferences(result.outputFiles[0]?.text ?? '');
+      const references = sdkReferences(bundleFunction(name, 'runtime').text);
       expect(references.length).toBeGreaterThan(0);
       expect(references.filter((r) => !r.startsWith('require '))).toEqual([]);
     }
