@@ -17,6 +17,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
+  bundleAliasArgs,
   bundleExternals,
   DEFAULT_AWS_SDK,
   ESBUILD_OPTIONS,
@@ -200,6 +201,8 @@ export class GroundworkFunction extends Construct implements iam.IGrantable {
         mainFields: [...ESBUILD_OPTIONS.mainFields],
         // The side-loaded modules, and the AWS SDK when the runtime's copy is used.
         externalModules: bundleExternals(sideLoaded, props.awsSdk ?? DEFAULT_AWS_SDK),
+        // With the SDK bundled: its credential chain and Bedrock token lookup, environment only.
+        esbuildArgs: bundleAliasArgs(props.awsSdk ?? DEFAULT_AWS_SDK),
         forceDockerBundling: false,
         ...(hooks ? { commandHooks: hooks } : {}),
       },

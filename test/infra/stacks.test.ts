@@ -469,6 +469,14 @@ describe('functions', () => {
     }
   });
 
+  it('take credentials from the environment only, without the SDK\'s SSO and profile providers', () => {
+    for (const fn of Object.values(groundworkFunctions())) {
+      const bundle = readFileSync(path.join(assetDir(fn), 'index.js'), 'utf8');
+      expect(bundle).toContain('No AWS credentials in the environment');
+      expect(bundle).not.toContain('sso_start_url');
+    }
+  });
+
   it('grant Bedrock, S3, DynamoDB and Secrets Manager on specific ARNs only', () => {
     const scoped = /^(bedrock|s3|dynamodb|secretsmanager):/;
     const statements = allStatements().filter(
