@@ -469,7 +469,7 @@ describe('functions', () => {
     }
   });
 
-  it('take credentials from the environment only, without the SDK\'s SSO and profile providers', () => {
+  it("take credentials from the environment only, without the SDK's SSO and profile providers", () => {
     for (const fn of Object.values(groundworkFunctions())) {
       const bundle = readFileSync(path.join(assetDir(fn), 'index.js'), 'utf8');
       expect(bundle).toContain('No AWS credentials in the environment');
