@@ -105,12 +105,11 @@ export function makeDocumentHandlers(
           ...(body.language ? { language: body.language } : {}),
           ...(body.metadata ? { metadata: body.metadata } : {}),
         });
-        const document = await documents.get(identity, ticket.documentId);
         return {
           status: 201,
           headers: { location: `/documents/${ticket.documentId}` },
           body: {
-            document: toDetail(document),
+            document: toDetail(ticket.document),
             upload: {
               url: ticket.upload.url,
               method: ticket.upload.method,

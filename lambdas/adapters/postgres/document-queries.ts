@@ -123,14 +123,20 @@ const toView = (r: DocumentViewRow): DocumentView => ({
   sourceUpdatedAt: r.source_updated_at,
 });
 
+/** The columns `toView` reads. */
+const VIEW_COLUMNS = `id, tenant_id, source_uri, title, source_type, language, visibility, owner_user_id,
+                uploaded_by, status, failure_reason, chunk_count, metadata, progress, created_at,
+                updated_at, source_updated_at`;
+
 /** The documents API's view of the `documents` and `chunks` tables. */
 export function createDocumentCatalog(db: Database): DocumentCatalog {
   return {
     async reserve(doc) {
-      await db.query(
+      const { rows } = await db.query<DocumentViewRow>(
         `INSERT INTO documents (id, tenant_id, source_uri, title, source_type, language, visibility,
                                 owner_user_id, uploaded_by, metadata, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, 'queued')`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, 'queued')
+         RETURNING ${VIEW_COLUMNS}`,
         [
           doc.id,
           doc.tenantId,
@@ -144,15 +150,14 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
           JSON.stringify(doc.metadata),
         ],
       );
+      return toView(rows[0]!);
     },
 
     async findVisible(caller, id) {
       // A malformed id is simply not found (the uuid cast would otherwise fail the statement).
       if (!isUuid(id)) return null;
       const { rows } = await db.query<DocumentViewRow>(
-        `SELECT id, tenant_id, source_uri, title, source_type, language, visibility, owner_user_id,
-                uploaded_by, status, failure_reason, chunk_count, metadata, progress, created_at,
-                updated_at, source_updated_at
+        `SELECT ${VIEW_COLUMNS}
            FROM documents
           WHERE id = $1::uuid
             AND ((tenant_id = $2 AND (visibility <> 'user' OR owner_user_id = $3))

@@ -71,7 +71,7 @@ export interface DocumentCatalog {
     ownerUserId: string | null;
     uploadedBy: string;
     metadata: Readonly<Record<string, unknown>>;
-  }): Promise<void>;
+  }): Promise<DocumentView>;
   /** The document if the caller may see it (tenant + visibility rules), else null. */
   findVisible(caller: Caller, id: string): Promise<DocumentView | null>;
   /** The chunks of a visible document that overlap [start, end), in order (at most `limit`). */
@@ -135,6 +135,8 @@ export interface UploadRequest {
 
 export interface UploadTicket {
   readonly documentId: string;
+  /** The reserved document, as GET /documents/{id} shows it (status `queued`). */
+  readonly document: DocumentView;
   readonly key: string;
   readonly sourceUri: string;
   readonly upload: {
@@ -290,7 +292,7 @@ export function createDocuments(deps: {
         ...(request.sourceType ? { source_type: request.sourceType } : {}),
         ...(request.language ? { language: request.language } : {}),
       };
-      await catalog.reserve({
+      const document = await catalog.reserve({
         id,
         tenantId: caller.tenantId,
         sourceUri,
@@ -317,6 +319,7 @@ export function createDocuments(deps: {
       });
       return {
         documentId: id,
+        document,
         key,
         sourceUri,
         upload: {
