@@ -1,7 +1,8 @@
 /**
  * The configuration switches, synthesized without bundling (the code assets do not matter
  * here): no RDS Proxy, no deletion protection, an existing user pool, a cross-region inference
- * profile, CORS, an alarm e-mail, no global cost cap. cdk-nag must stay clean in every case.
+ * profile, CORS, an alarm e-mail, no global cost cap, 1024-dimension embeddings. cdk-nag must
+ * stay clean in every case.
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { nagFindings, resourcesOfType, synthGroundwork, type SynthesizedApp } from './support';
@@ -22,6 +23,7 @@ beforeAll(() => {
       optionalVpcEndpoints: false,
       hostedLoginDomainPrefix: 'groundwork-test',
       hostedLoginCallbackUrls: ['https://app.example.com/'],
+      embeddingDimension: 1024,
     },
     { bundle: false },
   );
@@ -142,6 +144,21 @@ describe('configuration variants', () => {
     const alarms = Object.keys(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm'));
     expect(alarms.some((id) => id.includes('DailySpendNearCap'))).toBe(false);
     expect(alarms.some((id) => id.includes('CostCapReached'))).toBe(true);
+  });
+
+  it('asks Titan for 1024 dimensions and has the migration fit the index to them', () => {
+    built.apiTemplate.hasResourceProperties('Custom::GroundworkSchema', {
+      EmbeddingModel: 'amazon.titan-embed-text-v2:0/1024',
+    });
+    const dimensions = Object.values(
+      resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function'),
+    ).flatMap((f) => {
+      const vars = (f.Properties?.Environment as { Variables?: Record<string, unknown> })
+        ?.Variables;
+      return vars?.EMBEDDING_DIMENSION === undefined ? [] : [vars.EMBEDDING_DIMENSION];
+    });
+    expect(dimensions.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(dimensions)).toEqual(new Set(['1024']));
   });
 
   it('reports no unacknowledged cdk-nag finding', () => {
