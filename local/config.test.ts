@@ -1,0 +1,20 @@
+import { ConfigError } from '../lambdas/core/errors';
+import { loadLocalEnv, stackOptionsFromEnv } from './config';
+
+describe('the embedded default configuration', () => {
+  it('passes an embedding window to ingestion only when one is set', async () => {
+    const plain = await stackOptionsFromEnv(loadLocalEnv({}));
+    expect(plain).not.toHaveProperty('ingestion');
+    const windowed = await stackOptionsFromEnv(
+      loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: '128' }),
+    );
+    expect(windowed).toMatchObject({ ingestion: { embedWindowTokens: 128 } });
+  });
+
+  it('names the variable when the window is not a usable size', () => {
+    expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: '5' })).toThrow(ConfigError);
+    expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: 'big' })).toThrow(
+      /GROUNDWORK_EMBED_WINDOW_TOKENS/,
+    );
+  });
+});
