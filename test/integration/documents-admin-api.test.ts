@@ -333,6 +333,10 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         [fresh],
       );
       expect(rows[0]?.status).toBe('queued');
+      // Reading that one document fails it, without a list first.
+      const aged = await call('GET', `/documents/${fresh}`, 'bob');
+      expect(aged.body.status).toBe('failed');
+      expect(aged.body.failure_reason).toMatch(/No file arrived/);
     });
 
     it('lets the uploader or an admin delete a tenant document; the removal event removes its chunks', async () => {

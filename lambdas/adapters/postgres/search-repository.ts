@@ -2,8 +2,9 @@
  * Hybrid retrieval in one SQL statement: pgvector HNSW cosine candidates and BM25 keyword
  * candidates (statistics from `term_stats` / `tenant_stats`), fused by min-max normalised
  * scores. The keyword arm is bounded: it scores only the chunks holding the question's rarest
- * lexemes, up to a document-frequency budget, so its cost does not grow with the tenant. Each hit carries its exact cosine similarity, whatever the
- * mode, so that scores are comparable and the confidence gate can use them.
+ * lexemes, up to a document-frequency budget, so its cost does not grow with the tenant. Each
+ * hit carries its exact cosine similarity, whatever the mode, so that scores are comparable and
+ * the confidence gate can use them.
  *
  * Iterative index scans (`hnsw.iterative_scan`, pgvector 0.8) are enabled per transaction with
  * `SET LOCAL` so that selective filters still fill `top_k`; `hnsw.ef_search` is raised to the

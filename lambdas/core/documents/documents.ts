@@ -153,7 +153,8 @@ export interface Documents {
   /**
    * Fails the caller's tenant's announced uploads whose file never arrived (see
    * `uploadGraceSeconds`), so that lists and status pages do not show them queued for ever.
-   * Called before documents are read.
+   * Called before a list is read; `get` and the other calls on one document do it only when
+   * that document is such an upload.
    */
   expireStaleUploads(caller: Caller): Promise<number>;
   get(caller: Caller, id: string): Promise<DocumentView>;
@@ -228,17 +229,30 @@ export function createDocuments(deps: {
   const { catalog, bucket } = deps;
 
   const expiry = settings.uploadUrlTtlSeconds + settings.uploadGraceSeconds;
+  const cutoff = (): Date => new Date(now().getTime() - expiry * 1000);
   const expireStaleUploads = (caller: Caller): Promise<number> =>
     catalog.expireReservations(
       caller.tenantId,
-      new Date(now().getTime() - expiry * 1000),
+      cutoff(),
       `No file arrived within ${Math.round(expiry / 60)} minutes of the upload URL being issued. ` +
         'Announce and upload the file again (POST /documents), or retry once it is in the bucket.',
     );
 
+  /**
+   * The document if the caller may see it. Reads are not writes: only when the document itself
+   * is an expired reservation are the tenant's stale uploads failed, and it is read again.
+   */
   async function visible(caller: Caller, id: string): Promise<DocumentView> {
-    await expireStaleUploads(caller);
-    const doc = await catalog.findVisible(caller, id);
+    let doc = await catalog.findVisible(caller, id);
+    if (
+      doc?.status === 'queued' &&
+      doc.uploadedBy !== null &&
+      doc.tenantId === caller.tenantId &&
+      doc.updatedAt < cutoff()
+    ) {
+      await expireStaleUploads(caller);
+      doc = await catalog.findVisible(caller, id);
+    }
     if (!doc) throw new NotFoundError(`No document ${id}`);
     return doc;
   }
