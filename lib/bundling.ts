@@ -62,8 +62,8 @@ export const AWS_SDK_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
  * A bundle run outside Lambda therefore needs credentials in AWS_ACCESS_KEY_ID and
  * AWS_SECRET_ACCESS_KEY: profiles, SSO and instance roles are not looked for. Tests and local/
  * are not bundled and keep the SDK's own chains. With `awsSdk: runtime` the clients are not
- * bundled, so there is nothing to replace. NodejsFunction takes them as `esbuildArgs`
- * (bundleAliasArgs); a deployment matches the bench only if GroundworkFunction passes them.
+ * bundled, so there is nothing to replace. GroundworkFunction passes them to NodejsFunction as
+ * `esbuildArgs` (bundleAliasArgs), the cold-start bench to esbuild directly.
  */
 export const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './lambdas/adapters/aws/lambda-credentials.ts',
