@@ -67,15 +67,28 @@ export function metadataFilterSql(filter: MetadataFilter, p: SqlParams): string 
 
 /**
  * What the caller may see: their tenant's `tenant` documents, their own `user` documents and
- * `global` documents of the publishing tenants. Always AND-ed with the request's filters.
+ * `global` documents of the publishing tenants, in two parts. `chunkTenants` restricts the chunk
+ * rows to the scope's tenants (the tenant b-tree can serve it); `documents` is the rest. Both are
+ * always AND-ed with each other and with the request's filters.
  */
-export function visibilitySql(scope: SearchScope, p: SqlParams): string {
+export function visibilityParts(
+  scope: SearchScope,
+  p: SqlParams,
+): { readonly chunkTenants: string; readonly documents: string } {
   const tenant = p.add(scope.tenantId);
   const globals = p.add([...scope.globalTenants], 'text[]');
-  return `d.status = 'indexed'
-    AND c.tenant_id = ANY(${p.add([scope.tenantId, ...scope.globalTenants], 'text[]')})
+  return {
+    chunkTenants: `c.tenant_id = ANY(${p.add([scope.tenantId, ...scope.globalTenants], 'text[]')})`,
+    documents: `d.status = 'indexed'
     AND ((d.tenant_id = ${tenant} AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = ${p.add(scope.userId)})))
-      OR (d.visibility = 'global' AND d.tenant_id = ANY(${globals})))`;
+      OR (d.visibility = 'global' AND d.tenant_id = ANY(${globals})))`,
+  };
+}
+
+/** {@link visibilityParts} as one predicate. */
+export function visibilitySql(scope: SearchScope, p: SqlParams): string {
+  const { chunkTenants, documents } = visibilityParts(scope, p);
+  return `${documents} AND ${chunkTenants}`;
 }
 
 /** Request filters and tenant policy to one predicate (over `c` chunks and `d` documents). */

@@ -18,7 +18,7 @@ import type {
   TenantPolicy,
 } from '../../core/retrieval/types';
 import { toVectorLiteral, type Database } from './database';
-import { filtersSql, visibilitySql } from './filter-sql';
+import { filtersSql, visibilityParts } from './filter-sql';
 import { SqlParams } from './sql-params';
 import { textSearchConfig } from './text-search';
 
@@ -44,44 +44,48 @@ interface HitRow {
   end_offset: number;
 }
 
-/** How much work the keyword arm may do per query. */
-export interface KeywordArmOptions {
+/** How the statement plans each arm; see docs/retrieval.md for the measurements behind both. */
+export interface SearchSqlOptions {
   /**
-   * Summed document frequency (in the caller's scope) of the lexemes that select the chunks to
-   * score, and the most chunks scored per query. Keep it at least the candidates per arm (100,
-   * or 4 top_k), or the arm returns fewer. @default 1000
+   * Keyword arm: the summed document frequency (in the caller's scope) of the lexemes that
+   * select the chunks to score, and the most chunks scored per query. Keep it at least the
+   * candidates per arm (100, or 4 top_k), or the arm returns fewer.
    */
   readonly dfBudget: number;
+  /**
+   * Vector arm: the HNSW index serves a scope of n chunks in a table of N when n² ≥ this × N,
+   * an exact scan of the scope otherwise. An exact scan costs about b·n (b: reading and comparing
+   * one vector) and a filtered HNSW scan about a·N/n (it visits N/n rows per row it keeps), so
+   * the crossover is n² / N = a / b.
+   */
+  readonly indexCrossover: number;
 }
 
 /**
- * 1,000 chunks per query (docs/retrieval.md): on SciFact and SQuAD the nDCG@10 of keyword and
- * hybrid search is unchanged from scoring every match (500 too); on the benchmark's 89k-chunk
- * tenant it keeps 85 % of the unbounded arm's top 10, at about 12 µs per chunk scored.
+ * 1,000 chunks per query: on SciFact and SQuAD the nDCG@10 of keyword and hybrid search is
+ * unchanged from scoring every match (500 too); on the benchmark's 89k-chunk tenant it keeps 85 %
+ * of the unbounded arm's top 10, at about 12 µs per chunk scored. Crossover 30: measured a / b
+ * on the 100k-chunk benchmark (docs/retrieval.md).
  */
-export const DEFAULT_KEYWORD_ARM: KeywordArmOptions = { dfBudget: 1000 };
+export const DEFAULT_SEARCH_SQL: SearchSqlOptions = { dfBudget: 1000, indexCrossover: 30 };
 
 /** Builds the statement for one query; exported for the benchmark and tests. */
 export function buildSearchSql(
   scope: SearchScope,
   query: SearchQuery,
-  options: KeywordArmOptions = DEFAULT_KEYWORD_ARM,
+  overrides: Partial<SearchSqlOptions> = {},
 ): { text: string; values: unknown[] } {
+  const options = { ...DEFAULT_SEARCH_SQL, ...overrides };
   const p = new SqlParams();
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
-  const where = `${visibilitySql(scope, p)} AND ${filtersSql(query.filters, query.allowedSourceTypes, p)}`;
+  const visible = visibilityParts(scope, p);
+  const filters = filtersSql(query.filters, query.allowedSourceTypes, p);
+  const where = `${visible.documents} AND ${visible.chunkTenants} AND ${filters}`;
   const candidates = p.add(query.fusion.candidates, 'int');
   const useVector = query.mode !== 'keyword';
   const useKeyword = query.mode !== 'vector';
 
   const ctes: string[] = [];
-  if (useVector) {
-    ctes.push(`vec AS MATERIALIZED (
-      SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos FROM chunks c JOIN documents d ON d.id = c.document_id
-      WHERE ${where}
-      ORDER BY c.embedding <=> ${emb}
-      LIMIT ${candidates})`);
-  }
   // Lexemes of the question in the query language; stemmed once, then cast with ::tsquery
   // (going through to_tsquery again would stem them a second time). Their idf also gives every
   // candidate a keyword coverage, in any mode, for the confidence gate.
@@ -99,6 +103,26 @@ export function buildSearchSql(
       SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
              greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
       FROM tenant_stats WHERE tenant_id = ANY(${tenants}))`);
+  if (useVector) {
+    // Two plans of the same arm, one of them run (a one-time filter on `vec_plan` skips the
+    // other): an exact scan of the scope's vectors through the tenant b-tree while the scope is
+    // small, the HNSW index with the iterative scan beyond that. The planner cannot make this
+    // choice itself: for a mid-size tenant it prefers the b-tree and a sort, at 7 to 8 QPS where
+    // HNSW runs at 150 (docs/retrieval.md). `(..) IS TRUE` hides the tenant test from the b-tree
+    // while keeping its selectivity estimate, so HNSW is the cheap ordered path left.
+    const arm = (tenantTest: string) => `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE ${visible.documents} AND ${tenantTest} AND ${filters}
+        ORDER BY c.embedding <=> ${emb}
+        LIMIT ${candidates}`;
+    ctes.push(`vec_plan AS MATERIALIZED (
+      SELECT s.n * s.n >= ${p.add(options.indexCrossover, 'float8')} * greatest((SELECT sum(chunk_count) FROM tenant_stats), 1) AS use_index
+      FROM stats s)`);
+    ctes.push(`vec AS MATERIALIZED (
+      SELECT * FROM (${arm(visible.chunkTenants)}) exact_scan WHERE NOT (SELECT use_index FROM vec_plan)
+      UNION ALL
+      SELECT * FROM (${arm(`(${visible.chunkTenants}) IS TRUE`)}) index_scan WHERE (SELECT use_index FROM vec_plan))`);
+  }
   ctes.push(`idf AS MATERIALIZED (
       SELECT t.lexeme AS term, coalesce(df.df, 0) AS df,
              ln(1 + (s.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
@@ -126,17 +150,18 @@ export function buildSearchSql(
     // A chunk's document (visibility, filters) is checked through the primary key, never by
     // reading every document of the tenant.
     ctes.push(`kw AS MATERIALIZED (
-      SELECT c.id,
-             (SELECT sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (1 - ${B} + ${B} * c.fts_length / s.avgdl)))
-              FROM (SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf
-                    FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}'))) u
-              JOIN idf i ON i.term = u.lexeme) AS bm25
+      SELECT c.id, sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / s.avgdl))) AS bm25
       FROM (SELECT c.id, c.fts, c.fts_length FROM chunks c
             WHERE gw_search_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               AND coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)
             LIMIT ${budget}) c
       CROSS JOIN stats s
-      ORDER BY bm25 DESC
+      CROSS JOIN LATERAL (
+        SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf
+        FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}'))) u
+      JOIN idf i ON i.term = u.lexeme
+      GROUP BY c.id
+      ORDER BY bm25 DESC, c.id
       LIMIT ${candidates})`);
   }
   // Both arms' candidates in one row each (a hash join, not a scan per row); the cosine of a
@@ -191,7 +216,7 @@ export function buildSearchSql(
 
 export function createSearchRepository(
   db: Database,
-  options: KeywordArmOptions = DEFAULT_KEYWORD_ARM,
+  options: Partial<SearchSqlOptions> = {},
 ): SearchStore {
   return {
     async search(scope, query) {

@@ -1,0 +1,131 @@
+/**
+ * The vector arm's plan is chosen from the scope's size, on both databases: an exact scan of
+ * the scope's vectors for a small scope, the HNSW index (tenant test hidden from the b-tree) for
+ * a large one. Exactly one of the two runs, and both return the same hits where the index is
+ * exact (tables this small).
+ */
+import type { Database } from '../../lambdas/adapters/postgres/database';
+import {
+  buildSearchSql,
+  createSearchRepository,
+  DEFAULT_SEARCH_SQL,
+} from '../../lambdas/adapters/postgres/search-repository';
+import { createSearch } from '../../lambdas/core/retrieval/search';
+import type { SearchQuery } from '../../lambdas/core/retrieval/types';
+import { ENGINES, openTestDatabase } from '../support/databases';
+import { createHashEmbedder } from '../support/hash-embedder';
+import { seedDocuments, type SeedDoc } from '../support/seed';
+
+const embedder = createHashEmbedder();
+const TOPICS = ['refund policy', 'shipping times', 'warranty claims', 'invoice disputes'];
+
+// 48 chunks in `large`, 2 in `small`: 48² ≥ 30 × 50 and 2² < 30 × 50.
+const DOCS: SeedDoc[] = [
+  ...Array.from({ length: 48 }, (_, i): SeedDoc => ({
+    tenantId: 'large',
+    key: `large/doc-${i}`,
+    texts: [`Note ${i} on ${TOPICS[i % TOPICS.length]}: case ${i * 7} was settled in week ${i}.`],
+  })),
+  { tenantId: 'small', key: 'small/a', texts: ['Refund policy: refunds within 14 days.'] },
+  { tenantId: 'small', key: 'small/b', texts: ['Shipping times: five business days.'] },
+];
+
+interface PlanNode {
+  'Node Type': string;
+  'Actual Loops'?: number;
+  Filter?: string;
+  'One-Time Filter'?: string;
+  'Subplan Name'?: string;
+  'Parent Relationship'?: string;
+  Plans?: PlanNode[];
+}
+
+function* walk(node: PlanNode): Generator<PlanNode> {
+  yield node;
+  for (const child of node.Plans ?? []) yield* walk(child);
+}
+
+describe.each(ENGINES)('vector arm plan on %s', (engine) => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine);
+    await seedDocuments(db, embedder, DOCS);
+  });
+  afterAll(() => db?.close());
+
+  async function storeQuery(text: string): Promise<SearchQuery> {
+    const [embedding = []] = await embedder.embed([text]);
+    return {
+      text,
+      embedding,
+      topK: 5,
+      mode: 'vector',
+      filters: {},
+      minScore: 0,
+      maxChunksPerSource: 5,
+      allowedSourceTypes: null,
+      fusion: { denseWeight: 1, candidates: 100 },
+    };
+  }
+
+  /** Which of the two branches of the `vec` CTE executed: `exact`, `index` or both/neither. */
+  async function executedBranches(tenantId: string, indexCrossover?: number): Promise<string[]> {
+    const stmt = buildSearchSql(
+      { tenantId, userId: 'u1', globalTenants: [] },
+      await storeQuery('refund policy'),
+      indexCrossover === undefined ? {} : { indexCrossover },
+    );
+    const plan = await db.transaction(async (tx) => {
+      await tx.exec(
+        'SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100',
+      );
+      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
+        stmt.values,
+      );
+      const raw = rows[0]!['QUERY PLAN'];
+      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
+    });
+    const vec = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE vec');
+    expect(vec).toBeDefined();
+    const gated = [...walk(vec!)].filter((n) => n['One-Time Filter'] !== undefined);
+    expect(gated).toHaveLength(2);
+    return (
+      gated
+        // The gate's own InitPlan runs in both; the branch ran when its outer child did.
+        .filter((branch) =>
+          (branch.Plans ?? []).some(
+            (child) => child['Parent Relationship'] === 'Outer' && (child['Actual Loops'] ?? 0) > 0,
+          ),
+        )
+        .map((branch) =>
+          [...walk(branch)].some((n) => n.Filter?.includes('IS TRUE')) ? 'index' : 'exact',
+        )
+    );
+  }
+
+  it('scans a small scope exactly and reads the index for a large one, one branch each', async () => {
+    expect(DEFAULT_SEARCH_SQL.indexCrossover).toBe(30);
+    expect(await executedBranches('small')).toEqual(['exact']);
+    expect(await executedBranches('large')).toEqual(['index']);
+    // The crossover decides, not the tenant's name.
+    expect(await executedBranches('small', 0)).toEqual(['index']);
+    expect(await executedBranches('large', 1e9)).toEqual(['exact']);
+  });
+
+  it('returns the same hits through either plan', async () => {
+    const searchWith = (indexCrossover: number) =>
+      createSearch({ store: createSearchRepository(db, { indexCrossover }), embedder });
+    for (const tenantId of ['large', 'small']) {
+      for (const queryText of TOPICS) {
+        const request = { queryText, topK: 5, mode: 'vector' as const, filters: {} };
+        const viaIndex = await searchWith(0).search({ tenantId, userId: 'u1' }, request);
+        const exact = await searchWith(1e9).search({ tenantId, userId: 'u1' }, request);
+        expect(viaIndex.hits.length).toBe(tenantId === 'small' ? 2 : 5);
+        expect(viaIndex.hits.map((h) => h.chunkId)).toEqual(exact.hits.map((h) => h.chunkId));
+        expect(viaIndex.hits.every((h) => h.sourceUri.includes(`/${tenantId}/`))).toBe(true);
+      }
+    }
+  });
+});
