@@ -3,8 +3,13 @@
  * internal error), rendered as `{ "error": { "code", "message", "retryable" } }`.
  */
 
-/** Base class: a stable machine code, an HTTP status and whether the message may be shown. */
+/**
+ * Base class: a stable machine code, an HTTP status and whether the message may be shown. Every
+ * subclass names itself (`override name = '...'`): bundles are minified without keeping class
+ * names (lib/bundling.ts), so `new.target.name` would log a one-letter name.
+ */
 export class AppError extends Error {
+  override name = 'AppError';
   constructor(
     readonly code: string,
     message: string,
@@ -19,7 +24,6 @@ export class AppError extends Error {
     } = {},
   ) {
     super(message, { cause: options.cause });
-    this.name = new.target.name;
   }
   get retryable(): boolean {
     return this.options.retryable ?? false;
@@ -32,6 +36,7 @@ export class AppError extends Error {
 
 /** 422: the request or event does not match its schema; the message names the field. */
 export class ValidationError extends AppError {
+  override name = 'ValidationError';
   constructor(message: string, details?: unknown) {
     super('validation_error', message, 422, { details });
   }
@@ -39,6 +44,7 @@ export class ValidationError extends AppError {
 
 /** 401: no credentials, or credentials that do not verify. */
 export class AuthenticationError extends AppError {
+  override name = 'AuthenticationError';
   constructor(message = 'Authentication is required') {
     super('authentication_required', message, 401);
   }
@@ -46,6 +52,7 @@ export class AuthenticationError extends AppError {
 
 /** 403: authenticated, but not allowed. */
 export class ForbiddenError extends AppError {
+  override name = 'ForbiddenError';
   constructor(message: string) {
     super('forbidden', message, 403);
   }
@@ -53,6 +60,7 @@ export class ForbiddenError extends AppError {
 
 /** 404: missing, or owned by someone else (we do not reveal which). */
 export class NotFoundError extends AppError {
+  override name = 'NotFoundError';
   constructor(message: string) {
     super('not_found', message, 404);
   }
@@ -60,6 +68,7 @@ export class NotFoundError extends AppError {
 
 /** 409: the resource is not in a state that allows the request (`code` says which). */
 export class ConflictError extends AppError {
+  override name = 'ConflictError';
   constructor(code: string, message: string) {
     super(code, message, 409);
   }
@@ -67,6 +76,7 @@ export class ConflictError extends AppError {
 
 /** 503: a dependency (database, embedding model, LLM) cannot be reached right now. */
 export class UnavailableError extends AppError {
+  override name = 'UnavailableError';
   constructor(message: string, cause?: unknown) {
     super('unavailable', message, 503, { retryable: true, expose: true, cause });
   }
@@ -74,6 +84,7 @@ export class UnavailableError extends AppError {
 
 /** Configuration is wrong: raised at start-up, never per request. */
 export class ConfigError extends AppError {
+  override name = 'ConfigError';
   constructor(message: string) {
     super('config_error', message, 500, { expose: true });
   }

@@ -22,7 +22,9 @@ export interface IngestHandlerDeps {
 }
 
 /** Thrown for a message that can never succeed; it still fails only its own record. */
-export class MalformedMessageError extends Error {}
+export class MalformedMessageError extends Error {
+  override name = 'MalformedMessageError';
+}
 
 /** Parses one SQS record and syncs every object it names. */
 export async function processRecord(

@@ -7,6 +7,7 @@ import type { QuotaKind } from './config';
 
 /** 429: more requests this minute than the plan allows. Retry after `Retry-After` seconds. */
 export class RateLimitExceededError extends AppError {
+  override name = 'RateLimitExceededError';
   constructor(
     readonly limit: number,
     readonly retryAfterSeconds: number,
@@ -27,6 +28,7 @@ export class RateLimitExceededError extends AppError {
 
 /** 403: the plan's monthly quota is used up; the body names the reset date. */
 export class QuotaExceededError extends AppError {
+  override name = 'QuotaExceededError';
   constructor(
     readonly quota: QuotaKind,
     readonly plan: string,
@@ -47,6 +49,7 @@ export class QuotaExceededError extends AppError {
 
 /** 503: today's spending cap (global or the tenant's) is reached; answers resume at 00:00 UTC. */
 export class CostCapReachedError extends AppError {
+  override name = 'CostCapReachedError';
   constructor(
     readonly scope: 'global' | 'tenant',
     readonly resetsAt: Date,
