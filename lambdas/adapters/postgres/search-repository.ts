@@ -64,8 +64,8 @@ export interface SearchSqlOptions {
 /**
  * 1,000 chunks per query: on SciFact and SQuAD the nDCG@10 of keyword and hybrid search is
  * unchanged from scoring every match (500 too); on the benchmark's 89k-chunk tenant it keeps 85 %
- * of the unbounded arm's top 10, at about 12 µs per chunk scored. Crossover 30: measured a / b
- * on the 100k-chunk benchmark (docs/retrieval.md).
+ * of the unbounded arm's top 10, at about 12 µs per chunk scored. Crossover 30: a / b measured
+ * between 20 and 50 on the 100k-chunk benchmark (docs/retrieval.md).
  */
 export const DEFAULT_SEARCH_SQL: SearchSqlOptions = { dfBudget: 1000, indexCrossover: 30 };
 
