@@ -784,9 +784,9 @@ function storeQuery(q: BenchQuery, mode: SearchMode = 'hybrid'): SearchQuery {
     maxChunksPerSource: DEFAULT_SEARCH_SETTINGS.defaultMaxChunksPerSource,
     allowedSourceTypes: null,
     fusion: {
-      denseWeight:
-        DEFAULT_SEARCH_SETTINGS.fusionByModel[UNUSED_EMBEDDER.modelId] ??
-        DEFAULT_SEARCH_SETTINGS.defaultDenseWeight,
+      ...(DEFAULT_SEARCH_SETTINGS.fusionByModel[UNUSED_EMBEDDER.modelId] ?? {
+        denseWeight: DEFAULT_SEARCH_SETTINGS.defaultDenseWeight,
+      }),
       candidates: HYBRID_CANDIDATES,
     },
   };

@@ -59,7 +59,7 @@ describe.each(ENGINES)('hybrid retrieval quality on %s', (engine) => {
     await db?.close();
   });
 
-  it('keeps what BM25 finds and adds what only the vectors find (nDCG@10)', async () => {
+  it('beats or equals each arm (nDCG@10)', async () => {
     const search = createSearch({ store: createSearchRepository(db), embedder });
     const score = async (mode: 'hybrid' | 'vector' | 'keyword') => {
       let total = 0;
@@ -82,10 +82,32 @@ describe.each(ENGINES)('hybrid retrieval quality on %s', (engine) => {
       await score('keyword'),
     ];
     expect(keyword).toBeLessThan(1); // the paraphrases share no term with their answer
-    // The dense weight is tuned on SciFact, where BM25 is the far stronger arm: hybrid must never
-    // lose to BM25, and must recover most of what BM25 misses. (On this paraphrase-heavy fixture
-    // the vector arm alone scores higher still; see docs/retrieval.md.)
+    // Hybrid beats or equals each arm. Two paraphrases match one common word of a wrong passage
+    // ("make", "away": 16 % and 30 % of the question's idf), which min-max normalisation alone
+    // would score as a perfect keyword hit; the local model's dense lead (a clear cosine margin,
+    // weak keyword evidence) keeps the semantic match first. docs/retrieval.md has the sets.
     expect(hybrid).toBeGreaterThanOrEqual(keyword);
-    expect(hybrid - keyword).toBeGreaterThan((vector - keyword) / 2);
+    expect(hybrid).toBeGreaterThanOrEqual(vector);
+  });
+
+  it('without the dense lead, the lone common-word matches win (what the lead is for)', async () => {
+    const plain = createSearch({
+      store: createSearchRepository(db),
+      embedder,
+      settings: { fusionByModel: { [embedder.modelId]: { denseWeight: 0.15 } } },
+    });
+    const top = async (text: string, search = plain) =>
+      (
+        await search.search(
+          { tenantId: 'outdoor', userId: 'u' },
+          { queryText: text, topK: 3, mode: 'hybrid', filters: {} },
+        )
+      ).hits[0]?.sourceUri.replace('s3://bucket/', '');
+    const withLead = createSearch({ store: createSearchRepository(db), embedder });
+    const paraphrase = 'keeping animals away from my meals overnight';
+    expect(await top(paraphrase)).not.toBe('bear');
+    expect(await top(paraphrase, withLead)).toBe('bear');
+    // A question with strong keyword evidence is ranked the same either way.
+    expect(await top('XR-7 boiling time', withLead)).toBe('stove');
   });
 });

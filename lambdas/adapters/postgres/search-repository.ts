@@ -150,7 +150,8 @@ export function buildSearchSql(
     // A chunk's document (visibility, filters) is checked through the primary key, never by
     // reading every document of the tenant.
     ctes.push(`kw AS MATERIALIZED (
-      SELECT c.id, sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / s.avgdl))) AS bm25
+      SELECT c.id, sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / s.avgdl))) AS bm25,
+             sum(i.idf) AS matched_idf
       FROM (SELECT c.id, c.fts, c.fts_length FROM chunks c
             WHERE gw_search_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               AND coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)
@@ -188,7 +189,20 @@ export function buildSearchSql(
         CASE WHEN NOT in_kw THEN 0
              ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
       FROM scored s)`);
-  const dense = query.mode === 'hybrid' ? p.add(query.fusion.denseWeight, 'float8') : '';
+  let dense = query.mode === 'hybrid' ? p.add(query.fusion.denseWeight, 'float8') : '';
+  const lead = query.fusion.denseLead;
+  if (query.mode === 'hybrid' && lead) {
+    // The dense arm leads when its best candidate stands out and the keyword arm's best match
+    // (by BM25) holds little of the question's idf (FusionSettings.denseLead).
+    ctes.push(`fusion_weight AS MATERIALIZED (
+      SELECT CASE WHEN
+          coalesce((SELECT max(cos) FROM vec), 0)
+            - coalesce((SELECT cos FROM vec ORDER BY cos DESC OFFSET 1 LIMIT 1), 0) >= ${p.add(lead.minMargin, 'float8')}
+          AND coalesce((SELECT matched_idf FROM kw ORDER BY bm25 DESC, id LIMIT 1)
+                       / nullif((SELECT sum(idf) FROM idf), 0), 0) < ${p.add(lead.maxKeywordCoverage, 'float8')}
+        THEN ${p.add(lead.denseWeight, 'float8')} ELSE ${dense} END AS w)`);
+    dense = '(SELECT w FROM fusion_weight)';
+  }
   const fusedExpr =
     query.mode === 'vector'
       ? 'n.cos'

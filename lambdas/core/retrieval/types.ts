@@ -11,11 +11,29 @@ export interface SearchScope {
   readonly globalTenants: readonly string[];
 }
 
+/**
+ * When the vector arm leads a hybrid query: its best candidate stands out (a cosine margin over
+ * the runner-up) while the keyword arm's best match holds little of the question (an idf-weighted
+ * share of its terms). Min-max normalisation scores a lone match on one common word as a perfect
+ * keyword hit; this keeps such a match from outranking a clear semantic one. Per embedding model,
+ * since margins depend on the model (docs/retrieval.md).
+ */
+export interface DenseLead {
+  /** The vector arm's best cosine exceeds its second best by at least this. */
+  readonly minMargin: number;
+  /** The keyword arm's best match covers less than this share of the question's idf. */
+  readonly maxKeywordCoverage: number;
+  /** The dense weight when both hold. */
+  readonly denseWeight: number;
+}
+
 /** Fusion of the two arms: min-max normalised scores, `denseWeight` on the vector arm. */
 export interface FusionSettings {
   readonly denseWeight: number;
   /** Candidates each arm contributes before fusion. */
   readonly candidates: number;
+  /** Unset: `denseWeight` for every query. */
+  readonly denseLead?: DenseLead;
 }
 
 export interface SearchQuery {
