@@ -81,7 +81,7 @@ export function lazyDatabase(openDatabase: () => Promise<Database>): Database {
     kind: 'postgres',
     query: (text, params) => withRetry((db) => db.query(text, params)),
     exec: (script) => withRetry((db) => db.exec(script)),
-    transaction: (fn) => withRetry((db) => db.transaction(fn)),
+    transaction: (fn, settings) => withRetry((db) => db.transaction(fn, settings)),
     close: async () => (pool ? (await pool).close() : undefined),
   };
 }

@@ -17,9 +17,30 @@ export interface Queryable {
 /** A connection pool (or the single in-process PGlite connection). */
 export interface Database extends Queryable {
   readonly kind: 'postgres' | 'pglite';
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws.
+   * `settings` are `SET LOCAL` for this transaction only (never the pooled session), sent with
+   * the BEGIN in one round trip on a server.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, settings?: LocalSettings): Promise<T>;
   close(): Promise<void>;
+}
+
+/** Run-time parameters for one transaction: name to value, both plain (checked, never quoted). */
+export type LocalSettings = Readonly<Record<string, string | number>>;
+
+const SETTING_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/;
+const SETTING_VALUE = /^[A-Za-z0-9_.-]+$/;
+
+/** `SET LOCAL` statements for `settings`; a name or value that is not plain is refused. */
+export function setLocalSql(settings: LocalSettings): string {
+  return Object.entries(settings)
+    .map(([name, value]) => {
+      if (!SETTING_NAME.test(name) || !SETTING_VALUE.test(String(value)))
+        throw new Error(`not a plain setting: ${name} = ${String(value)}`);
+      return `SET LOCAL ${name} = ${value}`;
+    })
+    .join('; ');
 }
 
 /** Formats a vector for a `$n::vector` parameter (pgvector's text form). */

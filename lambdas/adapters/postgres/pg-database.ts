@@ -1,6 +1,6 @@
 /** `Database` over node-postgres: used for PostgreSQL 15 + pgvector in tests and Aurora in AWS. */
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
-import type { Database, Queryable } from './database';
+import { setLocalSql, type Database, type LocalSettings, type Queryable } from './database';
 
 function wrap(client: Pool | PoolClient): Queryable {
   return {
@@ -24,10 +24,15 @@ export function createPgDatabase(config: PoolConfig): Database {
     kind: 'postgres',
     query: (text, params) => root.query(text, params),
     exec: (script) => root.exec(script),
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    async transaction<T>(
+      fn: (tx: Queryable) => Promise<T>,
+      settings: LocalSettings = {},
+    ): Promise<T> {
       const client = await pool.connect();
       try {
-        await client.query('BEGIN');
+        // One round trip for BEGIN and the transaction's settings (simple protocol, no params).
+        const local = setLocalSql(settings);
+        await client.query(local ? `BEGIN; ${local}` : 'BEGIN');
         const result = await fn(wrap(client));
         await client.query('COMMIT');
         return result;

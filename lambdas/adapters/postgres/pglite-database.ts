@@ -3,7 +3,7 @@
  * folder and survives restarts (or in memory when no folder is given, for tests).
  */
 import type { PGlite, Transaction } from '@electric-sql/pglite';
-import type { Database, Queryable } from './database';
+import { setLocalSql, type Database, type Queryable } from './database';
 
 function wrap(db: PGlite | Transaction): Queryable {
   return {
@@ -24,7 +24,12 @@ export function fromPGlite(db: PGlite): Database {
     kind: 'pglite',
     query: (text, params) => root.query(text, params),
     exec: (script) => root.exec(script),
-    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    transaction: (fn, settings = {}) =>
+      db.transaction(async (tx) => {
+        const local = setLocalSql(settings);
+        if (local) await tx.exec(local);
+        return fn(wrap(tx));
+      }),
     close: () => db.close(),
   };
 }

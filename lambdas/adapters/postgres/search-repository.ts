@@ -236,12 +236,10 @@ export function createSearchRepository(
     async search(scope, query) {
       const { text, values } = buildSearchSql(scope, query, options);
       const efSearch = Math.max(40, Math.min(1000, query.fusion.candidates));
-      const rows = await db.transaction(async (tx) => {
-        // Per transaction, never per session: pooled connections must not inherit these.
-        await tx.exec(
-          `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${efSearch}`,
-        );
-        return (await tx.query<HitRow>(text, values)).rows;
+      // Per transaction, never per session: pooled connections must not inherit these.
+      const rows = await db.transaction(async (tx) => (await tx.query<HitRow>(text, values)).rows, {
+        'hnsw.iterative_scan': 'relaxed_order',
+        'hnsw.ef_search': efSearch,
       });
       return rows.map((r): SearchHit => ({
         chunkId: r.chunk_id,
