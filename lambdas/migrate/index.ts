@@ -83,14 +83,13 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
     const app = await readDatabaseSecret(env.APP_DB_SECRET_ARN, env.AWS_REGION);
     const role = await ensureAppRole(db, {
       group: env.APP_DB_GROUP_ROLE,
-      // Rotation alternates between `<login>` and `<login>_clone`: grant from the base name.
-      login: app.username.replace(/_clone$/, ''),
+      login: app.username,
       password: app.password,
     });
     logger.info('migrations applied', {
       applied,
       latest: migrations[migrations.length - 1]?.version,
-      appRole: { created: role.created, members: role.members },
+      appRole: { created: role.created },
     });
     return {
       PhysicalResourceId: PHYSICAL_RESOURCE_ID,

@@ -5,11 +5,13 @@
  * does not become database connections. A minimum capacity of 0 ACUs lets the instance pause
  * when nothing is connected.
  *
- * Two logins, each with its own secret: the owner (`groundwork_admin`, single-user rotation),
- * which only the migration function reads, and the application (`groundwork_app`, alternating-
- * users rotation by the owner's secret), which the request-serving functions read. The
- * migration function creates the application's role with DML grants only
- * (lambdas/adapters/postgres/app-role.ts), so a handler can change rows but never the schema.
+ * Two logins, each with its own secret and single-user rotation: the owner (`groundwork_admin`),
+ * which only the migration function reads, and the application (`groundwork_app`), which the
+ * request-serving functions read. The migration function creates the application's role with
+ * DML grants only (lambdas/adapters/postgres/app-role.ts), so a handler can change rows but
+ * never the schema. Not alternating users: that strategy swaps the secret's username, and RDS
+ * Proxy, which reads only the current version of a secret, then has no credentials for the
+ * user a warm function still logs in as (aws/aws-cdk#25568).
  *
  * Clients join `clientSecurityGroup`, the only group the proxy (or cluster) accepts on 5432;
  * `grantDatabase` in lib/grants.ts adds it to a function with a secret and the endpoint.
@@ -18,7 +20,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { acknowledge } from '../nag';
 
@@ -28,6 +30,9 @@ export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_5;
 export const DATABASE_NAME = 'groundwork';
 /** The application's login (DML only), created by the migration function on its first run. */
 export const APP_DATABASE_USER = 'groundwork_app';
+
+/** Characters rds.DatabaseSecret's generated passwords never contain (its default). */
+const DATABASE_PASSWORD_EXCLUDED = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\';
 /** PostgreSQL's port, on the proxy and the cluster. */
 const PORT = 5432;
 
@@ -60,7 +65,7 @@ export class ServerlessDatabase extends Construct {
   readonly proxy: rds.DatabaseProxy | undefined;
   /** The owner's credentials (username, password, host, port, dbname), rotated every 30 days. */
   readonly secret: secretsmanager.ISecret;
-  /** The application's credentials (DML only), alternating between two users every 30 days. */
+  /** The application's credentials (DML only), its password rotated every 30 days. */
   readonly appSecret: secretsmanager.ISecret;
   /** The application secret's rotation. */
   readonly appSecretRotation: secretsmanager.SecretRotation;
@@ -120,14 +125,20 @@ export class ServerlessDatabase extends Construct {
     this.appSecret = new rds.DatabaseSecret(this, 'AppSecret', {
       username: APP_DATABASE_USER,
       dbname: DATABASE_NAME,
-      // Alternating-users rotation logs in as the owner to create and update the two users.
-      masterSecret: this.secret,
     }).attach(this.cluster);
-    this.appSecretRotation = this.cluster.addRotationMultiUser('AppUserRotation', {
+    // The login changes its own password (PostgreSQL lets a role do that); the username stays,
+    // so RDS Proxy keeps matching it. A function refused after a rotation reads the secret again.
+    this.appSecretRotation = new secretsmanager.SecretRotation(this, 'AppUserRotation', {
+      application: secretsmanager.SecretRotationApplication.POSTGRES_ROTATION_SINGLE_USER,
       secret: this.appSecret,
+      target: this.cluster,
+      vpc,
+      vpcSubnets: subnets,
       automaticallyAfter: Duration.days(30),
-      // The first rotation clones the login with its memberships, so it must come after the
-      // migration function created the login (on the API stack's first deploy), not at once.
+      // Characters the generated passwords already avoid (rds.DatabaseSecret's default).
+      excludeCharacters: DATABASE_PASSWORD_EXCLUDED,
+      // Rotation logs in as the login, so it must come after the migration function created it
+      // (on the API stack's first deploy), not at once.
       rotateImmediatelyOnUpdate: false,
     });
 

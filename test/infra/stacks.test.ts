@@ -93,13 +93,21 @@ describe('Aurora', () => {
     expect(schedules).toHaveLength(2);
     for (const schedule of schedules)
       expect(schedule.Properties?.RotationRules).toEqual({ ScheduleExpression: 'rate(30 days)' });
-    // The application's secret names the owner's (alternating-users rotation logs in with it)
-    // and is not rotated at deploy time, before the migration function created its login.
+    // Both rotate as a single user, so the usernames RDS Proxy matches never change (an
+    // alternating-users secret would swap them); the application's secret does not name the
+    // owner's, and is not rotated at deploy time, before the migration function created its login.
     const appSecret = Object.entries(
       resourcesOfType(built.dataTemplate, 'AWS::SecretsManager::Secret'),
     ).find(([, r]) => JSON.stringify(r.Properties).includes('groundwork_app\\"'));
     expect(appSecret).toBeDefined();
-    expect(JSON.stringify(appSecret![1].Properties)).toContain('masterarn');
+    expect(JSON.stringify(appSecret![1].Properties)).not.toContain('masterarn');
+    // The rotation functions' applications (Serverless Application Repository ids, per partition).
+    const applications = JSON.stringify(
+      (built.dataTemplate.toJSON() as { Mappings?: unknown }).Mappings,
+    );
+    expect(applications).toContain('applications/SecretsManagerRDSPostgreSQLRotationSingleUser');
+    expect(applications).not.toContain('MultiUser');
+    built.dataTemplate.resourceCountIs('AWS::Serverless::Application', 2);
     expect(schedules.filter((s) => s.Properties?.RotateImmediatelyOnUpdate === false)).toHaveLength(
       1,
     );

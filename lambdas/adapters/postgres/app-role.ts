@@ -2,11 +2,11 @@
  * The application's database role: what the request-serving functions log in as in AWS, so that
  * a bug or an injection in a handler can read and change rows but never the schema.
  *
- * A NOLOGIN group role holds the grants; login roles are its members. Secrets Manager's
- * alternating-users rotation clones the login role (`<login>_clone`) with the same memberships,
- * so both users it alternates between have exactly the group's privileges. The migration
- * function (which logs in as the cluster's owner) calls `ensureAppRole` after every migration
- * run, so tables added by later migrations are granted too.
+ * A NOLOGIN group role holds the grants; the login role is its member. Secrets Manager's
+ * single-user rotation changes the login's password as the login itself, so the role never
+ * changes name (lib/constructs/serverless-database.ts says why). The migration function (which
+ * logs in as the cluster's owner) calls `ensureAppRole` after every migration run, so tables
+ * added by later migrations are granted too.
  *
  * Granted, in the current schema only: SELECT, INSERT, UPDATE, DELETE on the tables (SELECT
  * only on the migration ledger and the embedding-model record), USAGE and SELECT on sequences,
@@ -38,8 +38,6 @@ export interface AppRoleOptions {
 export interface AppRoleResult {
   /** Roles this call created (empty when they existed). */
   readonly created: string[];
-  /** Login roles made members of the group: the login and, when rotation made one, its clone. */
-  readonly members: string[];
   readonly schema: string;
 }
 
@@ -47,8 +45,7 @@ export interface AppRoleResult {
 export async function ensureAppRole(db: Database, options: AppRoleOptions): Promise<AppRoleResult> {
   const group = options.group ?? APP_GROUP_ROLE;
   const g = quoteIdentifier(group);
-  quoteIdentifier(options.login);
-  const clone = `${options.login}_clone`;
+  const login = quoteIdentifier(options.login);
   return db.transaction(async (tx) => {
     const { rows: ctx } = await tx.query<{ schema: string; database: string }>(
       'SELECT current_schema() AS schema, current_database() AS database',
@@ -60,7 +57,7 @@ export async function ensureAppRole(db: Database, options: AppRoleOptions): Prom
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('groundwork:app-role'))");
     const { rows: existing } = await tx.query<{ rolname: string }>(
       'SELECT rolname FROM pg_roles WHERE rolname = ANY($1::text[])',
-      [[group, options.login, clone]],
+      [[group, options.login]],
     );
     const exists = new Set(existing.map((r) => r.rolname));
     const created: string[] = [];
@@ -76,7 +73,6 @@ export async function ensureAppRole(db: Database, options: AppRoleOptions): Prom
       await tx.exec(rows[0]!.sql);
       created.push(options.login);
     }
-    const members = [options.login, ...(exists.has(clone) ? [clone] : [])];
     const readOnly = READ_ONLY_TABLES.map((t) => `${s}.${quoteIdentifier(t)}`).join(', ');
     await tx.exec(
       [
@@ -85,9 +81,9 @@ export async function ensureAppRole(db: Database, options: AppRoleOptions): Prom
         `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
         `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
         `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
-        ...members.map((m) => `GRANT ${g} TO ${quoteIdentifier(m)}`),
+        `GRANT ${g} TO ${login}`,
       ].join(';\n'),
     );
-    return { created, members, schema };
+    return { created, schema };
   });
 }
