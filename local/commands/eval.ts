@@ -23,6 +23,10 @@ export interface EvalOptions {
   readonly dataDir: string;
   readonly modes: readonly SearchMode[];
   readonly sample?: number;
+  /**
+   * Hybrid at each of these fixed dense weights instead of the model's fusion (`--dense-weight`,
+   * repeatable): for tuning, so without the model's dense lead.
+   */
   readonly denseWeights?: readonly number[];
   readonly ingestion?: Partial<IngestionSettings>;
   readonly progress?: boolean;
