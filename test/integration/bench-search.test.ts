@@ -1,0 +1,72 @@
+/**
+ * `npm run bench -- search` end to end on a small corpus (2,000 chunks) on the real PostgreSQL,
+ * so that the benchmark cannot rot unnoticed: every section runs and reports, and its recall
+ * figures are computed against the ground truth. Nothing here asserts on time.
+ */
+import { benchSearch, type SearchBenchResult } from '../../bench/search';
+import { TENANTS } from '../../bench/search-data';
+import { TEST_DATABASE_URL } from '../support/databases';
+
+jest.setTimeout(240_000);
+
+describe('search benchmark (small corpus)', () => {
+  let result: SearchBenchResult;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    result = await benchSearch({
+      chunks: 2_000,
+      queries: 10,
+      databaseUrl: TEST_DATABASE_URL,
+      latencyBudgetSeconds: 1,
+      log: (line) => lines.push(line),
+    });
+  });
+
+  it('loads the three tenants and measures every section', () => {
+    expect(result.corpus.chunks).toBe(2_000);
+    expect(result.corpus.tenants).toEqual({
+      [TENANTS.big]: 1_780,
+      [TENANTS.tenPercent]: 200,
+      [TENANTS.onePercent]: 20,
+    });
+    expect(result.vectorArm.sweep.map((r) => r.efSearch)).toEqual([40, 64, 100, 200, 400]);
+    expect(result.filtered.map((f) => f.tenantId)).toEqual([
+      TENANTS.onePercent,
+      TENANTS.tenPercent,
+    ]);
+    expect(result.latency.map((l) => l.label)).toEqual(
+      [TENANTS.big, TENANTS.tenPercent, TENANTS.onePercent].flatMap((t) =>
+        ['hybrid', 'keyword', 'vector'].map((m) =>
+          expect.stringMatching(new RegExp(`^${m}, ${t} `)),
+        ),
+      ),
+    );
+    expect(result.budgetSweep.map((b) => b.dfBudget)).toEqual([
+      250,
+      500,
+      1_000,
+      2_000,
+      5_000,
+      null,
+    ]);
+    expect(lines.some((l) => l.includes('SEARCH BENCHMARK'))).toBe(true);
+  });
+
+  it('measures recall against the exact answers, and search returns top_k rows', () => {
+    // The exact scan agrees with the batched ground truth, and at ef_search 400 HNSW over 1,780
+    // vectors is exact or nearly so.
+    expect(result.vectorArm.exact.agreementWithTruth).toBe(1);
+    expect(result.vectorArm.sweep.at(-1)!.recallAt10).toBeGreaterThan(0.9);
+    for (const f of result.filtered) {
+      const iterative = f.runs.find((r) => r.label === 'iterative scan on (relaxed_order)')!;
+      expect(iterative.fullTopK).toBe(1);
+    }
+    // Hybrid and vector search fill top_k (8); keyword search returns only chunks holding a term.
+    for (const run of result.latency)
+      if (!run.label.startsWith('keyword'))
+        expect([run.label, run.avgHits]).toEqual([run.label, 8]);
+    // The unbounded keyword arm agrees with itself.
+    expect(result.budgetSweep.at(-1)!.keywordAgreement).toBe(1);
+  });
+});
