@@ -115,11 +115,12 @@ export function buildSearchSql(
         WHERE ${visible.documents} AND ${tenantTest} AND ${filters}
         ORDER BY c.embedding <=> ${emb}
         LIMIT ${candidates}`;
-    // N is the planner's own row estimate of `chunks` (one catalog row, whatever the number of
-    // tenants), at least the scope's size: a table never analysed reports -1.
+    // N sums tenant_stats (one row per tenant). Measured against reading the planner's estimate
+    // (pg_class.reltuples, one catalog row) on the benchmark: that made each search about 1 ms
+    // slower at p50 (docs/retrieval.md); with tens of thousands of tenants, revisit.
     ctes.push(`vec_plan AS MATERIALIZED (
       SELECT s.n * s.n >= ${p.add(options.indexCrossover, 'float8')}
-               * greatest((SELECT reltuples FROM pg_class WHERE oid = 'chunks'::regclass), s.n) AS use_index
+               * greatest((SELECT sum(chunk_count) FROM tenant_stats), 1) AS use_index
       FROM stats s)`);
     ctes.push(`vec AS MATERIALIZED (
       SELECT * FROM (${arm(visible.chunkTenants)}) exact_scan WHERE NOT (SELECT use_index FROM vec_plan)
