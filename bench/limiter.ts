@@ -175,7 +175,14 @@ function startChild(): Promise<{ run(spec: WorkloadSpec): Promise<WorkloadResult
 }
 
 /** Runs every phase against a fresh dynalite and returns the measured figures. */
+/** Runs the benchmark, prints its report (as every part of `npm run bench` does) and returns it. */
 export async function benchLimiter(): Promise<LimiterBenchResult> {
+  const result = await measureLimiter();
+  report(result);
+  return result;
+}
+
+async function measureLimiter(): Promise<LimiterBenchResult> {
   const dynamo = await startLocalDynamo();
   const child = await startChild();
   const base = { endpoint: dynamo.endpoint, tableName: dynamo.tableName, concurrency: 16 };
@@ -315,7 +322,7 @@ if (require.main === module) {
     });
     process.send?.({ type: 'ready' });
   } else {
-    benchLimiter().then(report, (err: unknown) => {
+    benchLimiter().catch((err: unknown) => {
       console.error(err);
       process.exitCode = 1;
     });
