@@ -174,7 +174,6 @@ function startChild(): Promise<{ run(spec: WorkloadSpec): Promise<WorkloadResult
   });
 }
 
-/** Runs every phase against a fresh dynalite and returns the measured figures. */
 /** Runs the benchmark, prints its report (as every part of `npm run bench` does) and returns it. */
 export async function benchLimiter(): Promise<LimiterBenchResult> {
   const result = await measureLimiter();
@@ -182,6 +181,7 @@ export async function benchLimiter(): Promise<LimiterBenchResult> {
   return result;
 }
 
+/** Runs every phase against a fresh dynalite and returns the measured figures. */
 async function measureLimiter(): Promise<LimiterBenchResult> {
   const dynamo = await startLocalDynamo();
   const child = await startChild();

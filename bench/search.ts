@@ -19,6 +19,7 @@ import { Client } from 'pg';
 import {
   toVectorLiteral,
   type Database,
+  type LocalSettings,
   type Queryable,
 } from '../lambdas/adapters/postgres/database';
 import { filtersSql, visibilitySql } from '../lambdas/adapters/postgres/filter-sql';
@@ -28,6 +29,7 @@ import {
   buildSearchSql,
   createSearchRepository,
   DEFAULT_SEARCH_SQL,
+  efSearchFor,
 } from '../lambdas/adapters/postgres/search-repository';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { Embedder } from '../lambdas/core/ports';
@@ -396,27 +398,26 @@ interface ScanSettings {
 function repositorySettings(candidates: number): ScanSettings {
   return {
     iterativeScan: 'relaxed_order',
-    efSearch: Math.max(PGVECTOR_DEFAULT_EF_SEARCH, Math.min(1000, candidates)),
+    efSearch: efSearchFor(candidates),
   };
 }
 
-function settingsSql(s: ScanSettings): string {
-  const lines = [
-    `SET LOCAL hnsw.iterative_scan = ${s.iterativeScan === 'off' ? 'off' : 'relaxed_order'}`,
-    `SET LOCAL hnsw.ef_search = ${Math.trunc(s.efSearch)}`,
-  ];
-  if (s.exact) lines.push('SET LOCAL enable_indexscan = off');
-  if (s.forceHnsw) lines.push('SET LOCAL enable_sort = off');
-  return lines.join('; ');
+/** The transaction settings (`SET LOCAL`) of a measurement. */
+function localSettings(s: ScanSettings): LocalSettings {
+  return {
+    'hnsw.iterative_scan': s.iterativeScan,
+    'hnsw.ef_search': Math.trunc(s.efSearch),
+    ...(s.exact ? { enable_indexscan: 'off' } : {}),
+    ...(s.forceHnsw ? { enable_sort: 'off' } : {}),
+  };
 }
 
 async function runIds(db: Database, stmt: Statement, s: ScanSettings): Promise<string[]> {
-  return db.transaction(async (tx) => {
-    await tx.exec(settingsSql(s));
-    return (await tx.query<{ chunk_id: string }>(stmt.text, stmt.values)).rows.map(
-      (r) => r.chunk_id,
-    );
-  });
+  return db.transaction(
+    async (tx) =>
+      (await tx.query<{ chunk_id: string }>(stmt.text, stmt.values)).rows.map((r) => r.chunk_id),
+    localSettings(s),
+  );
 }
 
 interface PlanNode {
@@ -489,10 +490,10 @@ async function planKinds(
 ): Promise<Record<PlanKind, number>> {
   const out: Record<PlanKind, number> = {};
   for (const stmt of stmts) {
-    const kind = await db.transaction(async (tx) => {
-      await tx.exec(settingsSql(s));
-      return vectorPlanKind((await explain(tx, stmt, true)).Plan);
-    });
+    const kind = await db.transaction(
+      async (tx) => vectorPlanKind((await explain(tx, stmt, true)).Plan),
+      localSettings(s),
+    );
     out[kind] = (out[kind] ?? 0) + 1;
   }
   return out;
@@ -865,10 +866,10 @@ async function cteBreakdown(db: Database, stmts: readonly Statement[]) {
     ]);
   };
   for (const stmt of stmts) {
-    const plan = await db.transaction(async (tx) => {
-      await tx.exec(settingsSql(HYBRID_SETTINGS));
-      return explain(tx, stmt, true);
-    });
+    const plan = await db.transaction(
+      async (tx) => explain(tx, stmt, true),
+      localSettings(HYBRID_SETTINGS),
+    );
     executions.push(plan['Execution Time'] ?? 0);
     plannings.push(plan['Planning Time'] ?? 0);
     for (const node of walk(plan.Plan)) {

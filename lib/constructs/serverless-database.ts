@@ -31,8 +31,12 @@ export const DATABASE_NAME = 'groundwork';
 /** The application's login (DML only), created by the migration function on its first run. */
 export const APP_DATABASE_USER = 'groundwork_app';
 
-/** Characters rds.DatabaseSecret's generated passwords never contain (its default). */
+/**
+ * Characters the application's passwords never contain, when the secret is generated and at every
+ * rotation (rds.DatabaseSecret's own default, given to both so that they cannot drift apart).
+ */
 const DATABASE_PASSWORD_EXCLUDED = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\';
+
 /** PostgreSQL's port, on the proxy and the cluster. */
 const PORT = 5432;
 
@@ -125,6 +129,7 @@ export class ServerlessDatabase extends Construct {
     this.appSecret = new rds.DatabaseSecret(this, 'AppSecret', {
       username: APP_DATABASE_USER,
       dbname: DATABASE_NAME,
+      excludeCharacters: DATABASE_PASSWORD_EXCLUDED,
     }).attach(this.cluster);
     // The login changes its own password (PostgreSQL lets a role do that); the username stays,
     // so RDS Proxy keeps matching it. A function refused after a rotation reads the secret again.
@@ -135,7 +140,6 @@ export class ServerlessDatabase extends Construct {
       vpc,
       vpcSubnets: subnets,
       automaticallyAfter: Duration.days(30),
-      // Characters the generated passwords already avoid (rds.DatabaseSecret's default).
       excludeCharacters: DATABASE_PASSWORD_EXCLUDED,
       // Rotation logs in as the login, so it must come after the migration function created it
       // (on the API stack's first deploy), not at once.

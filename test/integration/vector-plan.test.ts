@@ -9,6 +9,7 @@ import {
   buildSearchSql,
   createSearchRepository,
   DEFAULT_SEARCH_SQL,
+  vectorScanSettings,
 } from '../../lambdas/adapters/postgres/search-repository';
 import { createSearch } from '../../lambdas/core/retrieval/search';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
@@ -77,16 +78,13 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
       indexCrossover === undefined ? {} : { indexCrossover },
     );
     const plan = await db.transaction(async (tx) => {
-      await tx.exec(
-        'SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100',
-      );
       const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
         stmt.values,
       );
       const raw = rows[0]!['QUERY PLAN'];
       return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-    });
+    }, vectorScanSettings(100));
     const vec = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE vec');
     expect(vec).toBeDefined();
     const gated = [...walk(vec!)].filter((n) => n['One-Time Filter'] !== undefined);

@@ -17,7 +17,7 @@ import type {
   SearchStore,
   TenantPolicy,
 } from '../../core/retrieval/types';
-import { toVectorLiteral, type Database } from './database';
+import { toVectorLiteral, type Database, type LocalSettings } from './database';
 import { filtersSql, visibilityParts } from './filter-sql';
 import { SqlParams } from './sql-params';
 import { textSearchConfig } from './text-search';
@@ -68,6 +68,20 @@ export interface SearchSqlOptions {
  * between 20 and 50 on the 100k-chunk benchmark (docs/retrieval.md).
  */
 export const DEFAULT_SEARCH_SQL: SearchSqlOptions = { dfBudget: 1000, indexCrossover: 30 };
+
+/** pgvector's `hnsw.ef_search` for a candidate count: the index returns at most that many rows. */
+export function efSearchFor(candidates: number): number {
+  return Math.max(40, Math.min(1000, candidates));
+}
+
+/**
+ * The settings a search's transaction runs with (`SET LOCAL`, never per session, so pooled
+ * connections do not inherit them): iterative index scans, so that selective filters still fill
+ * `top_k`, and `ef_search` for the candidate count.
+ */
+export function vectorScanSettings(candidates: number): LocalSettings {
+  return { 'hnsw.iterative_scan': 'relaxed_order', 'hnsw.ef_search': efSearchFor(candidates) };
+}
 
 /** Builds the statement for one query; exported for the benchmark and tests. */
 export function buildSearchSql(
@@ -239,12 +253,10 @@ export function createSearchRepository(
   return {
     async search(scope, query) {
       const { text, values } = buildSearchSql(scope, query, options);
-      const efSearch = Math.max(40, Math.min(1000, query.fusion.candidates));
-      // Per transaction, never per session: pooled connections must not inherit these.
-      const rows = await db.transaction(async (tx) => (await tx.query<HitRow>(text, values)).rows, {
-        'hnsw.iterative_scan': 'relaxed_order',
-        'hnsw.ef_search': efSearch,
-      });
+      const rows = await db.transaction(
+        async (tx) => (await tx.query<HitRow>(text, values)).rows,
+        vectorScanSettings(query.fusion.candidates),
+      );
       return rows.map((r): SearchHit => ({
         chunkId: r.chunk_id,
         documentId: r.document_id,

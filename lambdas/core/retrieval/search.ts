@@ -6,20 +6,10 @@ import { ForbiddenError, UnavailableError } from '../errors';
 import type { Embedder, Log, MetricsSink } from '../ports';
 import { noMetrics, silentLog } from '../ports';
 import type { SearchFilters } from './filters';
-import type {
-  DenseLead,
-  FusionSettings,
-  SearchHit,
-  SearchMode,
-  SearchScope,
-  SearchStore,
-} from './types';
+import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } from './types';
 
-/** How one embedding model's vectors are fused with BM25. */
-export interface ModelFusion {
-  readonly denseWeight: number;
-  readonly denseLead?: DenseLead;
-}
+/** How one embedding model's vectors are fused with BM25 (the candidate count is per request). */
+export type ModelFusion = Omit<FusionSettings, 'candidates'>;
 
 export interface SearchSettings {
   /** Fusion per embedding model id, tuned on training data (see docs/retrieval.md). */
