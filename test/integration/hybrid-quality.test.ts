@@ -109,5 +109,6 @@ describe.each(ENGINES)('hybrid retrieval quality on %s', (engine) => {
     expect(await top(paraphrase, withLead)).toBe('bear');
     // A question with strong keyword evidence is ranked the same either way.
     expect(await top('XR-7 boiling time', withLead)).toBe('stove');
+    expect(await top('XR-7 boiling time')).toBe('stove');
   });
 });
