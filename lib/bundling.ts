@@ -5,6 +5,10 @@
  * that the bench can read it cheaply.
  */
 import path from 'node:path';
+import { ensureSchemaInlinedClients, schemaInlinedClientAliases } from './sdk-schema-inlining';
+
+/** The repository root, where esbuild runs and the relative alias paths start. */
+const PROJECT_DIR = path.resolve(__dirname, '..');
 
 /** Node.js major version of the Lambda runtime and of esbuild's target. */
 export const NODE_MAJOR = 22;
@@ -73,9 +77,15 @@ export const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/token-providers': './lambdas/adapters/aws/lambda-token-providers.ts',
 };
 
-/** esbuild's `alias` for a function's bundle (relative paths: build with the repository root as working directory). */
+/**
+ * esbuild's `alias` for a function's bundle (relative paths: build with the repository root as
+ * working directory). With the SDK bundled: LAMBDA_SDK_ALIASES, and each SDK client sent to its
+ * copy with literal schema keys (lib/sdk-schema-inlining.ts), which this makes first if missing.
+ */
 export function bundleAliases(awsSdk: AwsSdkSource): Record<string, string> {
-  return awsSdk === 'bundled' ? { ...LAMBDA_SDK_ALIASES } : {};
+  if (awsSdk !== 'bundled') return {};
+  ensureSchemaInlinedClients(PROJECT_DIR);
+  return { ...LAMBDA_SDK_ALIASES, ...schemaInlinedClientAliases() };
 }
 
 /** The same aliases as NodejsFunction's `bundling.esbuildArgs` (`--alias:from=to`). */
