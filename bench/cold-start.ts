@@ -241,7 +241,8 @@ function dominantPackages(metafile: Metafile, top = 6): [string, number][] {
   const byPackage = new Map<string, number>();
   for (const output of Object.values(metafile.outputs)) {
     for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+      // The SDK clients' schema-inlined copies count as the clients they are.
+      const match = /node_modules\/(?:\.cache\/groundwork-sdk\/)?((?:@[^/]+\/)?[^/]+)/.exec(input);
       const key = match?.[1] ?? '(project source)';
       byPackage.set(key, (byPackage.get(key) ?? 0) + bytesInOutput);
     }

@@ -65,7 +65,10 @@ export const AWS_SDK_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
  *   link, which is all the replacement does;
  * - `@aws-sdk/token-providers`, the Bedrock client's bearer-token lookup: the environment, then
  *   the SSO token cache (with the SSO OIDC client, about 20 KB). The replacement keeps the
- *   environment lookup only.
+ *   environment lookup only;
+ * - `@aws-sdk/endpoint-cache`, the DynamoDB client's cache of discovered endpoints, built at
+ *   client construction on mnemonist's LRU cache (with obliterator, about 7 KB). The
+ *   replacement is the same class on a Map; the functions never turn endpoint discovery on.
  * A bundle run outside Lambda therefore needs credentials in AWS_ACCESS_KEY_ID and
  * AWS_SECRET_ACCESS_KEY: profiles, SSO and instance roles are not looked for. Tests and local/
  * are not bundled and keep the SDK's own chains. With `awsSdk: runtime` the clients are not
@@ -75,6 +78,7 @@ export const AWS_SDK_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
 export const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './lambdas/adapters/aws/lambda-credentials.ts',
   '@aws-sdk/token-providers': './lambdas/adapters/aws/lambda-token-providers.ts',
+  '@aws-sdk/endpoint-cache': './lambdas/adapters/aws/lambda-endpoint-cache.ts',
 };
 
 /**
@@ -143,9 +147,25 @@ export const SIDE_LOADED_BY: Readonly<Partial<Record<LambdaName, readonly string
   answerStream: ['gpt-tokenizer'],
 };
 
-/** esbuild's `external` for a function's bundle: its side-loaded modules, and the SDK if the runtime's. */
+/**
+ * Modules no function ever loads, left out of every bundle (esbuild `external`: were one
+ * required after all, the require would fail with MODULE_NOT_FOUND rather than run code nobody
+ * tested in a Lambda):
+ * - pg's native client, `pg/lib/native` (about 8 KB): loaded only with NODE_PG_FORCE_NATIVE set
+ *   or through `pg.native`, which the adapters never use; the `pg-native` addon it wraps is not
+ *   installed either, so `pg.native` is null, with or without it;
+ * - `pgpass` (with split2, about 4 KB): pg looks in ~/.pgpass only for a connection given no
+ *   password; the functions always pass the database secret's (and pg 9 drops the lookup).
+ * A path starts at the repository root, where esbuild runs.
+ */
+export const NEVER_LOADED_MODULES = ['./node_modules/pg/lib/native', 'pgpass'] as const;
+
+/**
+ * esbuild's `external` for a function's bundle: the modules no function loads, its side-loaded
+ * modules, and the SDK if the runtime's.
+ */
 export function bundleExternals(sideLoaded: readonly string[], awsSdk: AwsSdkSource): string[] {
-  return [...(awsSdk === 'runtime' ? AWS_SDK_MODULES : []), ...sideLoaded];
+  return [...NEVER_LOADED_MODULES, ...(awsSdk === 'runtime' ? AWS_SDK_MODULES : []), ...sideLoaded];
 }
 
 /** The side-loaded module of that name; throws for a name SIDE_LOADED_MODULES lacks. */

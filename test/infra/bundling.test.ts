@@ -3,10 +3,11 @@
  * and token chains replaced in the bundled builds (`awsSdk: bundled`), and the AWS SDK left to
  * the Lambda runtime (`awsSdk: runtime`), through GroundworkFunction and through esbuild alone.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { App, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -18,12 +19,14 @@ import {
   bundleExternals,
   ESBUILD_OPTIONS,
   LAMBDA_ENTRIES,
+  NEVER_LOADED_MODULES,
   SIDE_LOADED_BY,
   sideBundleBuilds,
   type AwsSdkSource,
 } from '../../lib/bundling';
 import { REPO_ROOT } from '../../lib/config';
 import { GroundworkFunction } from '../../lib/constructs/groundwork-function';
+import { TEST_DATABASE_URL } from '../support/databases';
 
 /** Not preceded by "[": the SDK's error messages quote `[require("@aws-sdk/...")]`. */
 const SDK_REFERENCE = /(?<!\[)(require|import)\("(@(aws-sdk|smithy)\/[^"]+)"\)/g;
@@ -33,9 +36,12 @@ function sdkReferences(bundle: string): string[] {
   return [...bundle.matchAll(SDK_REFERENCE)].map((m) => `${m[1]} ${m[2]}`);
 }
 
-/** The SDK packages that only a credential or token chain outside Lambda needs. */
+/**
+ * The SDK packages that only a credential or token chain outside Lambda needs, and the ones the
+ * bundles replace (LAMBDA_SDK_ALIASES) with what only they bring (mnemonist, obliterator).
+ */
 const NOT_IN_LAMBDA =
-  /node_modules\/(@aws-sdk\/(credential-provider-(node|sso|ini|process|web-identity|login|http)|nested-clients|token-providers)|@smithy\/credential-provider-imds)\//;
+  /node_modules\/(@aws-sdk\/(credential-provider-(node|sso|ini|process|web-identity|login|http)|nested-clients|token-providers|endpoint-cache)|@smithy\/credential-provider-imds|mnemonist|obliterator)\//;
 
 /** One function bundled in memory as deployed (without its source map), with esbuild's metafile. */
 function bundleFunction(name: keyof typeof LAMBDA_ENTRIES, awsSdk: AwsSdkSource) {
@@ -64,6 +70,8 @@ describe('awsSdk: bundled', () => {
       });
       // Every function has an SDK client, so each carries the environment-only provider.
       expect(inputs).toContain('lambdas/adapters/aws/lambda-credentials.ts');
+      if (inputs.some((i) => i.includes('@aws-sdk/client-dynamodb/')))
+        expect(inputs).toContain('lambdas/adapters/aws/lambda-endpoint-cache.ts');
     }
   });
 
@@ -135,10 +143,66 @@ describe('awsSdk: bundled', () => {
   });
 });
 
+describe('modules no function loads', () => {
+  it('are in no bundle', () => {
+    const withPg: string[] = [];
+    for (const name of Object.keys(LAMBDA_ENTRIES) as (keyof typeof LAMBDA_ENTRIES)[]) {
+      const { inputs } = bundleFunction(name, 'bundled');
+      const never = inputs.filter((i) => /node_modules\/(pg\/lib\/native|pgpass|split2)\//.test(i));
+      expect({ name, never }).toEqual({ name, never: [] });
+      if (inputs.includes('node_modules/pg/lib/client.js')) withPg.push(name);
+    }
+    // The functions with a database: all but usage (DynamoDB only).
+    expect(withPg).toEqual(Object.keys(LAMBDA_ENTRIES).filter((n) => n !== 'usage'));
+  });
+
+  it('leave a bundled pg pool logging in with a password and querying, pg.native null', async () => {
+    const outfile = path.join(mkdtempSync(path.join(os.tmpdir(), 'groundwork-pg-')), 'probe.js');
+    buildSync({
+      ...ESBUILD_OPTIONS,
+      mainFields: [...ESBUILD_OPTIONS.mainFields],
+      sourcemap: false,
+      stdin: {
+        // As the adapters connect (lambdas/adapters/aws/database-from-secret.ts): fields, not a URL.
+        contents: `
+          const pg = require('pg');
+          const pool = new pg.Pool(JSON.parse(process.argv[2]));
+          pool.query('SELECT current_user AS who').then(async ({ rows }) => {
+            console.log(JSON.stringify({ who: rows[0].who, native: pg.native }));
+            await pool.end();
+          }, (e) => { console.error(e); process.exit(1); });`,
+        resolveDir: REPO_ROOT,
+      },
+      outfile,
+      external: bundleExternals([], 'bundled'),
+      absWorkingDir: REPO_ROOT,
+      logLevel: 'error',
+    });
+    const url = new URL(TEST_DATABASE_URL);
+    const config = {
+      host: url.hostname,
+      port: Number(url.port || 5432),
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      database: url.pathname.slice(1),
+    };
+    const run = await promisify(execFile)(process.execPath, [outfile, JSON.stringify(config)], {
+      env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir() },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(JSON.parse(run.stdout)).toEqual({ who: config.user, native: null });
+  });
+});
+
 describe('awsSdk: runtime', () => {
   it('leaves the SDK and the Smithy packages out of the bundle, and nothing else', () => {
-    expect(bundleExternals(['unpdf'], 'runtime')).toEqual([...AWS_SDK_MODULES, 'unpdf']);
-    expect(bundleExternals(['unpdf'], 'bundled')).toEqual(['unpdf']);
+    expect(bundleExternals(['unpdf'], 'runtime')).toEqual([
+      ...NEVER_LOADED_MODULES,
+      ...AWS_SDK_MODULES,
+      'unpdf',
+    ]);
+    expect(bundleExternals(['unpdf'], 'bundled')).toEqual([...NEVER_LOADED_MODULES, 'unpdf']);
   });
 
   it('loads every SDK client with require(), which finds the runtime copy through NODE_PATH', () => {
