@@ -1,6 +1,32 @@
 // ESLint flat config: typescript-eslint's type-aware rules, with no-floating-promises on.
 import tseslint from 'typescript-eslint';
 
+const CLASSIC_ZOD_MESSAGE =
+  "Bundle size: zod's classic API is not tree-shakable and costs about 97 KB in every Lambda " +
+  "bundle; use zod/mini (about 25 KB) through `import { z } from '../core/zod'`.";
+/** Classic zod, kept out of lambdas/ (local/, lib/, bin/ and scripts/ are not bundled). */
+const CLASSIC_ZOD = ['zod', 'zod/v4', 'zod/v3'].map((name) => ({
+  name,
+  message: CLASSIC_ZOD_MESSAGE,
+}));
+/** zod/mini installs no locale: lambdas/core/zod.ts re-exports it with the English messages. */
+const ZOD_MINI_UNCONFIGURED = ['zod/mini', 'zod/v4/mini', 'zod/v4-mini'].map((name) => ({
+  name,
+  message:
+    "Import { z } from lambdas/core/zod, which installs zod/mini's English error messages " +
+    '(zod/mini has none of its own: every message would read "Invalid input").',
+}));
+/**
+ * lambdas/core/zod re-exports zod/mini's `z` too: that is one object holding every export, so a
+ * named `{ z }` import keeps all of zod/mini (every locale included, about 420 KB) in the bundle.
+ */
+const NAMED_Z_IMPORT = {
+  selector: 'ImportDeclaration[source.value=/zod$/] > ImportSpecifier[imported.name="z"]',
+  message:
+    "Bundle size: import zod as a namespace, `import * as z from '../core/zod'`, which esbuild " +
+    "tree-shakes; the named `z` is zod/mini's whole namespace object (about 420 KB per bundle).",
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -32,5 +58,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
     },
+  },
+  {
+    // Everything under lambdas/ is bundled into a Lambda function.
+    files: ['lambdas/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [...CLASSIC_ZOD, ...ZOD_MINI_UNCONFIGURED] }],
+      'no-restricted-syntax': ['error', NAMED_Z_IMPORT],
+    },
+  },
+  {
+    files: ['lambdas/core/zod.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: CLASSIC_ZOD }] },
   },
 );

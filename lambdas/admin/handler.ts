@@ -2,7 +2,7 @@
  * The /admin routes (admin group only, own tenant only): statistics, feedback, and prompt
  * configuration versions. Thin: validation, identity, one use case each (core/admin).
  */
-import * as z from 'zod';
+import * as z from '../core/zod';
 import type { Admin, PromptVersion } from '../core/admin/admin';
 import { cursorCodec } from '../http/cursor';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
@@ -13,12 +13,12 @@ import {
   statsQuerySchema,
 } from './schema';
 
-const noBody = z.object({}).strict();
+const noBody = z.strictObject({});
 const feedbackCursor = cursorCodec(
   z.object({
     updatedAt: z.iso.datetime(),
     messageId: z.uuid(),
-    userId: z.string().min(1),
+    userId: z.string().check(z.minLength(1)),
   }),
 );
 

@@ -14,7 +14,7 @@
  * database pool opens on the first request.
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { createObservability } from '../adapters/observability/powertools';
@@ -24,8 +24,8 @@ import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAdminHandlers } from './handler';
 
 /** The `admin` function's environment (set by the CDK app's grant helpers). */
-export const adminEnvSchema = lambdaEnvSchema.extend({
-  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('admin'),
+export const adminEnvSchema = z.extend(lambdaEnvSchema, {
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'admin'),
   ...limitsEnvShape,
 });
 export type AdminEnv = z.infer<typeof adminEnvSchema>;

@@ -1,70 +1,62 @@
 /** The /admin routes: request and response contracts (also the source of the OpenAPI document). */
-import * as z from 'zod';
+import * as z from '../core/zod';
 
-export const statsQuerySchema = z
-  .object({
-    /** Activity (answers, active users, feedback) over the last N days. */
-    window_days: z.coerce.number().int().min(1).max(365).default(30),
-  })
-  .strict();
+export const statsQuerySchema = z.strictObject({
+  /** Activity (answers, active users, feedback) over the last N days. */
+  window_days: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(365)), 30),
+});
 
-export const feedbackQuerySchema = z
-  .object({
-    rating: z.enum(['positive', 'negative', 'neutral']).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
-    cursor: z.string().max(512).optional(),
-  })
-  .strict();
+export const feedbackQuerySchema = z.strictObject({
+  rating: z.optional(z.enum(['positive', 'negative', 'neutral'])),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 50),
+  cursor: z.optional(z.string().check(z.maxLength(512))),
+});
 
-export const promptConstraintsSchema = z
-  .object({
-    top_k: z.number().int().min(1).max(50).optional(),
-    allowed_source_types: z
-      .array(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/))
-      .max(50)
-      .optional(),
-    /** Phrases that select this profile when a request names none. */
-    keywords: z.array(z.string().min(1).max(100)).max(100).optional(),
-  })
-  .strict();
+const sourceTypeName = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
+const keyword = z.string().check(z.minLength(1), z.maxLength(100));
 
-export const createPromptRequestSchema = z
-  .object({
-    /** `_system` is the system prompt; any other name is a capability profile. */
-    profile: z.string().regex(/^[_a-z][a-z0-9_-]{0,31}$/),
-    name: z.string().trim().min(1).max(200),
-    instructions: z.string().trim().min(1).max(20_000),
-    constraints: promptConstraintsSchema.default({}),
-    /** Make the new version the active one right away. */
-    activate: z.boolean().default(false),
-  })
-  .strict();
+export const promptConstraintsSchema = z.strictObject({
+  top_k: z.optional(z.int().check(z.gte(1), z.lte(50))),
+  allowed_source_types: z.optional(z.array(sourceTypeName).check(z.maxLength(50))),
+  /** Phrases that select this profile when a request names none. */
+  keywords: z.optional(z.array(keyword).check(z.maxLength(100))),
+});
 
-const countsSchema = z.record(z.string(), z.number().int());
+export const createPromptRequestSchema = z.strictObject({
+  /** `_system` is the system prompt; any other name is a capability profile. */
+  profile: z.string().check(z.regex(/^[_a-z][a-z0-9_-]{0,31}$/)),
+  name: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
+  instructions: z.string().check(z.trim(), z.minLength(1), z.maxLength(20_000)),
+  constraints: z._default(promptConstraintsSchema, {}),
+  /** Make the new version the active one right away. */
+  activate: z._default(z.boolean(), false),
+});
+
+const countsSchema = z.record(z.string(), z.int());
 
 export const statsResponseSchema = z.object({
   tenant_id: z.string(),
   since: z.string(),
-  documents: z.object({ total: z.number().int(), by_status: countsSchema }),
-  chunks: z.number().int(),
-  threads: z.number().int(),
-  messages: z.number().int(),
-  active_users: z.number().int(),
+  documents: z.object({ total: z.int(), by_status: countsSchema }),
+  chunks: z.int(),
+  threads: z.int(),
+  messages: z.int(),
+  active_users: z.int(),
   answers: z.object({
-    total: z.number().int(),
+    total: z.int(),
     by_confidence: countsSchema,
     by_profile: countsSchema,
-    insufficient_context: z.number().int(),
-    fallback_to_generic: z.number().int(),
+    insufficient_context: z.int(),
+    fallback_to_generic: z.int(),
   }),
   feedback: countsSchema,
   quota_use_by_plan: z.array(
     z.object({
       plan: z.string(),
       month: z.string(),
-      users: z.number().int(),
-      answers: z.object({ used: z.number().int(), limit_per_user: z.number().int().nullable() }),
-      searches: z.object({ used: z.number().int(), limit_per_user: z.number().int().nullable() }),
+      users: z.int(),
+      answers: z.object({ used: z.int(), limit_per_user: z.nullable(z.int()) }),
+      searches: z.object({ used: z.int(), limit_per_user: z.nullable(z.int()) }),
     }),
   ),
 });
@@ -76,15 +68,15 @@ export const feedbackResponseSchema = z.object({
       thread_id: z.string(),
       user_id: z.string(),
       rating: z.enum(['positive', 'negative', 'neutral']),
-      comment: z.string().nullable(),
-      question: z.string().nullable(),
+      comment: z.nullable(z.string()),
+      question: z.nullable(z.string()),
       answer: z.string(),
-      confidence: z.string().nullable(),
-      profile: z.string().nullable(),
+      confidence: z.nullable(z.string()),
+      profile: z.nullable(z.string()),
       updated_at: z.string(),
     }),
   ),
-  next_cursor: z.string().nullable(),
+  next_cursor: z.nullable(z.string()),
 });
 
 export const promptSchema = z.object({
@@ -92,12 +84,12 @@ export const promptSchema = z.object({
   scope: z.enum(['default', 'tenant']),
   profile: z.string(),
   name: z.string(),
-  version: z.number().int(),
+  version: z.int(),
   instructions: z.string(),
   constraints: promptConstraintsSchema,
   active: z.boolean(),
   created_at: z.string(),
-  created_by: z.string().nullable(),
+  created_by: z.nullable(z.string()),
 });
 
 export const promptsResponseSchema = z.object({ prompts: z.array(promptSchema) });

@@ -3,7 +3,7 @@
  * with progress, removal, retry of a failed document, and the passage a citation points at.
  * Thin: validation, identity, one use case each (core/documents).
  */
-import * as z from 'zod';
+import * as z from '../core/zod';
 import type { DocumentView, Documents } from '../core/documents/documents';
 import type { Database } from '../adapters/postgres/database';
 import { listDocuments } from '../adapters/postgres/document-queries';
@@ -16,9 +16,9 @@ import {
   type DocumentDetail,
 } from './schema';
 
-const noBody = z.object({}).strict();
+const noBody = z.strictObject({});
 /** GET /documents pages by source URI. */
-const documentsCursor = cursorCodec(z.object({ after: z.string().min(1) }));
+const documentsCursor = cursorCodec(z.object({ after: z.string().check(z.minLength(1)) }));
 
 function toDetail(d: DocumentView): DocumentDetail {
   const progress = d.progress as DocumentDetail['progress'];
@@ -45,7 +45,7 @@ function toDetail(d: DocumentView): DocumentDetail {
 export function makeListHandler(deps: HttpHandlerDeps & { db: Database; documents: Documents }) {
   return createHttpHandler(
     deps,
-    { route: 'documents.list', schema: z.object({}).loose() },
+    { route: 'documents.list', schema: z.looseObject({}) },
     async ({ identity, query }) => {
       const q = parseOrThrow(listDocumentsQuerySchema, query);
       await deps.documents.expireStaleUploads(identity);

@@ -16,7 +16,7 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { createObservability } from '../adapters/observability/powertools';
@@ -27,13 +27,13 @@ import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeDocumentHandlers } from './handler';
 
 /** The `documents` function's environment (set by the CDK app's grant helpers). */
-export const documentsEnvSchema = lambdaEnvSchema.extend({
-  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('documents'),
+export const documentsEnvSchema = z.extend(lambdaEnvSchema, {
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'documents'),
   ...limitsEnvShape,
   /** The documents bucket: uploads are presigned for it, removals and retries act on it. */
-  DOCUMENTS_BUCKET: z.string().min(3),
+  DOCUMENTS_BUCKET: z.string().check(z.minLength(3)),
   /** How long a presigned upload URL stays valid. */
-  UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
+  UPLOAD_URL_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.gte(60), z.lte(3600)), 900),
 });
 export type DocumentsEnv = z.infer<typeof documentsEnvSchema>;
 

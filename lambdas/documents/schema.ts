@@ -1,94 +1,83 @@
 /** The /documents routes: request and response contracts (also the source of the OpenAPI document). */
-import * as z from 'zod';
+import * as z from '../core/zod';
 
-const sourceType = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/);
+const sourceType = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
 const attributeName = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,99}$/, 'use letters, digits, "_", "." and "-"');
+  .check(z.regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,99}$/, 'use letters, digits, "_", "." and "-"'));
+const attributeValue = z.union([
+  z.string().check(z.maxLength(1000)),
+  z.number(),
+  z.boolean(),
+  z.array(z.string().check(z.maxLength(200))).check(z.maxLength(50)),
+]);
+const attributes = z
+  .record(attributeName, attributeValue)
+  .check(z.refine((m) => Object.keys(m).length <= 50, 'at most 50 attributes'));
 
-export const createDocumentRequestSchema = z
-  .object({
-    /** The file's name; only its last path segment is kept. */
-    filename: z.string().min(1).max(255),
-    /** The type the PUT will send (signed: S3 refuses another). */
-    content_type: z.string().min(1).max(255),
-    /** The exact size the PUT will send (signed: S3 refuses another). */
-    size_bytes: z.number().int().min(1),
-    /** `tenant` (default): everyone in the tenant; `user`: only you. */
-    visibility: z.enum(['tenant', 'user']).default('tenant'),
-    title: z.string().trim().min(1).max(500).optional(),
-    source_type: sourceType.optional(),
-    language: z
-      .string()
-      .regex(/^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})?$/)
-      .optional(),
-    /** Filterable attributes, written as the Bedrock-KB metadata sidecar. */
-    metadata: z
-      .record(
-        attributeName,
-        z.union([
-          z.string().max(1000),
-          z.number(),
-          z.boolean(),
-          z.array(z.string().max(200)).max(50),
-        ]),
-      )
-      .refine((m) => Object.keys(m).length <= 50, 'at most 50 attributes')
-      .optional(),
-  })
-  .strict();
+export const createDocumentRequestSchema = z.strictObject({
+  /** The file's name; only its last path segment is kept. */
+  filename: z.string().check(z.minLength(1), z.maxLength(255)),
+  /** The type the PUT will send (signed: S3 refuses another). */
+  content_type: z.string().check(z.minLength(1), z.maxLength(255)),
+  /** The exact size the PUT will send (signed: S3 refuses another). */
+  size_bytes: z.int().check(z.gte(1)),
+  /** `tenant` (default): everyone in the tenant; `user`: only you. */
+  visibility: z._default(z.enum(['tenant', 'user']), 'tenant'),
+  title: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(500))),
+  source_type: z.optional(sourceType),
+  language: z.optional(z.string().check(z.regex(/^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})?$/))),
+  /** Filterable attributes, written as the Bedrock-KB metadata sidecar. */
+  metadata: z.optional(attributes),
+});
 export type CreateDocumentRequest = z.infer<typeof createDocumentRequestSchema>;
 
-export const listDocumentsQuerySchema = z
-  .object({
-    status: z.enum(['queued', 'processing', 'indexed', 'failed', 'deleted']).optional(),
-    source_type: sourceType.optional(),
-    /** Only sources whose URI starts with this (e.g. `s3://bucket/tenants/acme/reports/`). */
-    prefix: z.string().min(1).max(1024).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(50),
-    cursor: z.string().max(2048).optional(),
-  })
-  .strict();
+export const listDocumentsQuerySchema = z.strictObject({
+  status: z.optional(z.enum(['queued', 'processing', 'indexed', 'failed', 'deleted'])),
+  source_type: z.optional(sourceType),
+  /** Only sources whose URI starts with this (e.g. `s3://bucket/tenants/acme/reports/`). */
+  prefix: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 50),
+  cursor: z.optional(z.string().check(z.maxLength(2048))),
+});
 
-export const passageQuerySchema = z
-  .object({
-    start: z.coerce.number().int().min(0),
-    end: z.coerce.number().int().min(1),
-  })
-  .strict();
+export const passageQuerySchema = z.strictObject({
+  start: z.coerce.number().check(z.int(), z.gte(0)),
+  end: z.coerce.number().check(z.int(), z.gte(1)),
+});
 
 export const documentSchema = z.object({
   id: z.string(),
   source_uri: z.string(),
-  title: z.string().nullable(),
+  title: z.nullable(z.string()),
   source_type: z.string(),
   language: z.string(),
   visibility: z.enum(['user', 'tenant', 'global']),
   status: z.enum(['queued', 'processing', 'indexed', 'failed', 'deleted']),
-  failure_reason: z.string().nullable(),
-  chunk_count: z.number().int(),
+  failure_reason: z.nullable(z.string()),
+  chunk_count: z.int(),
   created_at: z.string(),
   updated_at: z.string(),
-  source_updated_at: z.string().nullable(),
+  source_updated_at: z.nullable(z.string()),
 });
 
-export const documentDetailSchema = documentSchema.extend({
+export const documentDetailSchema = z.extend(documentSchema, {
   metadata: z.record(z.string(), z.unknown()),
   /** While processing: how far embedding has got. */
-  progress: z
-    .object({
+  progress: z.nullable(
+    z.object({
       stage: z.string(),
-      chunks_total: z.number().int(),
-      chunks_embedded: z.number().int(),
-    })
-    .nullable(),
-  uploaded_by: z.string().nullable(),
+      chunks_total: z.int(),
+      chunks_embedded: z.int(),
+    }),
+  ),
+  uploaded_by: z.nullable(z.string()),
 });
 export type DocumentDetail = z.infer<typeof documentDetailSchema>;
 
 export const listDocumentsResponseSchema = z.object({
   documents: z.array(documentSchema),
-  next_cursor: z.string().nullable(),
+  next_cursor: z.nullable(z.string()),
 });
 
 export const createDocumentResponseSchema = z.object({
@@ -106,9 +95,9 @@ export const passageResponseSchema = z.object({
   document: documentDetailSchema,
   chunks: z.array(
     z.object({
-      index: z.number().int(),
-      start: z.number().int(),
-      end: z.number().int(),
+      index: z.int(),
+      start: z.int(),
+      end: z.int(),
       text: z.string(),
     }),
   ),

@@ -4,7 +4,7 @@
  * document is generated from this table (lambdas/http/openapi.ts), and tests check that the
  * local server and the CDK API serve exactly these routes.
  */
-import type * as z from 'zod';
+import type * as z from '../core/zod';
 import {
   createPromptRequestSchema,
   feedbackQuerySchema,
@@ -46,11 +46,11 @@ export interface ApiRoute {
   readonly admin?: boolean;
   readonly tag: string;
   readonly summary: string;
-  readonly body?: z.ZodType;
-  readonly query?: z.ZodType;
+  readonly body?: z.ZodMiniType;
+  readonly query?: z.ZodMiniType;
   readonly response: {
     readonly status: number;
-    readonly schema?: z.ZodType;
+    readonly schema?: z.ZodMiniType;
     readonly description: string;
   };
   /** Also answers with Server-Sent Events (`"stream": true` in the body). */

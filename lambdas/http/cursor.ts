@@ -3,7 +3,7 @@
  * A cursor is checked against the key's schema when it comes back, so a cursor this API did not
  * return is a 422 naming the `cursor` parameter, never a query on garbage.
  */
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { ValidationError } from '../core/errors';
 
 export interface CursorCodec<K> {
@@ -12,7 +12,7 @@ export interface CursorCodec<K> {
   decode(cursor: string): K;
 }
 
-export function cursorCodec<S extends z.ZodType>(schema: S): CursorCodec<z.infer<S>> {
+export function cursorCodec<S extends z.ZodMiniType>(schema: S): CursorCodec<z.infer<S>> {
   return {
     encode: (key) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url'),
     decode(cursor) {

@@ -13,7 +13,7 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from '../core/zod';
 import { AppError, toErrorResponse, ValidationError } from '../core/errors';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import {
@@ -55,7 +55,7 @@ export interface HttpHandlerDeps {
 }
 
 /** Turns the first zod issue into a message that names the field. */
-export function describeZodError(error: z.ZodError): string {
+export function describeZodError(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request';
   const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
@@ -63,7 +63,7 @@ export function describeZodError(error: z.ZodError): string {
 }
 
 /** Parses with a zod schema, throwing a 422 ValidationError that names the field. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown): z.infer<S> {
   const result = schema.safeParse(value);
   if (!result.success) {
     throw new ValidationError(
@@ -98,7 +98,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
  * Builds an API handler: `schema` validates the body (use `z.object({})` for bodiless routes);
  * `route` names the metric dimension.
  */
-export function createHttpHandler<S extends z.ZodType>(
+export function createHttpHandler<S extends z.ZodMiniType>(
   deps: HttpHandlerDeps,
   options: { route: string; schema: S; authenticated?: boolean },
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,

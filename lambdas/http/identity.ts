@@ -3,7 +3,7 @@
  * default, the claims the local server verified against its own issuer). The tenant always comes
  * from the token, never from the request body.
  */
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { AuthenticationError, ForbiddenError } from '../core/errors';
 import { TENANT_ID_PATTERN } from '../core/ingestion/object-attributes';
 
@@ -17,9 +17,9 @@ export interface Identity {
 }
 
 export const identityConfigSchema = z.object({
-  tenantClaim: z.string().min(1).default('custom:tenant_id'),
-  planClaim: z.string().min(1).default('custom:plan'),
-  adminGroup: z.string().min(1).default('admin'),
+  tenantClaim: z._default(z.string().check(z.minLength(1)), 'custom:tenant_id'),
+  planClaim: z._default(z.string().check(z.minLength(1)), 'custom:plan'),
+  adminGroup: z._default(z.string().check(z.minLength(1)), 'admin'),
 });
 export type IdentityConfig = z.infer<typeof identityConfigSchema>;
 export const DEFAULT_IDENTITY_CONFIG: IdentityConfig = identityConfigSchema.parse({});

@@ -3,7 +3,7 @@
  * validate with (OpenAPI 3.1 schemas are JSON Schema 2020-12, which zod emits). Committed as
  * docs/openapi.json (`npm run openapi`); a test fails when the two differ.
  */
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { promptSchema } from '../admin/schema';
 import { metadataFilterSchema } from '../core/retrieval/filters';
 import { documentDetailSchema } from '../documents/schema';
@@ -16,7 +16,7 @@ const errorSchema = z.object({
     code: z.string(),
     message: z.string(),
     retryable: z.boolean(),
-    details: z.unknown().optional(),
+    details: z.optional(z.unknown()),
   }),
 });
 
@@ -56,15 +56,15 @@ function queryParameters(schema: Json): Json[] {
 export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
   const registry = z.registry<{ id: string }>();
   // Schemas used in several places get a name of their own (the recursive filter must).
-  const named: [z.ZodType, string][] = [
+  const named: [z.ZodMiniType, string][] = [
     [errorSchema, 'Error'],
     [metadataFilterSchema, 'MetadataFilter'],
     [documentDetailSchema, 'Document'],
     [promptSchema, 'PromptConfig'],
   ];
   for (const [schema, id] of named) registry.add(schema, { id });
-  const seen = new Set<z.ZodType>(named.map(([schema]) => schema));
-  const register = (schema: z.ZodType | undefined, id: string) => {
+  const seen = new Set<z.ZodMiniType>(named.map(([schema]) => schema));
+  const register = (schema: z.ZodMiniType | undefined, id: string) => {
     if (!schema || seen.has(schema)) return;
     seen.add(schema);
     registry.add(schema, { id });

@@ -10,7 +10,7 @@
 import { databaseFromEnv } from '../adapters/aws/lambda-wiring';
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -24,8 +24,8 @@ import { createIngestion } from '../core/ingestion/ingest';
 import { makeHandler } from './handler';
 
 /** The `ingest` function's environment (set by the CDK app's grant helpers). */
-export const ingestEnvSchema = lambdaEnvSchema.extend({
-  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('ingest'),
+export const ingestEnvSchema = z.extend(lambdaEnvSchema, {
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'ingest'),
 });
 export type IngestEnv = z.infer<typeof ingestEnvSchema>;
 

@@ -2,16 +2,16 @@
  * The shape of an SQS message body carrying an S3 event notification (or S3's test event,
  * sent once when a notification is configured, which we ignore).
  */
-import * as z from 'zod';
+import * as z from '../core/zod';
 
 export const s3EventRecordSchema = z.object({
   eventName: z.string(),
   s3: z.object({
-    bucket: z.object({ name: z.string().min(1) }),
+    bucket: z.object({ name: z.string().check(z.minLength(1)) }),
     object: z.object({
-      key: z.string().min(1),
-      size: z.number().optional(),
-      sequencer: z.string().optional(),
+      key: z.string().check(z.minLength(1)),
+      size: z.optional(z.number()),
+      sequencer: z.optional(z.string()),
     }),
   }),
 });

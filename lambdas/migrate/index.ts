@@ -14,7 +14,7 @@
 import path from 'node:path';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { createDatabaseFromSecret, readDatabaseSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
@@ -25,17 +25,17 @@ import { ensureEmbeddingModel } from '../adapters/postgres/embedding-guard';
 import { loadMigrations, migrate } from '../adapters/postgres/migrate';
 
 /** The `migrate` function's environment (set by the CDK app's grant helpers). */
-export const migrateEnvSchema = lambdaEnvSchema.extend({
-  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('migrate'),
+export const migrateEnvSchema = z.extend(lambdaEnvSchema, {
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'migrate'),
   /** Where the SQL files are; next to the bundle by default. */
-  MIGRATIONS_DIR: z.string().min(1).optional(),
+  MIGRATIONS_DIR: z.optional(z.string().check(z.minLength(1))),
   /**
    * The application's secret (the login the request-serving functions use): its role is
    * created on first deploy and granted DML only (lambdas/adapters/postgres/app-role.ts).
    * DB_SECRET_ARN is the owner's secret, which only this function reads.
    */
-  APP_DB_SECRET_ARN: z.string().min(1),
-  APP_DB_GROUP_ROLE: z.string().min(1).default(APP_GROUP_ROLE),
+  APP_DB_SECRET_ARN: z.string().check(z.minLength(1)),
+  APP_DB_GROUP_ROLE: z._default(z.string().check(z.minLength(1)), APP_GROUP_ROLE),
 });
 export type MigrateEnv = z.infer<typeof migrateEnvSchema>;
 

@@ -14,7 +14,7 @@ import {
   type AnswerRequestBody,
   type AnswerResponseBody,
 } from './schema';
-import * as z from 'zod';
+import * as z from '../core/zod';
 
 /** The API's JSON shape of an answer. */
 export function toResponseBody(r: AnswerResult): AnswerResponseBody {
@@ -115,7 +115,7 @@ export async function streamAnswer(
   write(sseEvent('done', toResponseBody(result)));
 }
 
-const noBody = z.object({}).loose();
+const noBody = z.looseObject({});
 
 export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: ConversationStore }) {
   const { conversations } = deps;

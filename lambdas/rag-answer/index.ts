@@ -19,7 +19,7 @@
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
 import {
@@ -33,15 +33,15 @@ import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
-export const answerEnvSchema = lambdaEnvSchema
-  .extend({
-    POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-answer'),
+export const answerEnvSchema = z
+  .extend(lambdaEnvSchema, {
+    POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer'),
     ...limitsEnvShape,
     /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
-    GENERATION_MODEL_ID: z.string().min(1).optional(),
+    GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
     ...confidenceEnvShape,
   })
-  .refine(...confidenceEnvRefinement);
+  .check(z.refine(...confidenceEnvRefinement));
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
 const env = parseEnv(answerEnvSchema);

@@ -1,60 +1,55 @@
 /** POST /answer and the thread and feedback routes: request and response contracts. */
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { filterDepth, searchFiltersSchema } from '../core/retrieval/filters';
 
+/** An integer moved into [min, max] rather than rejected when out of range. */
+const clampedInt = (min: number, max: number) =>
+  z.pipe(
+    z.int(),
+    z.transform((n: number) => Math.min(max, Math.max(min, n))),
+  );
+
+const memorySchema = z.strictObject({
+  // Out-of-range values are clamped, not rejected: they are tuning hints.
+  limit: z._default(clampedInt(1, 10), 5),
+  token_budget: z._default(clampedInt(100, 4000), 1000),
+});
+
+const optionsSchema = z.strictObject({
+  max_tokens: z._default(z.int().check(z.gte(256), z.lte(2048)), 1024),
+  temperature: z._default(z.number().check(z.gte(0), z.lte(1)), 0.2),
+});
+
 export const answerRequestSchema = z
-  .object({
-    query_text: z.string().trim().min(1).max(4000),
-    thread_id: z.uuid().optional(),
-    profile: z
-      .string()
-      .regex(/^[a-z][a-z0-9_-]{0,31}$/)
-      .optional(),
-    top_k: z.number().int().min(1).max(50).optional(),
-    filters: searchFiltersSchema.default({}),
-    use_memory: z.boolean().default(false),
-    memory: z
-      .object({
-        // Out-of-range values are clamped, not rejected: they are tuning hints.
-        limit: z
-          .number()
-          .int()
-          .transform((n) => Math.min(10, Math.max(1, n)))
-          .default(5),
-        token_budget: z
-          .number()
-          .int()
-          .transform((n) => Math.min(4000, Math.max(100, n)))
-          .default(1000),
-      })
-      .strict()
-      .default({ limit: 5, token_budget: 1000 }),
-    options: z
-      .object({
-        max_tokens: z.number().int().min(256).max(2048).default(1024),
-        temperature: z.number().min(0).max(1).default(0.2),
-      })
-      .strict()
-      .default({ max_tokens: 1024, temperature: 0.2 }),
-    stream: z.boolean().default(false),
-    debug: z.boolean().default(false),
+  .strictObject({
+    query_text: z.string().check(z.trim(), z.minLength(1), z.maxLength(4000)),
+    thread_id: z.optional(z.uuid()),
+    profile: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/))),
+    top_k: z.optional(z.int().check(z.gte(1), z.lte(50))),
+    filters: z._default(searchFiltersSchema, {}),
+    use_memory: z._default(z.boolean(), false),
+    memory: z._default(memorySchema, { limit: 5, token_budget: 1000 }),
+    options: z._default(optionsSchema, { max_tokens: 1024, temperature: 0.2 }),
+    stream: z._default(z.boolean(), false),
+    debug: z._default(z.boolean(), false),
   })
-  .strict()
-  .refine((r) => !r.filters.metadata || filterDepth(r.filters.metadata) <= 5, {
-    message: 'metadata filters nest at most 5 levels deep',
-    path: ['filters', 'metadata'],
-  });
+  .check(
+    z.refine((r) => !r.filters.metadata || filterDepth(r.filters.metadata) <= 5, {
+      message: 'metadata filters nest at most 5 levels deep',
+      path: ['filters', 'metadata'],
+    }),
+  );
 export type AnswerRequestBody = z.infer<typeof answerRequestSchema>;
 
 export const citationSchema = z.object({
   source_id: z.string(),
   source_type: z.string(),
-  source_title: z.string().nullable(),
+  source_title: z.nullable(z.string()),
   source_uri: z.string(),
   snippet: z.string(),
   relevance_score: z.number(),
   meta: z.record(z.string(), z.unknown()),
-  sentences: z.array(z.object({ start: z.number().int(), end: z.number().int() })).optional(),
+  sentences: z.optional(z.array(z.object({ start: z.int(), end: z.int() }))),
 });
 
 export const answerResponseSchema = z.object({
@@ -65,17 +60,17 @@ export const answerResponseSchema = z.object({
   profile: z.string(),
   answer: z.object({
     text: z.string(),
-    confidence: z.enum(['high', 'medium', 'low']).nullable(),
+    confidence: z.nullable(z.enum(['high', 'medium', 'low'])),
     model: z.string(),
     generated_at: z.string(),
   }),
   citations: z.array(citationSchema),
   context_used: z.object({
-    chunks_retrieved: z.number().int(),
-    unique_sources: z.number().int(),
+    chunks_retrieved: z.int(),
+    unique_sources: z.int(),
     avg_relevance: z.number(),
   }),
-  usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).nullable(),
+  usage: z.nullable(z.object({ input_tokens: z.int(), output_tokens: z.int() })),
   flags: z.object({
     used_rag: z.boolean(),
     fallback_to_generic: z.boolean(),
@@ -84,20 +79,16 @@ export const answerResponseSchema = z.object({
     retrieval_failed: z.boolean(),
   }),
   processing_time_ms: z.number(),
-  debug: z.unknown().optional(),
+  debug: z.optional(z.unknown()),
 });
 export type AnswerResponseBody = z.infer<typeof answerResponseSchema>;
 
-export const feedbackRequestSchema = z
-  .object({
-    rating: z.enum(['positive', 'negative', 'neutral']),
-    comment: z.string().max(2000).optional(),
-  })
-  .strict();
+export const feedbackRequestSchema = z.strictObject({
+  rating: z.enum(['positive', 'negative', 'neutral']),
+  comment: z.optional(z.string().check(z.maxLength(2000))),
+});
 
-export const listThreadsQuerySchema = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    include_archived: z.enum(['true', 'false']).default('false'),
-  })
-  .strict();
+export const listThreadsQuerySchema = z.strictObject({
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
+  include_archived: z._default(z.enum(['true', 'false']), 'false'),
+});

@@ -19,7 +19,7 @@ import type { Writable } from 'node:stream';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { calibrationFromEnv, confidenceEnvRefinement, confidenceEnvShape } from './confidence-env';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
@@ -63,14 +63,14 @@ declare const awslambda: {
 export const STREAM_ROUTE = 'answer-stream';
 
 /** The streaming function's environment (set by the CDK app's grant helpers). */
-export const streamEnvSchema = lambdaEnvSchema
-  .extend({
-    POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-answer-stream'),
+export const streamEnvSchema = z
+  .extend(lambdaEnvSchema, {
+    POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer-stream'),
     ...limitsEnvShape,
-    GENERATION_MODEL_ID: z.string().min(1).optional(),
+    GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
     ...confidenceEnvShape,
   })
-  .refine(...confidenceEnvRefinement);
+  .check(z.refine(...confidenceEnvRefinement));
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
 const env = parseEnv(streamEnvSchema);

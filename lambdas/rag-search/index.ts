@@ -7,7 +7,7 @@
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -18,8 +18,8 @@ import { createSearch } from '../core/retrieval/search';
 import { makeHandler } from './handler';
 
 /** The `rag-search` function's environment (set by the CDK app's grant helpers). */
-export const searchEnvSchema = lambdaEnvSchema.extend({
-  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('rag-search'),
+export const searchEnvSchema = z.extend(lambdaEnvSchema, {
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-search'),
   ...limitsEnvShape,
 });
 export type SearchEnv = z.infer<typeof searchEnvSchema>;

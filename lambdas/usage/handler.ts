@@ -3,7 +3,7 @@
  * Reading usage consumes no monthly quota (the `usage` route maps to none); like every route it
  * counts toward the rate limit.
  */
-import * as z from 'zod';
+import * as z from '../core/zod';
 import type { Limiter, QuotaReport } from '../core/limits/limiter';
 import { unixSeconds } from '../core/limits/periods';
 import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
@@ -51,7 +51,7 @@ export const HEALTH_ROUTE = 'health';
 export function makeHealthHandler(deps: Pick<HttpHandlerDeps, 'logger' | 'metrics'>) {
   return createHttpHandler(
     deps,
-    { route: HEALTH_ROUTE, schema: z.object({}).loose(), authenticated: false },
+    { route: HEALTH_ROUTE, schema: z.looseObject({}), authenticated: false },
     async () => ({ body: { status: 'ok' }, headers: { 'cache-control': 'no-store' } }),
   );
 }

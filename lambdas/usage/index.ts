@@ -13,7 +13,7 @@
  * variable; the DynamoDB client is created once. No database, no network call at init.
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import * as z from 'zod';
+import * as z from '../core/zod';
 import { parseEnv } from '../adapters/aws/lambda-env';
 // Not lambda-wiring: that one also brings the database (pg), which this function never opens.
 import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/limiter-from-env';
@@ -23,8 +23,8 @@ import { makeHandler, makeHealthHandler } from './handler';
 
 /** The `usage` function's environment: no database, only the limits table. */
 export const usageEnvSchema = z.object({
-  AWS_REGION: z.string().min(1),
-  POWERTOOLS_SERVICE_NAME: z.string().min(1).default('usage'),
+  AWS_REGION: z.string().check(z.minLength(1)),
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'usage'),
   ...limitsEnvShape,
 });
 export type UsageEnv = z.infer<typeof usageEnvSchema>;

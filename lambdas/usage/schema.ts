@@ -1,13 +1,13 @@
 /** GET /usage: the response contract (also the source of the OpenAPI document). */
-import * as z from 'zod';
+import * as z from '../core/zod';
 
-export const usageRequestSchema = z.object({}).strict();
+export const usageRequestSchema = z.strictObject({});
 
 const quotaSchema = z.object({
   /** `null`: unlimited. */
-  limit: z.number().int().nullable(),
-  used: z.number().int(),
-  remaining: z.number().int().nullable(),
+  limit: z.nullable(z.int()),
+  used: z.int(),
+  remaining: z.nullable(z.int()),
   /** ISO 8601, UTC: the first instant of next month. */
   resets_at: z.string(),
 });
@@ -18,12 +18,12 @@ export const usageResponseSchema = z.object({
   period: z.string(),
   quotas: z.object({ answers: quotaSchema, searches: quotaSchema }),
   rate_limit: z.object({
-    limit: z.number().int(),
-    remaining: z.number().int(),
+    limit: z.int(),
+    remaining: z.int(),
     window_seconds: z.literal(60),
     resets_at: z.string(),
     /** Unix seconds, as in `X-RateLimit-Reset`. */
-    reset: z.number().int(),
+    reset: z.int(),
   }),
 });
 export type UsageResponseBody = z.infer<typeof usageResponseSchema>;

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
 import { createDynamoLimitStore } from '../../lambdas/adapters/dynamodb/limit-store';
 import { parseLimitsConfig, type LimitsConfigInput } from '../../lambdas/core/limits/config';
 import {
@@ -21,6 +20,7 @@ import {
 import { createLimiter, type Caller, type Limiter } from '../../lambdas/core/limits/limiter';
 import { UnavailableError } from '../../lambdas/core/errors';
 import type { Log, MetricsSink } from '../../lambdas/core/ports';
+import * as z from '../../lambdas/core/zod';
 import { createHttpHandler, type ApiEvent, type ApiResult } from '../../lambdas/http/http-handler';
 import { admissionOf } from '../../lambdas/http/limits-middleware';
 import { makeHandler as makeUsageHandler } from '../../lambdas/usage/handler';
@@ -340,7 +340,10 @@ describe('limits on dynalite', () => {
         { logger, metrics, limiter },
         {
           route: 'answer',
-          schema: z.object({ question: z.string().min(1), fail: z.boolean().default(false) }),
+          schema: z.object({
+            question: z.string().check(z.minLength(1)),
+            fail: z._default(z.boolean(), false),
+          }),
         },
         async (req) => {
           if (req.body.fail) throw new Error('the LLM adapter blew up');

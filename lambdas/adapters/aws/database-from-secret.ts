@@ -1,15 +1,15 @@
 /** Opens the PostgreSQL pool in AWS with credentials read once from Secrets Manager. */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import * as z from 'zod';
+import * as z from '../../core/zod';
 import type { Database } from '../postgres/database';
 import { createPgDatabase } from '../postgres/pg-database';
 
 const secretSchema = z.object({
   username: z.string(),
   password: z.string(),
-  host: z.string().optional(),
-  port: z.coerce.number().optional(),
-  dbname: z.string().optional(),
+  host: z.optional(z.string()),
+  port: z.optional(z.coerce.number()),
+  dbname: z.optional(z.string()),
 });
 
 export type DatabaseSecret = z.infer<typeof secretSchema>;

@@ -2,7 +2,7 @@
  * The limiter every API Lambda entry builds the same way from its parsed environment. Apart from
  * lambda-wiring.ts so that a function without a database (usage) does not load pg.
  */
-import * as z from 'zod';
+import * as z from '../../core/zod';
 import { parseLimitsConfigJson } from '../../core/limits/config';
 import { createLimiter, type Limiter } from '../../core/limits/limiter';
 import { createDynamoLimitStore, createLimitsDynamoDbClient } from '../dynamodb/limit-store';
@@ -11,9 +11,9 @@ import { logPort, metricsSink } from '../observability/powertools';
 /** The variables the limiter needs (set by the CDK app's `grantLimitsTable`). */
 export const limitsEnvShape = {
   /** DynamoDB table of the limiter (rate limits, quotas, daily cost). */
-  LIMITS_TABLE: z.string().min(1),
+  LIMITS_TABLE: z.string().check(z.minLength(1)),
   /** Plans, quotas and caps as JSON (empty: the built-in defaults). */
-  LIMITS_CONFIG: z.string().optional(),
+  LIMITS_CONFIG: z.optional(z.string()),
 };
 
 /** The limiter on the environment's table; the limits config is parsed here, at cold start. */

@@ -5,7 +5,7 @@
  * here as a retryable UnavailableError.
  */
 import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import * as z from 'zod';
+import * as z from '../../core/zod';
 import { AppError, ConfigError, UnavailableError, ValidationError } from '../../core/errors';
 import type { Embedder } from '../../core/ports';
 
@@ -41,7 +41,7 @@ export interface BedrockEmbedderOptions {
 /** The body Titan Text Embeddings v2 returns; other fields (`embeddingsByType`) are ignored. */
 export const titanEmbeddingResponseSchema = z.object({
   embedding: z.array(z.number()),
-  inputTextTokenCount: z.number().int().nonnegative().optional(),
+  inputTextTokenCount: z.optional(z.int().check(z.nonnegative())),
 });
 export type TitanEmbeddingResponse = z.infer<typeof titanEmbeddingResponseSchema>;
 

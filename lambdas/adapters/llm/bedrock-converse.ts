@@ -11,7 +11,7 @@ import {
   type ConverseStreamCommandInput,
   type ConverseStreamOutput,
 } from '@aws-sdk/client-bedrock-runtime';
-import * as z from 'zod';
+import * as z from '../../core/zod';
 import {
   LlmUnavailableError,
   type Generation,
@@ -38,19 +38,19 @@ export interface BedrockLlmOptions {
 }
 
 const tokenUsageSchema = z.object({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
+  inputTokens: z.int().check(z.nonnegative()),
+  outputTokens: z.int().check(z.nonnegative()),
 });
 
 /** The parts of a Converse reply the adapter reads; other fields (`metrics`, ...) are ignored. */
 export const converseReplySchema = z.object({
   output: z.object({
     message: z.object({
-      content: z.array(z.object({ text: z.string().optional() })),
+      content: z.array(z.object({ text: z.optional(z.string()) })),
     }),
   }),
-  stopReason: z.string().nullish(),
-  usage: tokenUsageSchema.nullish(),
+  stopReason: z.nullish(z.string()),
+  usage: z.nullish(tokenUsageSchema),
 });
 export type ConverseReply = z.infer<typeof converseReplySchema>;
 

@@ -5,7 +5,7 @@
  * all under one deadline per call; whatever still fails surfaces as an LlmUnavailableError.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as z from 'zod';
+import * as z from '../../core/zod';
 import {
   LlmUnavailableError,
   type GenerationEvent,
@@ -46,8 +46,8 @@ export interface OpenAiCompatibleLlmOptions {
 }
 
 const usageSchema = z.object({
-  prompt_tokens: z.number().int().nonnegative(),
-  completion_tokens: z.number().int().nonnegative(),
+  prompt_tokens: z.int().check(z.nonnegative()),
+  completion_tokens: z.int().check(z.nonnegative()),
 });
 
 /** The parts of a chat completion the adapter reads. */
@@ -56,11 +56,11 @@ export const chatCompletionSchema = z.object({
     .array(
       z.object({
         message: z.object({ content: z.string() }),
-        finish_reason: z.string().nullish(),
+        finish_reason: z.nullish(z.string()),
       }),
     )
-    .min(1),
-  usage: usageSchema.nullish(),
+    .check(z.minLength(1)),
+  usage: z.nullish(usageSchema),
 });
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
@@ -68,17 +68,17 @@ export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 export const chatCompletionChunkSchema = z.object({
   choices: z.array(
     z.object({
-      delta: z.object({ content: z.string().nullish() }).nullish(),
-      finish_reason: z.string().nullish(),
+      delta: z.nullish(z.object({ content: z.nullish(z.string()) })),
+      finish_reason: z.nullish(z.string()),
     }),
   ),
-  usage: usageSchema.nullish(),
+  usage: z.nullish(usageSchema),
 });
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
 
 /** An error object some servers send instead of a chunk, mid-stream. */
 const streamedErrorSchema = z.object({
-  error: z.union([z.string(), z.object({ message: z.string().optional() })]),
+  error: z.union([z.string(), z.object({ message: z.optional(z.string()) })]),
 });
 
 /** Longest `Retry-After` the adapter waits for; longer ones fall back to its own backoff. */

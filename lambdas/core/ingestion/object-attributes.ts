@@ -7,7 +7,7 @@
  * The tenant always comes from the key, never from the sidecar, so an uploader cannot place a
  * document in another tenant's scope.
  */
-import * as z from 'zod';
+import * as z from '../zod';
 import type { DocumentAttributes, Visibility } from './document-store';
 import { DocumentRejectedError } from './types';
 
@@ -63,12 +63,12 @@ export function parseKey(
 const typedValue = z.object({
   value: z.object({
     type: z.string(),
-    stringValue: z.string().optional(),
-    numberValue: z.number().optional(),
-    booleanValue: z.boolean().optional(),
-    stringListValue: z.array(z.string()).optional(),
+    stringValue: z.optional(z.string()),
+    numberValue: z.optional(z.number()),
+    booleanValue: z.optional(z.boolean()),
+    stringListValue: z.optional(z.array(z.string())),
   }),
-  includeForEmbedding: z.boolean().optional(),
+  includeForEmbedding: z.optional(z.boolean()),
 });
 
 const attributeValue = z.union([
@@ -81,7 +81,10 @@ const attributeValue = z.union([
 
 /** The sidecar file, as Bedrock Knowledge Bases defines it. */
 export const sidecarSchema = z.object({
-  metadataAttributes: z.record(z.string().min(1).max(100), attributeValue).default({}),
+  metadataAttributes: z._default(
+    z.record(z.string().check(z.minLength(1), z.maxLength(100)), attributeValue),
+    {},
+  ),
 });
 export type Sidecar = z.infer<typeof sidecarSchema>;
 

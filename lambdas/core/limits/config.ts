@@ -15,25 +15,23 @@
  * Searches are counted apart from answers, at ten times the answer allowance. Daily cost caps:
  * USD 100 for the whole deployment and USD 20 per tenant (UTC days), overridable per tenant.
  */
-import * as z from 'zod';
+import * as z from '../zod';
 import { ConfigError } from '../errors';
 
 /** The monthly quotas a route can draw on. */
 export const QUOTA_KINDS = ['answers', 'searches'] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
 
-const quotaLimitSchema = z.number().int().nonnegative().nullable();
+const quotaLimitSchema = z.nullable(z.int().check(z.nonnegative()));
 
-export const planSchema = z
-  .object({
-    /** Answers per calendar month (UTC); `null` is unlimited. */
-    answersPerMonth: quotaLimitSchema,
-    /** Searches per calendar month (UTC); `null` is unlimited. */
-    searchesPerMonth: quotaLimitSchema,
-    /** Requests per minute across every API route. */
-    requestsPerMinute: z.number().int().positive(),
-  })
-  .strict();
+export const planSchema = z.strictObject({
+  /** Answers per calendar month (UTC); `null` is unlimited. */
+  answersPerMonth: quotaLimitSchema,
+  /** Searches per calendar month (UTC); `null` is unlimited. */
+  searchesPerMonth: quotaLimitSchema,
+  /** Requests per minute across every API route. */
+  requestsPerMinute: z.int().check(z.positive()),
+});
 export type Plan = z.infer<typeof planSchema>;
 
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
@@ -47,14 +45,12 @@ export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
 /** The plan reserved for members of the admin group (a `custom:plan` claim cannot select it). */
 export const ADMIN_PLAN = 'admin';
 
-export const modelPriceSchema = z
-  .object({
-    /** USD per million input (prompt) tokens. */
-    inputPerMillionTokens: z.number().nonnegative(),
-    /** USD per million output (completion) tokens. */
-    outputPerMillionTokens: z.number().nonnegative(),
-  })
-  .strict();
+export const modelPriceSchema = z.strictObject({
+  /** USD per million input (prompt) tokens. */
+  inputPerMillionTokens: z.number().check(z.nonnegative()),
+  /** USD per million output (completion) tokens. */
+  outputPerMillionTokens: z.number().check(z.nonnegative()),
+});
 export type ModelPrice = z.infer<typeof modelPriceSchema>;
 
 /**
@@ -85,15 +81,19 @@ export const DEFAULT_ROUTE_QUOTAS: Readonly<Record<string, QuotaKind>> = {
 
 const planNameSchema = z
   .string()
-  .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'plan names are lower-case letters, digits, "_" or "-"');
-const tenantIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'not a tenant id');
-const capSchema = z.number().positive().nullable();
+  .check(
+    z.regex(/^[a-z][a-z0-9_-]{0,31}$/, 'plan names are lower-case letters, digits, "_" or "-"'),
+  );
+const tenantIdSchema = z
+  .string()
+  .check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'not a tenant id'));
+const capSchema = z.nullable(z.number().check(z.positive()));
 
 /** Plans given in config are merged field by field over the defaults; new plans need every field. */
-const plansSchema = z
-  .record(planNameSchema, planSchema.partial())
-  .prefault({})
-  .transform((given, ctx) => {
+const planOverridesSchema = z.prefault(z.record(planNameSchema, z.partial(planSchema)), {});
+const plansSchema = z.pipe(
+  planOverridesSchema,
+  z.transform((given: z.output<typeof planOverridesSchema>, ctx) => {
     const merged: Record<string, Plan> = { ...DEFAULT_PLANS };
     for (const [name, override] of Object.entries(given)) {
       const defined = Object.fromEntries(
@@ -102,13 +102,16 @@ const plansSchema = z
       const result = planSchema.safeParse({ ...DEFAULT_PLANS[name], ...defined });
       if (!result.success) {
         for (const issue of result.error.issues) {
-          ctx.addIssue({
+          // zod/mini's transform context has no addIssue: the issue goes on the payload as
+          // classic zod's addIssue would put it.
+          ctx.issues.push({
             code: 'custom',
             message:
               issue.path.length > 0
                 ? issue.message
                 : `${issue.message} (a new plan needs every field)`,
             path: [name, ...issue.path],
+            input: ctx.value,
           });
         }
         continue;
@@ -116,33 +119,36 @@ const plansSchema = z
       merged[name] = result.data;
     }
     return merged;
-  });
+  }),
+);
 
 export const limitsConfigSchema = z
-  .object({
+  .strictObject({
     plans: plansSchema,
     /** The plan of a caller whose token names no plan, or one that is not configured. */
-    defaultPlan: planNameSchema.default('free'),
+    defaultPlan: z._default(planNameSchema, 'free'),
     /** Route name -> the quota it consumes; every other route only counts toward the rate limit. */
-    routes: z.record(z.string().min(1), z.enum(QUOTA_KINDS)).default({ ...DEFAULT_ROUTE_QUOTAS }),
-    costCaps: z
-      .object({
+    routes: z._default(z.record(z.string().check(z.minLength(1)), z.enum(QUOTA_KINDS)), {
+      ...DEFAULT_ROUTE_QUOTAS,
+    }),
+    costCaps: z.prefault(
+      z.strictObject({
         /** USD per UTC day for the whole deployment; `null` disables the global cap. */
-        globalUsdPerDay: capSchema.default(100),
+        globalUsdPerDay: z._default(capSchema, 100),
         /** USD per UTC day per tenant; `null` disables the per-tenant cap. */
-        tenantUsdPerDay: capSchema.default(20),
+        tenantUsdPerDay: z._default(capSchema, 20),
         /** Per-tenant overrides of `tenantUsdPerDay` (`null`: no cap for that tenant). */
-        tenants: z.record(tenantIdSchema, capSchema).default({}),
-      })
-      .strict()
-      .prefault({}),
+        tenants: z._default(z.record(tenantIdSchema, capSchema), {}),
+      }),
+      {},
+    ),
     /** Merged over `DEFAULT_MODEL_PRICES`. */
-    prices: z
-      .record(z.string().min(1), modelPriceSchema)
-      .prefault({})
-      .transform((given) => ({ ...DEFAULT_MODEL_PRICES, ...given })),
+    prices: z.pipe(
+      z.prefault(z.record(z.string().check(z.minLength(1)), modelPriceSchema), {}),
+      z.transform((given) => ({ ...DEFAULT_MODEL_PRICES, ...given })),
+    ),
     /** Charged for a model that matches no price key: deliberately not cheap. */
-    unknownModelPrice: modelPriceSchema.prefault({
+    unknownModelPrice: z.prefault(modelPriceSchema, {
       inputPerMillionTokens: 3,
       outputPerMillionTokens: 15,
     }),
@@ -150,18 +156,19 @@ export const limitsConfigSchema = z
      * What to do when the limits table cannot be reached: `admit` (serve, log an error, count
      * `LimiterStoreErrors`) or `reject` (503 `unavailable`, retryable).
      */
-    onStoreUnavailable: z.enum(['admit', 'reject']).default('admit'),
+    onStoreUnavailable: z._default(z.enum(['admit', 'reject']), 'admit'),
   })
-  .strict()
-  .superRefine((config, ctx) => {
-    if (!Object.hasOwn(config.plans, config.defaultPlan)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `"${config.defaultPlan}" is not a configured plan`,
-        path: ['defaultPlan'],
-      });
-    }
-  });
+  .check(
+    z.superRefine((config, ctx) => {
+      if (!Object.hasOwn(config.plans, config.defaultPlan)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${config.defaultPlan}" is not a configured plan`,
+          path: ['defaultPlan'],
+        });
+      }
+    }),
+  );
 
 export type LimitsConfig = z.output<typeof limitsConfigSchema>;
 /** What a config file may contain: every field optional. */

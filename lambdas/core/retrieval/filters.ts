@@ -4,16 +4,22 @@
  * it rejects (an unknown operator, a malformed value) is a 422, and anything it accepts compiles
  * to parameterised SQL in the search adapter.
  */
-import * as z from 'zod';
+import * as z from '../zod';
 
 const key = z
   .string()
-  .min(1)
-  .max(100)
-  .regex(/^[A-Za-z0-9_.:-]+$/, 'metadata keys use letters, digits and _ . : -');
-const scalar = z.union([z.string().max(1000), z.number(), z.boolean()]);
-const comparable = z.union([z.string().max(1000), z.number()]);
-const comparison = <V extends z.ZodType>(value: V) => z.object({ key, value }).strict();
+  .check(
+    z.minLength(1),
+    z.maxLength(100),
+    z.regex(/^[A-Za-z0-9_.:-]+$/, 'metadata keys use letters, digits and _ . : -'),
+  );
+const scalar = z.union([z.string().check(z.maxLength(1000)), z.number(), z.boolean()]);
+const comparable = z.union([z.string().check(z.maxLength(1000)), z.number()]);
+const comparison = <V extends z.ZodMiniType>(value: V) => z.strictObject({ key, value });
+/** The values of `in` and `notIn`. */
+const scalars = () => z.array(scalar).check(z.minLength(1), z.maxLength(100));
+/** The operands of `andAll` and `orAll` (built inside the lazy schema, which they refer to). */
+const nested = () => z.array(metadataFilterSchema).check(z.minLength(1), z.maxLength(20));
 
 export type MetadataFilter =
   | { equals: { key: string; value: string | number | boolean } }
@@ -29,20 +35,22 @@ export type MetadataFilter =
   | { orAll: MetadataFilter[] };
 
 /** One operator per object; nested up to the depth the schema is applied to. */
-export const metadataFilterSchema: z.ZodType<MetadataFilter> = z.lazy(() =>
+export const metadataFilterSchema: z.ZodMiniType<MetadataFilter> = z.lazy(() =>
   z.union(
     [
-      z.object({ equals: comparison(scalar) }).strict(),
-      z.object({ notEquals: comparison(scalar) }).strict(),
-      z.object({ in: comparison(z.array(scalar).min(1).max(100)) }).strict(),
-      z.object({ notIn: comparison(z.array(scalar).min(1).max(100)) }).strict(),
-      z.object({ greaterThan: comparison(comparable) }).strict(),
-      z.object({ greaterThanOrEquals: comparison(comparable) }).strict(),
-      z.object({ lessThan: comparison(comparable) }).strict(),
-      z.object({ lessThanOrEquals: comparison(comparable) }).strict(),
-      z.object({ startsWith: comparison(z.string().min(1).max(1000)) }).strict(),
-      z.object({ andAll: z.array(metadataFilterSchema).min(1).max(20) }).strict(),
-      z.object({ orAll: z.array(metadataFilterSchema).min(1).max(20) }).strict(),
+      z.strictObject({ equals: comparison(scalar) }),
+      z.strictObject({ notEquals: comparison(scalar) }),
+      z.strictObject({ in: comparison(scalars()) }),
+      z.strictObject({ notIn: comparison(scalars()) }),
+      z.strictObject({ greaterThan: comparison(comparable) }),
+      z.strictObject({ greaterThanOrEquals: comparison(comparable) }),
+      z.strictObject({ lessThan: comparison(comparable) }),
+      z.strictObject({ lessThanOrEquals: comparison(comparable) }),
+      z.strictObject({
+        startsWith: comparison(z.string().check(z.minLength(1), z.maxLength(1000))),
+      }),
+      z.strictObject({ andAll: nested() }),
+      z.strictObject({ orAll: nested() }),
     ],
     {
       error:
@@ -51,21 +59,23 @@ export const metadataFilterSchema: z.ZodType<MetadataFilter> = z.lazy(() =>
   ),
 );
 
-const oneOrMany = z
-  .union([z.string().min(1).max(64), z.array(z.string().min(1).max(64)).min(1).max(50)])
-  .transform((v) => (Array.isArray(v) ? v : [v]));
+const shortString = () => z.string().check(z.minLength(1), z.maxLength(64));
+const oneOrMany = z.pipe(
+  z.union([shortString(), z.array(shortString()).check(z.minLength(1), z.maxLength(50))]),
+  z.transform((v: string | string[]) => (Array.isArray(v) ? v : [v])),
+);
+/** An ISO 8601 date-time with an offset, or a plain date. */
+const isoDateOrDateTime = () => z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 
-export const searchFiltersSchema = z
-  .object({
-    source_type: oneOrMany.optional(),
-    lang: oneOrMany.optional(),
-    org_id: z.string().min(1).max(64).optional(),
-    date_from: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
-    date_to: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
-    document_ids: z.array(z.uuid()).min(1).max(100).optional(),
-    metadata: metadataFilterSchema.optional(),
-  })
-  .strict();
+export const searchFiltersSchema = z.strictObject({
+  source_type: z.optional(oneOrMany),
+  lang: z.optional(oneOrMany),
+  org_id: z.optional(shortString()),
+  date_from: z.optional(isoDateOrDateTime()),
+  date_to: z.optional(isoDateOrDateTime()),
+  document_ids: z.optional(z.array(z.uuid()).check(z.minLength(1), z.maxLength(100))),
+  metadata: z.optional(metadataFilterSchema),
+});
 export type SearchFilters = z.infer<typeof searchFiltersSchema>;
 
 /** Depth of nested andAll/orAll; deeper filters are rejected to bound the generated SQL. */
