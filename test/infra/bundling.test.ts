@@ -135,6 +135,20 @@ describe('awsSdk: bundled', () => {
     expect(readFileSync(outfile, 'utf8')).not.toMatch(/defaultProvider::fromSSO|fromIni/);
   });
 
+  it('keeps every function within its 500 KB budget', () => {
+    // The size target of the cold-start benchmark (bench/cold-start.ts), checked on every run:
+    // sizes do not vary with the machine. Over budget? `npm run bench -- cold-start` lists what
+    // dominates each bundle; docs/deploy.md says what has been taken out and how.
+    const sizes = Object.fromEntries(
+      (Object.keys(LAMBDA_ENTRIES) as (keyof typeof LAMBDA_ENTRIES)[]).map((name) => [
+        name,
+        Buffer.byteLength(bundleFunction(name, 'bundled').text),
+      ]),
+    );
+    const over = Object.entries(sizes).filter(([, bytes]) => bytes > 500 * 1024);
+    expect({ over, sizes }).toEqual({ over: [], sizes });
+  });
+
   it('passes the same aliases to NodejsFunction as esbuild arguments', () => {
     expect(bundleAliasArgs('bundled')).toEqual({
       '--alias': Object.entries(bundleAliases('bundled')).map(([from, to]) => `${from}=${to}`),
