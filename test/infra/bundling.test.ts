@@ -26,6 +26,7 @@ import {
 } from '../../lib/bundling';
 import { REPO_ROOT } from '../../lib/config';
 import { GroundworkFunction } from '../../lib/constructs/groundwork-function';
+import { bundleProbe } from './probe';
 import { TEST_DATABASE_URL } from '../support/databases';
 
 /** Not preceded by "[": the SDK's error messages quote `[require("@aws-sdk/...")]`. */
@@ -76,18 +77,11 @@ describe('awsSdk: bundled', () => {
   });
 
   it('gives a bundled client the environment credentials, and Bedrock a token from there', () => {
-    const outfile = path.join(
-      mkdtempSync(path.join(os.tmpdir(), 'groundwork-credentials-')),
-      'probe.js',
-    );
     // Prints what a DynamoDB client's credential provider and the Bedrock client's bearer-token
     // lookup (as its runtime configuration wires it) return, or the error they throw.
-    buildSync({
-      ...ESBUILD_OPTIONS,
-      mainFields: [...ESBUILD_OPTIONS.mainFields],
-      sourcemap: false,
-      stdin: {
-        contents: `
+    const { file: outfile } = bundleProbe(
+      'credentials',
+      `
           const { DynamoDBClient } = require('@aws-sdk/client-dynamodb');
           const { BedrockRuntimeClient } = require('@aws-sdk/client-bedrock-runtime');
           const settle = (p) => p.then((value) => ({ value }), (e) => ({ error: e.message }));
@@ -97,13 +91,7 @@ describe('awsSdk: bundled', () => {
             settle(new DynamoDBClient({ region: 'us-east-1' }).config.credentials()),
             settle(bearer.identityProvider({ getIdentityProvider: () => undefined })({})),
           ]).then(([credentials, token]) => console.log(JSON.stringify({ credentials, token })));`,
-        resolveDir: REPO_ROOT,
-      },
-      outfile,
-      alias: bundleAliases('bundled'),
-      absWorkingDir: REPO_ROOT,
-      logLevel: 'error',
-    });
+    );
     /** Runs the probe in a fresh process with only this environment. */
     const probe = (env: Record<string, string>) => {
       const run = spawnSync(process.execPath, [outfile], {
@@ -171,27 +159,17 @@ describe('modules no function loads', () => {
   });
 
   it('leave a bundled pg pool logging in with a password and querying, pg.native null', async () => {
-    const outfile = path.join(mkdtempSync(path.join(os.tmpdir(), 'groundwork-pg-')), 'probe.js');
-    buildSync({
-      ...ESBUILD_OPTIONS,
-      mainFields: [...ESBUILD_OPTIONS.mainFields],
-      sourcemap: false,
-      stdin: {
-        // As the adapters connect (lambdas/adapters/aws/database-from-secret.ts): fields, not a URL.
-        contents: `
+    // As the adapters connect (lambdas/adapters/aws/database-from-secret.ts): fields, not a URL.
+    const { file: outfile } = bundleProbe(
+      'pg',
+      `
           const pg = require('pg');
           const pool = new pg.Pool(JSON.parse(process.argv[2]));
           pool.query('SELECT current_user AS who').then(async ({ rows }) => {
             console.log(JSON.stringify({ who: rows[0].who, native: pg.native }));
             await pool.end();
           }, (e) => { console.error(e); process.exit(1); });`,
-        resolveDir: REPO_ROOT,
-      },
-      outfile,
-      external: bundleExternals([], 'bundled'),
-      absWorkingDir: REPO_ROOT,
-      logLevel: 'error',
-    });
+    );
     const url = new URL(TEST_DATABASE_URL);
     const config = {
       host: url.hostname,

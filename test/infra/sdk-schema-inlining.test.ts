@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Script } from 'node:vm';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -30,6 +30,7 @@ import {
 } from '../../lib/sdk-schema-inlining';
 import { localS3Client } from '../../local/stack';
 import { startLocalDynamo } from '../../local/dynamodb';
+import { bundleProbe } from './probe';
 
 describe('inlineSchemaKeys', () => {
   it('writes computed keys naming a string constant of the module as that literal', () => {
@@ -194,19 +195,7 @@ describe('bundled clients from the copies', () => {
     const dynamo = await startLocalDynamo({ tableName: 'probe-limits' });
     stopDynamo = () => dynamo.stop();
 
-    const outfile = path.join(dir, 'probe.js');
-    const built = buildSync({
-      ...ESBUILD_OPTIONS,
-      mainFields: [...ESBUILD_OPTIONS.mainFields],
-      sourcemap: false,
-      stdin: { contents: PROBE, resolveDir: REPO_ROOT },
-      outfile,
-      alias: bundleAliases('bundled'),
-      absWorkingDir: REPO_ROOT,
-      metafile: true,
-      logLevel: 'error',
-    });
-    const inputs = Object.keys(built.metafile.inputs);
+    const { file: outfile, inputs } = bundleProbe('sdk-probe', PROBE);
     for (const client of ['@aws-sdk/client-s3', '@aws-sdk/client-dynamodb']) {
       const schemas = path.posix.join(client, 'dist-es/schemas/schemas_0.js');
       const copies = inputs.filter((i) => i.endsWith(path.posix.join('groundwork-sdk', schemas)));
@@ -217,7 +206,6 @@ describe('bundled clients from the copies', () => {
         originals: [],
       });
     }
-    writeFileSync(path.join(dir, 'package.json'), '{}');
 
     // Asynchronously: both emulators answer from this process.
     const run = await promisify(execFile)(
