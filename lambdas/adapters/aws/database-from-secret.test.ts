@@ -1,5 +1,5 @@
 import type { Database } from '../postgres/database';
-import { lazyDatabase } from './database-from-secret';
+import { lazyDatabase, parseDatabaseSecret } from './database-from-secret';
 
 /** A pool whose connections log in with `password`; the server accepts only `current.password`. */
 function fakePool(password: string, server: { password: string }, closed: string[]): Database {
@@ -88,5 +88,28 @@ describe('lazyDatabase', () => {
     });
     await expect(db.query('SELECT 1')).rejects.toMatchObject({ code: '28P01' });
     expect(opens).toBe(2);
+  });
+});
+
+describe('parseDatabaseSecret', () => {
+  const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:app-db';
+
+  it('reads the shape RDS and its rotation keep', () => {
+    expect(
+      parseDatabaseSecret(
+        JSON.stringify({ username: 'app', password: 's3cret', host: 'proxy', port: '5432' }),
+        arn,
+      ),
+    ).toEqual({ username: 'app', password: 's3cret', host: 'proxy', port: 5432 });
+  });
+
+  it('names the secret and the field at fault, never a value', () => {
+    const parse = () => parseDatabaseSecret(JSON.stringify({ username: 'app', password: 42 }), arn);
+    expect(parse).toThrow(`The database secret ${arn} is malformed`);
+    expect(parse).toThrow(/password/);
+    expect(parse).toThrow(/expected string/);
+    expect(parse).not.toThrow(/\b42\b/);
+    expect(() => parseDatabaseSecret('not json', arn)).toThrow(`${arn} holds no JSON object`);
+    expect(() => parseDatabaseSecret(undefined, arn)).toThrow(/holds no JSON object/);
   });
 });

@@ -21,7 +21,30 @@ export async function readDatabaseSecret(
 ): Promise<DatabaseSecret> {
   const client = new SecretsManagerClient({ region });
   const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-  return secretSchema.parse(JSON.parse(out.SecretString ?? '{}'));
+  return parseDatabaseSecret(out.SecretString, secretArn);
+}
+
+/**
+ * A database secret's JSON, checked. A malformed one fails naming the secret and the fields at
+ * fault, never their values (the message ends up in the logs).
+ */
+export function parseDatabaseSecret(
+  secretString: string | undefined,
+  secretArn: string,
+): DatabaseSecret {
+  let json: unknown;
+  try {
+    json = JSON.parse(secretString ?? '');
+  } catch {
+    throw new Error(`The database secret ${secretArn} holds no JSON object.`);
+  }
+  const result = secretSchema.safeParse(json);
+  if (!result.success) {
+    throw new Error(
+      `The database secret ${secretArn} is malformed: ${z.prettifyError(result.error)}`,
+    );
+  }
+  return result.data;
 }
 
 export async function createDatabaseFromSecret(options: {
