@@ -10,6 +10,13 @@ import { ensureSchemaInlinedClients, schemaInlinedClientAliases } from './sdk-sc
 /** The repository root, where esbuild runs and the relative alias paths start. */
 const PROJECT_DIR = path.resolve(__dirname, '..');
 
+/**
+ * The most a function's bundle may weigh (minified, without its source map and side-loaded
+ * modules): the cold-start benchmark reports against it, test/infra/bundling.test.ts holds
+ * every function to it.
+ */
+export const BUNDLE_SIZE_BUDGET_BYTES = 500 * 1024;
+
 /** Node.js major version of the Lambda runtime and of esbuild's target. */
 export const NODE_MAJOR = 22;
 
@@ -81,6 +88,9 @@ export const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/endpoint-cache': './lambdas/adapters/aws/lambda-endpoint-cache.ts',
 };
 
+/** Whether this process has made or found the schema-inlined SDK copies. */
+let copiesChecked = false;
+
 /**
  * esbuild's `alias` for a function's bundle (relative paths: build with the repository root as
  * working directory). With the SDK bundled: LAMBDA_SDK_ALIASES, and each SDK client sent to its
@@ -88,7 +98,11 @@ export const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
  */
 export function bundleAliases(awsSdk: AwsSdkSource): Record<string, string> {
   if (awsSdk !== 'bundled') return {};
-  ensureSchemaInlinedClients(PROJECT_DIR);
+  // Once per process: a synth or a test run asks for the aliases of every function.
+  if (!copiesChecked) {
+    ensureSchemaInlinedClients(PROJECT_DIR);
+    copiesChecked = true;
+  }
   return { ...LAMBDA_SDK_ALIASES, ...schemaInlinedClientAliases() };
 }
 

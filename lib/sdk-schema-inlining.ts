@@ -42,7 +42,7 @@ export const SCHEMA_INLINED_CLIENTS = [
 ] as const;
 
 /** Where the copies go, relative to the project root (inside node_modules: never committed). */
-export const SCHEMA_INLINED_DIR = path.join('node_modules', '.cache', 'groundwork-sdk');
+export const SCHEMA_INLINED_DIR = 'node_modules/.cache/groundwork-sdk';
 
 /** Bump when the rewrite changes, so that copies made by an older one are made again. */
 const REWRITE_VERSION = 1;
@@ -71,11 +71,6 @@ export function inlineSchemaKeys(source: string): { source: string; inlined: num
   return { source: rewritten, inlined };
 }
 
-/** The folder of a client's copy, relative to the project root. */
-function copyDir(client: string): string {
-  return path.join(SCHEMA_INLINED_DIR, client);
-}
-
 /**
  * esbuild aliases (import specifier -> path from the project root) sending each client's
  * imports to its copy's ES module entry.
@@ -84,7 +79,7 @@ export function schemaInlinedClientAliases(): Record<string, string> {
   return Object.fromEntries(
     SCHEMA_INLINED_CLIENTS.map((client) => [
       client,
-      `./${path.posix.join(...copyDir(client).split(path.sep), 'dist-es', 'index.js')}`,
+      `./${SCHEMA_INLINED_DIR}/${client}/dist-es/index.js`,
     ]),
   );
 }
@@ -99,7 +94,7 @@ function stampOf(projectDir: string, client: string): string {
 
 const STAMP_FILE = '.groundwork-stamp';
 
-/** Rewritten keys per schema module of one copy (for tests and the bench's report). */
+/** Rewritten keys per schema module, of the copies a call made. */
 export type InliningReport = Record<string, number>;
 
 /** Makes one client's copy in `target`: package.json and dist-es, schema modules rewritten. */
@@ -112,9 +107,9 @@ function writeCopy(projectDir: string, client: string, target: string): Inlining
   const schemas = path.join(target, 'dist-es', 'schemas');
   for (const file of existsSync(schemas) ? readdirSync(schemas) : []) {
     if (!file.endsWith('.js')) continue;
-    const file_ = path.join(schemas, file);
-    const { source: rewritten, inlined } = inlineSchemaKeys(readFileSync(file_, 'utf8'));
-    writeFileSync(file_, rewritten);
+    const module = path.join(schemas, file);
+    const { source: rewritten, inlined } = inlineSchemaKeys(readFileSync(module, 'utf8'));
+    writeFileSync(module, rewritten);
     report[path.posix.join(client, 'dist-es', 'schemas', file)] = inlined;
   }
   return report;
@@ -128,7 +123,7 @@ function writeCopy(projectDir: string, client: string, target: string): Inlining
 export function ensureSchemaInlinedClients(projectDir: string): InliningReport {
   const report: InliningReport = {};
   for (const client of SCHEMA_INLINED_CLIENTS) {
-    const target = path.join(projectDir, copyDir(client));
+    const target = path.join(projectDir, SCHEMA_INLINED_DIR, client);
     const stamp = stampOf(projectDir, client);
     const stampFile = path.join(target, STAMP_FILE);
     const fresh = () => existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
