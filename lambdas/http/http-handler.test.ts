@@ -1,5 +1,6 @@
 import { parseEnv, lambdaEnvSchema } from '../adapters/aws/lambda-env';
 import { ConfigError, ValidationError } from '../core/errors';
+import { answerRequestSchema } from '../rag-answer/schema';
 import { searchRequestSchema } from '../rag-search/schema';
 import { parseOrThrow } from './http-handler';
 
@@ -51,6 +52,25 @@ describe('parseOrThrow with the schemas the handlers validate with', () => {
       top_k: 8,
       mode: 'hybrid',
       filters: {},
+    });
+  });
+});
+
+describe('the metadata filter depth of /search and /answer', () => {
+  /** A metadata filter of `depth` levels: andAll nested around one equals. */
+  const nested = (depth: number): unknown =>
+    depth === 1 ? { equals: { key: 'team', value: 'a' } } : { andAll: [nested(depth - 1)] };
+
+  it.each([
+    ['/search', searchRequestSchema],
+    ['/answer', answerRequestSchema],
+  ] as const)('%s takes 5 levels and refuses 6 with a 422 at filters.metadata', (_r, schema) => {
+    const body = (depth: number) => ({ query_text: 'q', filters: { metadata: nested(depth) } });
+
+    expect(parseOrThrow(schema, body(5)).filters.metadata).toEqual(nested(5));
+    expect(thrownBy(() => parseOrThrow(schema, body(6)))).toMatchObject({
+      status: 422,
+      message: 'filters.metadata: metadata filters nest at most 5 levels deep',
     });
   });
 });

@@ -1,6 +1,6 @@
 /** POST /answer and the thread and feedback routes: request and response contracts. */
 import * as z from '../core/zod';
-import { filterDepth, searchFiltersSchema } from '../core/retrieval/filters';
+import { filterDepthCheck, searchFiltersSchema } from '../core/retrieval/filters';
 
 /** An integer moved into [min, max] rather than rejected when out of range. */
 const clampedInt = (min: number, max: number) =>
@@ -33,12 +33,7 @@ export const answerRequestSchema = z
     stream: z._default(z.boolean(), false),
     debug: z._default(z.boolean(), false),
   })
-  .check(
-    z.refine((r) => !r.filters.metadata || filterDepth(r.filters.metadata) <= 5, {
-      message: 'metadata filters nest at most 5 levels deep',
-      path: ['filters', 'metadata'],
-    }),
-  );
+  .check(filterDepthCheck);
 export type AnswerRequestBody = z.infer<typeof answerRequestSchema>;
 
 export const citationSchema = z.object({

@@ -1,6 +1,6 @@
 /** POST /search: the request and response contract (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
-import { searchFiltersSchema, filterDepth } from '../core/retrieval/filters';
+import { filterDepthCheck, searchFiltersSchema } from '../core/retrieval/filters';
 
 export const searchRequestSchema = z
   .strictObject({
@@ -10,12 +10,7 @@ export const searchRequestSchema = z
     filters: z._default(searchFiltersSchema, {}),
     min_score: z.optional(z.number().check(z.gte(0), z.lte(1))),
   })
-  .check(
-    z.refine((r) => !r.filters.metadata || filterDepth(r.filters.metadata) <= 5, {
-      message: 'metadata filters nest at most 5 levels deep',
-      path: ['filters', 'metadata'],
-    }),
-  );
+  .check(filterDepthCheck);
 export type SearchRequestBody = z.infer<typeof searchRequestSchema>;
 
 export const searchResultSchema = z.object({

@@ -84,3 +84,19 @@ export function filterDepth(filter: MetadataFilter): number {
   if ('orAll' in filter) return 1 + Math.max(...filter.orAll.map(filterDepth));
   return 1;
 }
+
+/** How deep `andAll` / `orAll` may nest in a request's metadata filter. */
+export const MAX_FILTER_DEPTH = 5;
+
+/**
+ * The check a request schema with `filters` adds: its metadata filter nests at most
+ * MAX_FILTER_DEPTH levels (a 422 at `filters.metadata` otherwise).
+ */
+export const filterDepthCheck = z.refine<{ filters: SearchFilters }>(
+  (request) =>
+    !request.filters.metadata || filterDepth(request.filters.metadata) <= MAX_FILTER_DEPTH,
+  {
+    message: `metadata filters nest at most ${MAX_FILTER_DEPTH} levels deep`,
+    path: ['filters', 'metadata'],
+  },
+);
