@@ -9,13 +9,13 @@ import {
   buildSearchSql,
   createSearchRepository,
   DEFAULT_SEARCH_SQL,
-  vectorScanSettings,
+  searchTransactionSettings,
 } from '../../lambdas/adapters/postgres/search-repository';
 import { createSearch } from '../../lambdas/core/retrieval/search';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
-import { seedDocuments, type SeedDoc } from '../support/seed';
+import { seedDocuments, seedWideChunks, type SeedDoc } from '../support/seed';
 
 const embedder = createHashEmbedder();
 const TOPICS = ['refund policy', 'shipping times', 'warranty claims', 'invoice disputes'];
@@ -34,6 +34,8 @@ const DOCS: SeedDoc[] = [
 interface PlanNode {
   'Node Type': string;
   'Actual Loops'?: number;
+  'Actual Rows'?: number;
+  'Index Name'?: string;
   Filter?: string;
   'One-Time Filter'?: string;
   'Subplan Name'?: string;
@@ -84,7 +86,7 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
       );
       const raw = rows[0]!['QUERY PLAN'];
       return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-    }, vectorScanSettings(100));
+    }, searchTransactionSettings(100));
     const vec = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE vec');
     expect(vec).toBeDefined();
     const gated = [...walk(vec!)].filter((n) => n['One-Time Filter'] !== undefined);
@@ -125,5 +127,53 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
         expect(viaIndex.hits.every((h) => h.sourceUri.includes(`/${tenantId}/`))).toBe(true);
       }
     }
+  });
+});
+
+/**
+ * The trap the page cost setting avoids (SEARCH_RANDOM_PAGE_COST): with PostgreSQL's default
+ * cost of a random page, the planner served the vector arm of a 1,000-chunk table by computing
+ * every chunk's distance and sorting, instead of reading the HNSW index.
+ */
+describe.each(ENGINES)('vector arm on a small table of realistic rows on %s', (engine) => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine);
+    await seedWideChunks(db, 'wide', 1000);
+  }, 120_000);
+  afterAll(() => db?.close());
+
+  it('reads the HNSW index with the search transaction settings', async () => {
+    const [embedding = []] = await embedder.embed(['refund policy']);
+    const query: SearchQuery = {
+      text: 'refund policy',
+      embedding,
+      topK: 5,
+      mode: 'vector',
+      filters: {},
+      minScore: 0,
+      maxChunksPerSource: 5,
+      allowedSourceTypes: null,
+      fusion: { denseWeight: 1, candidates: 100 },
+    };
+    const stmt = buildSearchSql({ tenantId: 'wide', userId: 'u1', globalTenants: [] }, query);
+    const plan = await db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
+        stmt.values,
+      );
+      const raw = rows[0]!['QUERY PLAN'];
+      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
+    }, searchTransactionSettings(100));
+    const hnswScans = [...walk(plan)].filter(
+      (n) => n['Index Name'] === 'chunks_embedding_hnsw_idx' && (n['Actual Rows'] ?? 0) > 0,
+    );
+    expect(hnswScans).toHaveLength(1);
+    const hits = await createSearch({ store: createSearchRepository(db), embedder }).search(
+      { tenantId: 'wide', userId: 'u1' },
+      { queryText: 'refund policy', topK: 5, mode: 'vector', filters: {} },
+    );
+    expect(hits.hits).toHaveLength(5);
   });
 });
