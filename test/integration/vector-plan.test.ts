@@ -10,6 +10,7 @@ import {
   createSearchRepository,
   DEFAULT_SEARCH_SQL,
   searchTransactionSettings,
+  type SearchSqlOptions,
 } from '../../lambdas/adapters/postgres/search-repository';
 import { createSearch } from '../../lambdas/core/retrieval/search';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
@@ -48,6 +49,40 @@ function* walk(node: PlanNode): Generator<PlanNode> {
   for (const child of node.Plans ?? []) yield* walk(child);
 }
 
+/** The store's query for a vector search of `text` (top 5, 100 candidates). */
+async function storeQuery(text: string): Promise<SearchQuery> {
+  const [embedding = []] = await embedder.embed([text]);
+  return {
+    text,
+    embedding,
+    topK: 5,
+    mode: 'vector',
+    filters: {},
+    minScore: 0,
+    maxChunksPerSource: 5,
+    allowedSourceTypes: null,
+    fusion: { denseWeight: 1, candidates: 100 },
+  };
+}
+
+/** The executed plan of the search statement for `query`, with the search transaction settings. */
+async function explainSearch(
+  db: Database,
+  tenantId: string,
+  query: SearchQuery,
+  options: Partial<SearchSqlOptions> = {},
+): Promise<PlanNode> {
+  const stmt = buildSearchSql({ tenantId, userId: 'u1', globalTenants: [] }, query, options);
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
+      stmt.values,
+    );
+    const raw = rows[0]!['QUERY PLAN'];
+    return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
+  }, searchTransactionSettings(query.fusion.candidates));
+}
+
 describe.each(ENGINES)('vector arm plan on %s', (engine) => {
   let db: Database;
 
@@ -57,36 +92,14 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
   });
   afterAll(() => db?.close());
 
-  async function storeQuery(text: string): Promise<SearchQuery> {
-    const [embedding = []] = await embedder.embed([text]);
-    return {
-      text,
-      embedding,
-      topK: 5,
-      mode: 'vector',
-      filters: {},
-      minScore: 0,
-      maxChunksPerSource: 5,
-      allowedSourceTypes: null,
-      fusion: { denseWeight: 1, candidates: 100 },
-    };
-  }
-
   /** Which of the two branches of the `vec` CTE executed: `exact`, `index` or both/neither. */
   async function executedBranches(tenantId: string, indexCrossover?: number): Promise<string[]> {
-    const stmt = buildSearchSql(
-      { tenantId, userId: 'u1', globalTenants: [] },
+    const plan = await explainSearch(
+      db,
+      tenantId,
       await storeQuery('refund policy'),
       indexCrossover === undefined ? {} : { indexCrossover },
     );
-    const plan = await db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
-        stmt.values,
-      );
-      const raw = rows[0]!['QUERY PLAN'];
-      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-    }, searchTransactionSettings(100));
     const vec = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE vec');
     expect(vec).toBeDefined();
     const gated = [...walk(vec!)].filter((n) => n['One-Time Filter'] !== undefined);
@@ -145,27 +158,7 @@ describe.each(ENGINES)('vector arm on a small table of realistic rows on %s', (e
   afterAll(() => db?.close());
 
   it('reads the HNSW index with the search transaction settings', async () => {
-    const [embedding = []] = await embedder.embed(['refund policy']);
-    const query: SearchQuery = {
-      text: 'refund policy',
-      embedding,
-      topK: 5,
-      mode: 'vector',
-      filters: {},
-      minScore: 0,
-      maxChunksPerSource: 5,
-      allowedSourceTypes: null,
-      fusion: { denseWeight: 1, candidates: 100 },
-    };
-    const stmt = buildSearchSql({ tenantId: 'wide', userId: 'u1', globalTenants: [] }, query);
-    const plan = await db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
-        stmt.values,
-      );
-      const raw = rows[0]!['QUERY PLAN'];
-      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-    }, searchTransactionSettings(100));
+    const plan = await explainSearch(db, 'wide', await storeQuery('refund policy'));
     const hnswScans = [...walk(plan)].filter(
       (n) => n['Index Name'] === 'chunks_embedding_hnsw_idx' && (n['Actual Rows'] ?? 0) > 0,
     );
