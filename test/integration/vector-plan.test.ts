@@ -1,8 +1,10 @@
 /**
- * The vector arm's plan is chosen from the scope's size, on both databases: an exact scan of
- * the scope's vectors for a small scope, the HNSW index (tenant test hidden from the b-tree) for
- * a large one. Exactly one of the two runs, and both return the same hits where the index is
- * exact (tables this small).
+ * How the planner treats the search statement, on both databases. The vector arm's plan is
+ * chosen from the scope's size: an exact scan of the scope's vectors for a small scope, the HNSW
+ * index (tenant test hidden from the b-tree) for a large one; exactly one of the two runs, and
+ * both return the same hits where the index is exact (tables this small). With the search
+ * transaction's settings, a small table of realistic rows is still served by the index, and the
+ * statement is never JIT-compiled.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import {
@@ -37,6 +39,7 @@ interface PlanNode {
   'Actual Loops'?: number;
   'Actual Rows'?: number;
   'Index Name'?: string;
+  'Total Cost'?: number;
   Filter?: string;
   'One-Time Filter'?: string;
   'Subplan Name'?: string;
@@ -71,16 +74,20 @@ async function explainSearch(
   tenantId: string,
   query: SearchQuery,
   options: Partial<SearchSqlOptions> = {},
-): Promise<PlanNode> {
+  extraSettings: Record<string, string | number> = {},
+): Promise<{ Plan: PlanNode; JIT?: unknown }> {
   const stmt = buildSearchSql({ tenantId, userId: 'u1', globalTenants: [] }, query, options);
-  return db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
-      stmt.values,
-    );
-    const raw = rows[0]!['QUERY PLAN'];
-    return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
-  }, searchTransactionSettings(query.fusion.candidates));
+  return db.transaction(
+    async (tx) => {
+      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
+        stmt.values,
+      );
+      const raw = rows[0]!['QUERY PLAN'];
+      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0];
+    },
+    { ...searchTransactionSettings(query.fusion.candidates), ...extraSettings },
+  );
 }
 
 describe.each(ENGINES)('vector arm plan on %s', (engine) => {
@@ -94,7 +101,7 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
 
   /** Which of the two branches of the `vec` CTE executed: `exact`, `index` or both/neither. */
   async function executedBranches(tenantId: string, indexCrossover?: number): Promise<string[]> {
-    const plan = await explainSearch(
+    const { Plan: plan } = await explainSearch(
       db,
       tenantId,
       await storeQuery('refund policy'),
@@ -158,7 +165,7 @@ describe.each(ENGINES)('vector arm on a small table of realistic rows on %s', (e
   afterAll(() => db?.close());
 
   it('reads the HNSW index with the search transaction settings', async () => {
-    const plan = await explainSearch(db, 'wide', await storeQuery('refund policy'));
+    const { Plan: plan } = await explainSearch(db, 'wide', await storeQuery('refund policy'));
     const hnswScans = [...walk(plan)].filter(
       (n) => n['Index Name'] === 'chunks_embedding_hnsw_idx' && (n['Actual Rows'] ?? 0) > 0,
     );
@@ -168,5 +175,31 @@ describe.each(ENGINES)('vector arm on a small table of realistic rows on %s', (e
       { queryText: 'refund policy', topK: 5, mode: 'vector', filters: {} },
     );
     expect(hits.hits).toHaveLength(5);
+  });
+});
+
+/**
+ * A search statement is never JIT-compiled: with the cost threshold lowered below its estimate
+ * (as a large table brings it above the default), PostgreSQL compiles it unless the search
+ * transaction turns JIT off. PGlite has no JIT provider, so only PostgreSQL can show it.
+ */
+describe('search statement and JIT compilation on postgres', () => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openTestDatabase('postgres');
+    await seedDocuments(db, embedder, DOCS);
+  });
+  afterAll(() => db?.close());
+
+  it('is not compiled even when its estimated cost passes jit_above_cost', async () => {
+    const { rows } = await db.query<{ available: boolean }>(
+      'SELECT pg_jit_available() AS available',
+    );
+    expect(rows[0]?.available).toBe(true);
+    const query = { ...(await storeQuery('refund policy')), mode: 'hybrid' as const };
+    const explained = await explainSearch(db, 'large', query, {}, { jit_above_cost: 0 });
+    expect(explained.Plan['Total Cost']).toBeGreaterThan(0);
+    expect(explained.JIT).toBeUndefined();
   });
 });
