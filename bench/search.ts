@@ -30,7 +30,7 @@ import {
   createSearchRepository,
   DEFAULT_SEARCH_SQL,
   efSearchFor,
-  SEARCH_RANDOM_PAGE_COST,
+  searchTransactionSettings,
 } from '../lambdas/adapters/postgres/search-repository';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { Embedder } from '../lambdas/core/ports';
@@ -403,12 +403,15 @@ function repositorySettings(candidates: number): ScanSettings {
   };
 }
 
-/** The transaction settings (`SET LOCAL`) of a measurement, with the repository's page cost. */
+/**
+ * The transaction settings (`SET LOCAL`) of a measurement: the repository's, with the scan
+ * parameters the measurement varies.
+ */
 function localSettings(s: ScanSettings): LocalSettings {
   return {
+    ...searchTransactionSettings(Math.trunc(s.efSearch)),
     'hnsw.iterative_scan': s.iterativeScan,
     'hnsw.ef_search': Math.trunc(s.efSearch),
-    random_page_cost: SEARCH_RANDOM_PAGE_COST,
     ...(s.exact ? { enable_indexscan: 'off' } : {}),
     ...(s.forceHnsw ? { enable_sort: 'off' } : {}),
   };

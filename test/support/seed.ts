@@ -63,7 +63,7 @@ export async function seedDocuments(
 }
 
 /**
- * Writes `count` chunks (10 per document, visibility `tenant`) straight in SQL, of about the width
+ * Writes `count` chunks of `tenantId` (10 per document, visibility `tenant`) straight in SQL, of about the width
  * real chunks have (a 2 KB text and its full-text vector, a 512-dimension embedding), for tests
  * that depend on the planner's view of the table rather than on what the chunks say. Cheaper
  * than embedding through the repository: 1,000 chunks load in seconds on both databases.
@@ -72,14 +72,14 @@ export async function seedWideChunks(db: Database, tenantId: string, count: numb
   const documents = Math.ceil(count / 10);
   await db.query(
     `INSERT INTO documents (id, tenant_id, source_uri, title, source_type, language, visibility, status, chunk_count)
-     SELECT ('00000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, $1, 's3://bucket/wide/' || g,
+     SELECT md5($1 || ':' || g)::uuid, $1, 's3://bucket/wide/' || g,
             'wide ' || g, 'doc', 'en', 'tenant', 'indexed', 10
        FROM generate_series(1, $2::int) g`,
     [tenantId, documents],
   );
   await db.query(
     `INSERT INTO chunks (document_id, tenant_id, chunk_index, text, start_offset, end_offset, token_count, embedding, fts)
-     SELECT ('00000000-0000-4000-8000-' || lpad((1 + (g - 1) / 10)::text, 12, '0'))::uuid, $1, (g - 1) % 10,
+     SELECT md5($1 || ':' || (1 + (g - 1) / 10))::uuid, $1, (g - 1) % 10,
             w.text, 0, length(w.text), 60,
             (SELECT array_agg(sin(g * 7.1 + i * 1.3 + (g % 13) * i))::vector(512) FROM generate_series(1, 512) i),
             to_tsvector('english', w.text)
