@@ -110,3 +110,108 @@ describe.each(ENGINES)('bounded keyword arm on %s', (engine) => {
     expect(unbounded.hits).toHaveLength(COMMON_DOCS);
   });
 });
+
+/**
+ * The keyword arm's document check. Without filters it is deferred to the best-scored chunks
+ * when the caller can see nearly all of the scope; it must still keep out every document the
+ * caller may not see, and where private documents are common it must not be deferred, or they
+ * would take the budget and leave the visible matches unscored.
+ */
+const PRIVATE_HEAVY: SeedDoc[] = [
+  // Written first, so they come first in the table and in a bitmap scan of the index.
+  ...Array.from({ length: 20 }, (_, i): SeedDoc => ({
+    tenantId: 'private-heavy',
+    key: `private-heavy/private-${i}`,
+    visibility: 'user',
+    owner: 'someone-else',
+    texts: [`Zeppelin ${i}: zeppelin zeppelin notes kept private by someone else.`],
+  })),
+  ...Array.from({ length: 5 }, (_, i): SeedDoc => ({
+    tenantId: 'private-heavy',
+    key: `private-heavy/shared-${i}`,
+    texts: [`Shared note ${i} on the history of the zeppelin and of airship travel in general.`],
+  })),
+];
+const MOSTLY_SHARED: SeedDoc[] = [
+  {
+    tenantId: 'mostly-shared',
+    key: 'mostly-shared/private',
+    visibility: 'user',
+    owner: 'someone-else',
+    // The best BM25 match of all: the term several times in a short chunk.
+    texts: ['Zeppelin zeppelin zeppelin zeppelin.'],
+  },
+  ...Array.from({ length: 30 }, (_, i): SeedDoc => ({
+    tenantId: 'mostly-shared',
+    key: `mostly-shared/shared-${i}`,
+    texts: [`Shared note ${i} on the history of the zeppelin and of airship travel in general.`],
+  })),
+];
+
+// A publishing tenant's own (`tenant`) documents are in every reader's scope, but not visible.
+const PUBLISHER: SeedDoc[] = [
+  ...Array.from({ length: 20 }, (_, i): SeedDoc => ({
+    tenantId: 'publisher',
+    key: `publisher/internal-${i}`,
+    texts: [`Zeppelin ${i}: zeppelin zeppelin notes internal to the publisher.`],
+  })),
+  ...Array.from({ length: 5 }, (_, i): SeedDoc => ({
+    tenantId: 'reader',
+    key: `reader/note-${i}`,
+    texts: [`Reader note ${i} on the history of the zeppelin and of airship travel in general.`],
+  })),
+];
+
+describe.each(ENGINES)('keyword arm document check on %s', (engine) => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine);
+    await seedDocuments(db, embedder, [...PRIVATE_HEAVY, ...MOSTLY_SHARED, ...PUBLISHER]);
+  });
+  afterAll(() => db?.close());
+
+  const keyword = async (
+    tenantId: string,
+    userId: string,
+    options: { dfBudget?: number; deferDocumentCheck?: boolean } = {},
+    globalTenants: string[] = ['global'],
+  ) => {
+    const search = createSearch({
+      store: createSearchRepository(db, options),
+      embedder,
+      settings: { globalTenants },
+    });
+    const { hits } = await search.search(
+      { tenantId, userId },
+      { queryText: 'zeppelin', topK: 50, mode: 'keyword', filters: {} },
+    );
+    return hits.map((h) => h.sourceUri.replace('s3://bucket/', ''));
+  };
+
+  it('keeps out the documents the caller may not see, though they score best', async () => {
+    const found = await keyword('mostly-shared', 'u1');
+    expect(found).toHaveLength(30);
+    expect(found.every((k) => k.startsWith('mostly-shared/shared-'))).toBe(true);
+    // Their owner sees them, first.
+    expect((await keyword('mostly-shared', 'someone-else'))[0]).toBe('mostly-shared/private');
+    // The same answer as checking every chunk.
+    expect(await keyword('mostly-shared', 'u1', { deferDocumentCheck: false })).toEqual(found);
+  });
+
+  it('checks every chunk where private documents are common, so the budget finds the visible ones', async () => {
+    // A budget of 10 chunks, 25 matching: 20 private ones first. Deferred, the check would see
+    // 10 private chunks and find nothing.
+    const found = await keyword('private-heavy', 'u1', { dfBudget: 10 });
+    expect([...found].sort()).toEqual(
+      Array.from({ length: 5 }, (_, i) => `private-heavy/shared-${i}`).sort(),
+    );
+  });
+
+  it('counts a publishing tenant unpublished documents among those the caller may not see', async () => {
+    const found = await keyword('reader', 'u1', { dfBudget: 10 }, ['publisher']);
+    expect([...found].sort()).toEqual(
+      Array.from({ length: 5 }, (_, i) => `reader/note-${i}`).sort(),
+    );
+  });
+});

@@ -61,6 +61,12 @@ export interface SearchSqlOptions {
    * the crossover is n² / N = a / b.
    */
   readonly indexCrossover: number;
+  /**
+   * Keyword arm without filters: check the documents of the best-scored chunks only, in order,
+   * instead of every chunk selected, falling back to the latter when that leaves the arm short
+   * (see the statement).
+   */
+  readonly deferDocumentCheck: boolean;
 }
 
 /**
@@ -69,7 +75,20 @@ export interface SearchSqlOptions {
  * of the unbounded arm's top 10, at about 12 µs per chunk scored. Crossover 30: a / b measured
  * between 20 and 50 on the 100k-chunk benchmark (docs/retrieval.md).
  */
-export const DEFAULT_SEARCH_SQL: SearchSqlOptions = { dfBudget: 1000, indexCrossover: 30 };
+export const DEFAULT_SEARCH_SQL: SearchSqlOptions = {
+  dfBudget: 1000,
+  indexCrossover: 30,
+  deferDocumentCheck: true,
+};
+
+/**
+ * Deferring the keyword arm's document check (see the statement): allowed while the chunks of
+ * documents not every caller sees are at most this share of the scope's chunks, and fewer than
+ * the cap of such documents exist on each side (more are not counted; the check is then not
+ * deferred).
+ */
+const DEFER_MAX_RESTRICTED_SHARE = 0.1;
+const RESTRICTED_DOCUMENTS_CAP = 2000;
 
 /** pgvector's `hnsw.ef_search` for a candidate count: the index returns at most that many rows. */
 export function efSearchFor(candidates: number): number {
@@ -190,21 +209,50 @@ export function buildSearchSql(
     // reading its full-text vector once. At most the budget of chunks is scored, even when the
     // rarest lexeme alone is more frequent than that (then an arbitrary subset of its chunks).
     // A chunk's document (visibility, filters) is checked through the primary key, never by
-    // reading every document of the tenant.
-    ctes.push(`kw AS MATERIALIZED (
-      SELECT c.id, sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / s.avgdl))) AS bm25,
+    // reading every document of the tenant: with filters, for every chunk selected, so that the
+    // budget goes to chunks that match them; without, when the caller can see nearly all of the
+    // scope (kw_defer), only for the best-scored chunks, in score order, until the candidates are
+    // found: about `candidates` document lookups instead of one per chunk selected.
+    const documentCheck = `coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)`;
+    const defer = filters === 'true' && options.deferDocumentCheck;
+    if (defer) {
+      // The chunks in scope of documents that not every caller sees: in the caller's tenant,
+      // documents other than indexed `tenant` ones (private documents, documents being
+      // re-indexed); in the publishing tenants, documents other than indexed `global` ones.
+      // Each side reads at most a cap of documents through its partial index (migrations/0006).
+      // The check is deferred only when these chunks are at most a share of the scope's, so that
+      // chunks the caller cannot see take at most that share of the budget.
+      const cap = p.add(RESTRICTED_DOCUMENTS_CAP, 'int');
+      ctes.push(`kw_defer AS MATERIALIZED (
+      SELECT count(*) < ${cap}
+             AND coalesce(sum(r.chunk_count), 0) <= ${p.add(DEFER_MAX_RESTRICTED_SHARE, 'float8')} * (SELECT n FROM stats) AS defer
+      FROM ((SELECT d.chunk_count FROM documents d
+             WHERE d.tenant_id = ${visible.tenant} AND NOT (d.visibility = 'tenant' AND d.status = 'indexed')
+             LIMIT ${cap})
+            UNION ALL
+            (SELECT d.chunk_count FROM documents d
+             WHERE d.tenant_id = ANY(${visible.globals}) AND NOT (d.visibility = 'global' AND d.status = 'indexed')
+             LIMIT ${cap})) r)`);
+    }
+    ctes.push(`kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id,
+             sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / s.avgdl))) AS bm25,
              sum(i.idf) AS matched_idf
-      FROM (SELECT c.id, c.fts, c.fts_length FROM chunks c
+      FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM chunks c
             WHERE gw_search_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              AND coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)
+              AND (${defer ? '(SELECT defer FROM kw_defer) OR ' : ''}${documentCheck})
             LIMIT ${budget}) c
       CROSS JOIN stats s
       CROSS JOIN LATERAL (
         SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf
         FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}'))) u
       JOIN idf i ON i.term = u.lexeme
-      GROUP BY c.id
-      ORDER BY bm25 DESC, c.id
+      GROUP BY c.id, c.document_id, c.tenant_id)`);
+    // OFFSET 0 keeps a deferred check above the sort, so it runs only until LIMIT is met.
+    ctes.push(`kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      ${defer ? `WHERE NOT (SELECT defer FROM kw_defer) OR ${documentCheck}` : ''}
       LIMIT ${candidates})`);
   }
   // Both arms' candidates in one row each (a hash join, not a scan per row); the cosine of a
