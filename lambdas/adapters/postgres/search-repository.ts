@@ -51,7 +51,7 @@ export interface SearchSqlOptions {
   /**
    * Keyword arm: the summed document frequency (in the caller's scope) of the lexemes that
    * select the chunks to score, and the most chunks scored per query. Keep it at least the
-   * candidates per arm (100, or 4 top_k), or the arm returns fewer.
+   * candidates per arm (50, or 4 top_k), or the arm returns fewer.
    */
   readonly dfBudget: number;
   /**
