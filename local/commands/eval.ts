@@ -2,6 +2,9 @@
  * `groundwork eval <dataset-dir> [--mode hybrid|vector|keyword] [--json]`: loads a BEIR dataset
  * into a fresh tenant through the real ingestion path (S3 emulator, ingest handler, parser,
  * chunker, embedder, database) and scores the real search code: nDCG@10, Recall@100, MRR@10.
+ * Each question asks for 100 hits (so each arm returns 4 × 100 candidates); `--top-k 10` asks
+ * for 10, as a /search caller would (Recall is then at 10), and `--candidates N` sets the
+ * candidates per arm (at least 4 × top_k, as in the product).
  * The index is kept per dataset and settings under the data folder, so a second run only
  * searches (unchanged documents cost nothing).
  */
@@ -29,6 +32,10 @@ export interface EvalOptions {
    */
   readonly denseWeights?: readonly number[];
   readonly ingestion?: Partial<IngestionSettings>;
+  /** Hits asked for per question. @default 100 */
+  readonly topK?: number;
+  /** Candidates per arm (the search setting; at least 4 × topK). @default the product's */
+  readonly candidates?: number;
   readonly progress?: boolean;
 }
 
@@ -38,6 +45,8 @@ export interface EvalReport {
   readonly chunks: number;
   readonly queries: number;
   readonly ingestSeconds: number;
+  /** Hits asked for per question: Recall is at min(topK, 100). */
+  readonly topK: number;
   readonly results: { mode: SearchMode; denseWeight?: number; scores: RetrievalScores }[];
 }
 
@@ -152,20 +161,26 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
         ? options.denseWeights.map((w) => ({ mode, denseWeight: w }))
         : [{ mode }],
     );
+    const topK = options.topK ?? 100;
     for (const r of runs) {
       const search =
-        r.denseWeight === undefined
+        r.denseWeight === undefined && options.candidates === undefined
           ? stack.search
           : createSearch({
               store: createSearchRepository(stack.db),
               embedder: stack.embedder,
-              settings: { defaultDenseWeight: r.denseWeight, fusionByModel: {} },
+              settings: {
+                ...(r.denseWeight === undefined
+                  ? {}
+                  : { defaultDenseWeight: r.denseWeight, fusionByModel: {} }),
+                ...(options.candidates === undefined ? {} : { candidates: options.candidates }),
+              },
             });
       const run = new Map<string, string[]>();
       for (let i = 0; i < queryIds.length; i++) {
         const { hits } = await search.searchWithEmbedding(
           identity,
-          { queryText: texts[i]!, topK: 100, mode: r.mode, filters: {}, maxChunksPerSource: 1 },
+          { queryText: texts[i]!, topK, mode: r.mode, filters: {}, maxChunksPerSource: 1 },
           vectors[i]!,
         );
         run.set(
@@ -181,6 +196,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       chunks: Number(rows[0]?.c ?? 0),
       queries: queryIds.length,
       ingestSeconds,
+      topK,
       results,
     };
   } finally {
@@ -191,7 +207,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
 export function formatEval(report: EvalReport): string {
   const lines = [
     `${report.dataset}: ${report.documents} documents, ${report.chunks} chunks, ${report.queries} queries (index ready in ${report.ingestSeconds.toFixed(1)} s)`,
-    'mode      weight  nDCG@10  Recall@100  MRR@10',
+    `mode      weight  nDCG@10  ${`Recall@${Math.min(report.topK, 100)}`.padEnd(10)}  MRR@10`,
   ];
   for (const r of report.results) {
     lines.push(
@@ -213,12 +229,14 @@ export async function evalCommand(args: string[], dataDir: string): Promise<numb
       'chunk-tokens': { type: 'string' },
       'overlap-tokens': { type: 'string' },
       'embed-window': { type: 'string' },
+      'top-k': { type: 'string' },
+      candidates: { type: 'string' },
     },
   });
   const datasetDir = positionals[0];
   if (!datasetDir) {
     console.error(
-      'Usage: groundwork eval <dataset-dir> [--mode hybrid|vector|keyword]... [--sample N] [--json]',
+      'Usage: groundwork eval <dataset-dir> [--mode hybrid|vector|keyword]... [--sample N] [--top-k N] [--candidates N] [--json]',
     );
     return 2;
   }
@@ -238,6 +256,18 @@ export async function evalCommand(args: string[], dataDir: string): Promise<numb
     };
   }
   if (values['embed-window']) ingestion.embedWindowTokens = Number(values['embed-window']);
+  const positive = (name: 'top-k' | 'candidates', max: number): number | undefined | null => {
+    const raw = values[name];
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    return Number.isInteger(n) && n >= 1 && n <= max ? n : null;
+  };
+  const topK = positive('top-k', 100);
+  const candidates = positive('candidates', 1000);
+  if (topK === null || candidates === null) {
+    console.error('--top-k must be an integer from 1 to 100, --candidates from 1 to 1000');
+    return 2;
+  }
   const report = await runEval({
     datasetDir,
     dataDir,
@@ -245,6 +275,8 @@ export async function evalCommand(args: string[], dataDir: string): Promise<numb
     ...(values.sample ? { sample: Number(values.sample) } : {}),
     ...(values['dense-weight']?.length ? { denseWeights: values['dense-weight'].map(Number) } : {}),
     ...(Object.keys(ingestion).length ? { ingestion } : {}),
+    ...(topK === undefined ? {} : { topK }),
+    ...(candidates === undefined ? {} : { candidates }),
     progress: !values.json && process.stderr.isTTY === true,
   });
   console.log(values.json ? JSON.stringify(report) : formatEval(report));

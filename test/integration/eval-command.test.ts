@@ -1,0 +1,98 @@
+/**
+ * `groundwork eval` on a small BEIR dataset written for the test: the corpus goes through the
+ * embedded default's real ingestion and search (PGlite, local model), and the report's figures
+ * follow from the judgements. `--top-k` and `--candidates` change what each question asks for.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { evalCommand, formatEval, runEval } from '../../local/commands/eval';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const CORPUS = [
+  {
+    _id: 'd1',
+    title: 'Glaciers',
+    text: 'Glaciers carve valleys as the ice moves slowly downhill.',
+  },
+  { _id: 'd2', title: 'Volcanoes', text: 'Volcanoes erupt when magma rises through the crust.' },
+  { _id: 'd3', title: 'Coral reefs', text: 'Coral reefs grow in warm shallow seas from polyps.' },
+  { _id: 'd4', title: 'Deserts', text: 'Deserts receive very little rain and lose heat at night.' },
+  { _id: 'd5', title: 'Tides', text: 'Tides follow the pull of the moon on the oceans.' },
+];
+const QUERIES = [
+  { _id: 'q1', text: 'how do glaciers carve valleys' },
+  { _id: 'q2', text: 'why does magma make volcanoes erupt' },
+  { _id: 'q3', text: 'where do coral reefs grow' },
+  // Two passages are relevant: one hit can find only one of them.
+  { _id: 'q4', text: 'desert heat at night and the tides of the moon' },
+];
+const QRELS = 'query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq3\td3\t1\nq4\td4\t1\nq4\td5\t1\n';
+
+describe('groundwork eval', () => {
+  let dir: string;
+  let dataset: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-eval-'));
+    dataset = path.join(dir, 'geo');
+    await mkdir(dataset);
+    const lines = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    await writeFile(path.join(dataset, 'corpus.jsonl'), lines(CORPUS));
+    await writeFile(path.join(dataset, 'queries.jsonl'), lines(QUERIES));
+    await writeFile(path.join(dataset, 'qrels.tsv'), QRELS);
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('scores each mode from the judgements, asking for 100 hits by default', async () => {
+    const report = await runEval({
+      datasetDir: dataset,
+      dataDir: dir,
+      modes: ['keyword', 'hybrid'],
+    });
+    expect(report).toMatchObject({ dataset: 'geo', documents: 5, queries: 4, topK: 100 });
+    // Each question names its passages' words: keyword search puts them first, so every metric
+    // is 1; hybrid finds them all too, and puts one first.
+    const [keyword, hybrid] = report.results;
+    expect(keyword).toMatchObject({ mode: 'keyword' });
+    expect(keyword!.scores).toEqual({ ndcg10: 1, recall100: 1, mrr10: 1, queries: 4 });
+    expect(hybrid).toMatchObject({
+      mode: 'hybrid',
+      scores: { recall100: 1, mrr10: 1, queries: 4 },
+    });
+    expect(hybrid!.scores.ndcg10).toBeGreaterThan(0.9);
+    expect(formatEval(report)).toContain('Recall@100');
+  }, 120_000);
+
+  it('asks for top_k hits with the candidates given (--top-k, --candidates)', async () => {
+    const report = await runEval({
+      datasetDir: dataset,
+      dataDir: dir,
+      modes: ['keyword'],
+      topK: 1,
+      candidates: 4,
+    });
+    expect(report.topK).toBe(1);
+    // One hit per question: q4 finds one of its two passages (recall 0.5, nDCG 1 / (1 + 1/log2 3)).
+    const scores = report.results[0]!.scores;
+    expect(scores.recall100).toBeCloseTo((3 + 0.5) / 4, 10);
+    expect(scores.ndcg10).toBeCloseTo((3 + 1 / (1 + 1 / Math.log2(3))) / 4, 10);
+    expect(scores.mrr10).toBe(1);
+    expect(formatEval(report)).toContain('Recall@1 ');
+  }, 120_000);
+
+  it('refuses a top_k or candidate count out of range, before loading anything', async () => {
+    const errors: string[] = [];
+    const spy = jest.spyOn(console, 'error').mockImplementation((m: string) => errors.push(m));
+    try {
+      expect(await evalCommand([dataset, '--top-k', '0'], dir)).toBe(2);
+      expect(await evalCommand([dataset, '--top-k', '101'], dir)).toBe(2);
+      expect(await evalCommand([dataset, '--candidates', 'many'], dir)).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(errors).toHaveLength(3);
+    expect(errors[0]).toMatch(/--top-k must be an integer from 1 to 100/);
+  });
+});
