@@ -195,6 +195,8 @@ export interface SearchBenchResult {
     readonly cpus: number;
     readonly loadBefore: number;
     readonly loadAfter: number;
+    /** What was loaded into shared_buffers before the latency runs (`prewarm`). */
+    readonly bufferCache: string;
   };
   readonly wallSeconds: number;
 }
@@ -980,6 +982,9 @@ function report(r: SearchBenchResult): string[] {
     `   machine: ${r.machine.cpus} logical CPUs, 1-minute load average ${f(r.machine.loadBefore, 2)} before the latency runs, ${f(r.machine.loadAfter, 2)} after (other work shares this machine)`,
   );
   l(
+    `   buffer cache: ${r.machine.bufferCache}, shared_buffers ${r.corpus.sizes.shared_buffers ?? '?'}`,
+  );
+  l(
     `   ${pad('run', 46)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('mean', 8)}${lpad('hits', 6)}  (ms)`,
   );
   const latencyLine = (x: LatencyRun) =>
@@ -1031,6 +1036,39 @@ async function corpusSizes(db: Database): Promise<Record<string, string>> {
             current_setting('shared_buffers') AS "shared_buffers"`,
   );
   return rows[0] ?? {};
+}
+
+/**
+ * Loads the schema's tables, TOAST tables and indexes into shared_buffers (`pg_prewarm`, created
+ * in the bench database by scripts/setup-postgres.sh), so that the latency runs measure a server
+ * serving its working set from memory, as a production database sized for its index does, rather
+ * than reads through the OS cache on their first touch of each page. Returns what was loaded, or
+ * why nothing was.
+ */
+async function prewarm(db: Database, schema: string): Promise<string> {
+  const { rows: ext } = await db.query("SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm'");
+  if (ext.length === 0) return 'not prewarmed (pg_prewarm is not installed in this database)';
+  const { rows } = await db.query<{ blocks: string; fits: boolean; size: string }>(
+    `WITH rels AS (
+       SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'i')
+       UNION ALL
+       SELECT c.reltoastrelid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind = 'r' AND c.reltoastrelid <> 0
+       UNION ALL
+       SELECT x.indexrelid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         JOIN pg_index x ON x.indrelid = c.reltoastrelid
+        WHERE n.nspname = $1 AND c.relkind = 'r')
+     SELECT sum(pg_prewarm(oid))::text AS blocks,
+            sum(pg_relation_size(oid)) <= pg_size_bytes(current_setting('shared_buffers')) AS fits,
+            pg_size_pretty(sum(pg_relation_size(oid))) AS size
+       FROM rels`,
+    [schema],
+  );
+  const r = rows[0];
+  return r
+    ? `prewarmed ${r.size} (${r.blocks} blocks) into shared_buffers${r.fits ? '' : ', more than it holds'}`
+    : 'not prewarmed';
 }
 
 /** Runs the whole benchmark; see the module comment. */
@@ -1091,6 +1129,8 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       [TENANTS.tenPercent, '10%'],
       [TENANTS.onePercent, '1%'],
     ] as const;
+    const warmed = await prewarm(db, schema);
+    log(`buffer cache: ${warmed}`);
     const loadBefore = loadavg()[0] ?? 0;
     const latency: LatencyRun[] = [];
     for (const [tenantId, share] of latencyTenants) {
@@ -1180,7 +1220,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       latency,
       hybridBreakdown,
       budgetSweep,
-      machine: { cpus: cpus().length, loadBefore, loadAfter },
+      machine: { cpus: cpus().length, loadBefore, loadAfter, bufferCache: warmed },
       wallSeconds: seconds(started),
     };
     for (const line of report(result)) out(line);
