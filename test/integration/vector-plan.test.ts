@@ -150,6 +150,73 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
 });
 
 /**
+ * With filters, the vector arm's scope is the documents that match them: a small one is scanned
+ * exactly from those documents (the HNSW scan tests the filter on every chunk it visits and a
+ * selective filter runs it out of its limits), a large one through the index. A chunk whose own
+ * metadata matches a filter its document does not is still found.
+ */
+const TEAMS: SeedDoc[] = Array.from({ length: 60 }, (_, i): SeedDoc => ({
+  tenantId: 'teams',
+  key: `teams/doc-${i}`,
+  texts: [`Note ${i} on ${TOPICS[i % TOPICS.length]} for the team, week ${i}.`],
+  metadata: { team: i < 3 ? 'blue' : 'red' },
+}));
+
+describe.each(ENGINES)('vector arm with filters on %s', (engine) => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine);
+    await seedDocuments(db, embedder, TEAMS);
+    // One red document's chunk says, itself, that it is blue.
+    await db.query(
+      `UPDATE chunks SET metadata = '{"team": "blue"}'
+        WHERE document_id = (SELECT id FROM documents WHERE source_uri = 's3://bucket/teams/doc-10')`,
+    );
+  });
+  afterAll(() => db?.close());
+
+  const blue = { metadata: { equals: { key: 'team', value: 'blue' } } };
+  async function branches(options: Partial<SearchSqlOptions>): Promise<string[]> {
+    const query = { ...(await storeQuery('refund policy')), filters: blue };
+    const { Plan: plan } = await explainSearch(db, 'teams', query, options);
+    const vec = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE vec')!;
+    return [...walk(vec)]
+      .filter((n) => n['One-Time Filter'] !== undefined)
+      .filter((branch) =>
+        (branch.Plans ?? []).some(
+          (child) => child['Parent Relationship'] === 'Outer' && (child['Actual Loops'] ?? 0) > 0,
+        ),
+      )
+      .map((branch) =>
+        [...walk(branch)].some((n) => n.Filter?.includes('IS TRUE')) ? 'index' : 'exact',
+      );
+  }
+  const blueHits = async (options: Partial<SearchSqlOptions> = {}) => {
+    const search = createSearch({ store: createSearchRepository(db, options), embedder });
+    const { hits } = await search.search(
+      { tenantId: 'teams', userId: 'u1' },
+      { queryText: 'refund policy', topK: 10, mode: 'vector', filters: blue },
+    );
+    return hits.map((h) => h.sourceUri.replace('s3://bucket/', '')).sort();
+  };
+
+  it('scans a selective filter scope exactly from its documents, a large one through the index', async () => {
+    expect(await branches({})).toEqual(['exact']);
+    // More matching documents than the cap, or a scope past the crossover: the index.
+    expect(await branches({ filteredDocumentsCap: 2 })).toEqual(['index']);
+    expect(await branches({ filteredIndexCrossover: 0 })).toEqual(['index']);
+  });
+
+  it('finds every matching chunk, including one whose own metadata matches', async () => {
+    const expected = ['teams/doc-0', 'teams/doc-1', 'teams/doc-10', 'teams/doc-2'];
+    expect(await blueHits()).toEqual(expected);
+    // The index finds the same on a table this small.
+    expect(await blueHits({ filteredIndexCrossover: 0 })).toEqual(expected);
+  });
+});
+
+/**
  * The trap the page cost setting avoids (SEARCH_RANDOM_PAGE_COST): with PostgreSQL's default
  * cost of a random page, the planner served the vector arm of a 1,000-chunk table by computing
  * every chunk's distance and sorting, instead of reading the HNSW index.

@@ -7,7 +7,12 @@ import type { SearchScope } from '../../core/retrieval/types';
 import type { SqlParams } from './sql-params';
 
 /** The metadata a filter sees: the document's attributes overlaid by the chunk's. */
-const META = `(d.metadata || c.metadata)`;
+export const CHUNK_METADATA = `(d.metadata || c.metadata)`;
+/**
+ * The document's attributes alone: what a chunk without metadata of its own sees, so a filter
+ * over it can select documents before their chunks are read.
+ */
+export const DOCUMENT_METADATA = `d.metadata`;
 
 function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (m) => `\\${m}`);
@@ -18,48 +23,54 @@ function compare(
   key: string,
   value: string | number,
   p: SqlParams,
+  meta: string,
 ): string {
   const k = p.add(key, 'text');
   if (typeof value === 'number') {
     // Only numeric metadata compares numerically; anything else simply does not match.
-    return `(CASE WHEN jsonb_typeof(${META} -> ${k}) = 'number' THEN (${META} ->> ${k})::numeric END) ${op} ${p.add(value, 'numeric')}`;
+    return `(CASE WHEN jsonb_typeof(${meta} -> ${k}) = 'number' THEN (${meta} ->> ${k})::numeric END) ${op} ${p.add(value, 'numeric')}`;
   }
-  return `(CASE WHEN jsonb_typeof(${META} -> ${k}) = 'string' THEN ${META} ->> ${k} END) ${op} ${p.add(value, 'text')}`;
+  return `(CASE WHEN jsonb_typeof(${meta} -> ${k}) = 'string' THEN ${meta} ->> ${k} END) ${op} ${p.add(value, 'text')}`;
 }
 
-/** One metadata filter to a boolean SQL expression. */
-export function metadataFilterSql(filter: MetadataFilter, p: SqlParams): string {
+/** One metadata filter to a boolean SQL expression over the metadata `meta` names. */
+export function metadataFilterSql(
+  filter: MetadataFilter,
+  p: SqlParams,
+  meta: string = CHUNK_METADATA,
+): string {
   if ('andAll' in filter)
-    return `(${filter.andAll.map((f) => metadataFilterSql(f, p)).join(' AND ')})`;
+    return `(${filter.andAll.map((f) => metadataFilterSql(f, p, meta)).join(' AND ')})`;
   if ('orAll' in filter)
-    return `(${filter.orAll.map((f) => metadataFilterSql(f, p)).join(' OR ')})`;
+    return `(${filter.orAll.map((f) => metadataFilterSql(f, p, meta)).join(' OR ')})`;
   if ('equals' in filter)
-    return `(${META} -> ${p.add(filter.equals.key, 'text')}) = ${p.add(JSON.stringify(filter.equals.value), 'jsonb')}`;
+    return `(${meta} -> ${p.add(filter.equals.key, 'text')}) = ${p.add(JSON.stringify(filter.equals.value), 'jsonb')}`;
   if ('notEquals' in filter) {
     const { key, value } = filter.notEquals;
-    return `(${META} -> ${p.add(key, 'text')}) IS DISTINCT FROM ${p.add(JSON.stringify(value), 'jsonb')}`;
+    return `(${meta} -> ${p.add(key, 'text')}) IS DISTINCT FROM ${p.add(JSON.stringify(value), 'jsonb')}`;
   }
   if ('in' in filter) {
-    return `(${META} -> ${p.add(filter.in.key, 'text')}) = ANY(${p.add(
+    return `(${meta} -> ${p.add(filter.in.key, 'text')}) = ANY(${p.add(
       filter.in.value.map((v) => JSON.stringify(v)),
       'jsonb[]',
     )})`;
   }
   if ('notIn' in filter) {
-    return `NOT coalesce((${META} -> ${p.add(filter.notIn.key, 'text')}) = ANY(${p.add(
+    return `NOT coalesce((${meta} -> ${p.add(filter.notIn.key, 'text')}) = ANY(${p.add(
       filter.notIn.value.map((v) => JSON.stringify(v)),
       'jsonb[]',
     )}), false)`;
   }
   if ('greaterThan' in filter)
-    return compare('>', filter.greaterThan.key, filter.greaterThan.value, p);
+    return compare('>', filter.greaterThan.key, filter.greaterThan.value, p, meta);
   if ('greaterThanOrEquals' in filter)
-    return compare('>=', filter.greaterThanOrEquals.key, filter.greaterThanOrEquals.value, p);
-  if ('lessThan' in filter) return compare('<', filter.lessThan.key, filter.lessThan.value, p);
+    return compare('>=', filter.greaterThanOrEquals.key, filter.greaterThanOrEquals.value, p, meta);
+  if ('lessThan' in filter)
+    return compare('<', filter.lessThan.key, filter.lessThan.value, p, meta);
   if ('lessThanOrEquals' in filter)
-    return compare('<=', filter.lessThanOrEquals.key, filter.lessThanOrEquals.value, p);
+    return compare('<=', filter.lessThanOrEquals.key, filter.lessThanOrEquals.value, p, meta);
   if ('startsWith' in filter) {
-    return `(${META} ->> ${p.add(filter.startsWith.key, 'text')}) LIKE ${p.add(escapeLike(filter.startsWith.value), 'text')} || '%' ESCAPE '\\'`;
+    return `(${meta} ->> ${p.add(filter.startsWith.key, 'text')}) LIKE ${p.add(escapeLike(filter.startsWith.value), 'text')} || '%' ESCAPE '\\'`;
   }
   const exhaustive: never = filter;
   throw new Error(`unsupported filter ${JSON.stringify(exhaustive)}`);
@@ -99,11 +110,15 @@ export function visibilitySql(scope: SearchScope, p: SqlParams): string {
   return `${documents} AND ${chunkTenants}`;
 }
 
-/** Request filters and tenant policy to one predicate (over `c` chunks and `d` documents). */
+/**
+ * Request filters and tenant policy to one predicate (over `c` chunks and `d` documents), with
+ * metadata filters over `meta` ({@link DOCUMENT_METADATA} for a predicate over `d` alone).
+ */
 export function filtersSql(
   filters: SearchFilters,
   allowedSourceTypes: readonly string[] | null,
   p: SqlParams,
+  meta: string = CHUNK_METADATA,
 ): string {
   const parts: string[] = [];
   if (filters.source_type)
@@ -122,6 +137,6 @@ export function filtersSql(
     );
   }
   if (filters.document_ids) parts.push(`d.id = ANY(${p.add(filters.document_ids, 'uuid[]')})`);
-  if (filters.metadata) parts.push(metadataFilterSql(filters.metadata, p));
+  if (filters.metadata) parts.push(metadataFilterSql(filters.metadata, p, meta));
   return parts.length > 0 ? parts.join(' AND ') : 'true';
 }

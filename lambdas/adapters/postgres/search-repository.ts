@@ -20,7 +20,7 @@ import type {
   TenantPolicy,
 } from '../../core/retrieval/types';
 import { toVectorLiteral, type Database, type LocalSettings } from './database';
-import { filtersSql, visibilityParts } from './filter-sql';
+import { DOCUMENT_METADATA, filtersSql, visibilityParts } from './filter-sql';
 import { SqlParams } from './sql-params';
 import { textSearchConfig } from './text-search';
 
@@ -62,9 +62,20 @@ export interface SearchSqlOptions {
    */
   readonly indexCrossover: number;
   /**
+   * Vector arm with filters: the filtered scope (the chunks of the documents matching them,
+   * n_f) is scanned exactly from its documents unless n_f² ≥ this × N. Higher than
+   * `indexCrossover`: with a filter, HNSW reads each chunk it visits and tests the filter on it.
+   */
+  readonly filteredIndexCrossover: number;
+  /**
+   * At most this many matching documents are read to size the filtered scope; with more, the
+   * index serves the arm (this bounds what sizing costs a filter that is not selective).
+   */
+  readonly filteredDocumentsCap: number;
+  /**
    * Keyword arm without filters: check the documents of the best-scored chunks only, in order,
-   * instead of every chunk selected, falling back to the latter when that leaves the arm short
-   * (see the statement).
+   * instead of every chunk selected, when the caller can see nearly all of the scope (see the
+   * statement).
    */
   readonly deferDocumentCheck: boolean;
 }
@@ -73,11 +84,16 @@ export interface SearchSqlOptions {
  * 1,000 chunks per query: on SciFact and SQuAD the nDCG@10 of keyword and hybrid search is
  * unchanged from scoring every match (500 too); on the benchmark's 89k-chunk tenant it keeps 85 %
  * of the unbounded arm's top 10, at about 12 µs per chunk scored. Crossover 30: a / b measured
- * between 20 and 50 on the 100k-chunk benchmark (docs/retrieval.md).
+ * between 20 and 50 on the 100k-chunk benchmark. Filtered crossover 75 and cap 500: a metadata
+ * filter on the benchmark's big tenant was served faster exactly from its documents at 2 % of
+ * them (1,850 chunks: 21 against 45 ms through HNSW) and through HNSW at 5 % (4,680 chunks: 19
+ * against 37 ms); n_f² / N is 34 and 219 there (docs/retrieval.md).
  */
 export const DEFAULT_SEARCH_SQL: SearchSqlOptions = {
   dfBudget: 1000,
   indexCrossover: 30,
+  filteredIndexCrossover: 75,
+  filteredDocumentsCap: 500,
   deferDocumentCheck: true,
 };
 
@@ -175,12 +191,49 @@ export function buildSearchSql(
     // N sums tenant_stats (one row per tenant). Measured against reading the planner's estimate
     // (pg_class.reltuples, one catalog row) on the benchmark: that made each search about 1 ms
     // slower at p50 (docs/retrieval.md); with tens of thousands of tenants, revisit.
-    ctes.push(`vec_plan AS MATERIALIZED (
-      SELECT s.n * s.n >= ${p.add(options.indexCrossover, 'float8')}
-               * greatest((SELECT sum(chunk_count) FROM tenant_stats), 1) AS use_index
+    const tableSize = `greatest((SELECT sum(chunk_count) FROM tenant_stats), 1)`;
+    let exact = arm(visible.chunkTenants);
+    if (filters === 'true') {
+      ctes.push(`vec_plan AS MATERIALIZED (
+      SELECT s.n * s.n >= ${p.add(options.indexCrossover, 'float8')} * ${tableSize} AS use_index
       FROM stats s)`);
+    } else {
+      // With filters, the scope is the documents that match them, found before any chunk is
+      // read: the filters over the documents' own metadata (what a chunk without metadata of
+      // its own sees), up to a cap of documents. The HNSW scan tests filters on every chunk it
+      // visits, nearest first, and a selective filter runs it out of its iterative limits
+      // before it has found the nearest matching chunks (recall 0.75 in 236 ms at 0.2 % of the
+      // benchmark's big tenant); a small filtered scope is instead scanned exactly from its
+      // documents, through the chunks' document index. Chunks with metadata of their own are
+      // read through their partial index (migrations/0008) and tested one by one, so the
+      // exact scan misses none.
+      const cap = p.add(options.filteredDocumentsCap, 'int');
+      const documentFilters = filtersSql(
+        query.filters,
+        query.allowedSourceTypes,
+        p,
+        DOCUMENT_METADATA,
+      );
+      ctes.push(`fdocs AS MATERIALIZED (
+      SELECT d.id, d.chunk_count FROM documents d
+      WHERE d.tenant_id = ANY(${tenants}) AND ${visible.documents} AND ${documentFilters}
+      LIMIT ${cap} + 1)`);
+      ctes.push(`vec_plan AS MATERIALIZED (
+      SELECT (SELECT count(*) FROM fdocs) > ${cap}
+             OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                >= ${p.add(options.filteredIndexCrossover, 'float8')} * ${tableSize} AS use_index)`);
+      exact = `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos FROM (
+          SELECT c.id, c.embedding FROM fdocs f
+            JOIN documents d ON d.id = f.id JOIN chunks c ON c.document_id = f.id
+          WHERE c.metadata = '{}' AND ${visible.chunkTenants} AND ${visible.documents} AND ${filters}
+          UNION ALL
+          SELECT c.id, c.embedding FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE c.metadata <> '{}' AND ${visible.chunkTenants} AND ${visible.documents} AND ${filters}) c
+        ORDER BY c.embedding <=> ${emb}
+        LIMIT ${candidates}`;
+    }
     ctes.push(`vec AS MATERIALIZED (
-      SELECT * FROM (${arm(visible.chunkTenants)}) exact_scan WHERE NOT (SELECT use_index FROM vec_plan)
+      SELECT * FROM (${exact}) exact_scan WHERE NOT (SELECT use_index FROM vec_plan)
       UNION ALL
       SELECT * FROM (${arm(`(${visible.chunkTenants}) IS TRUE`)}) index_scan WHERE (SELECT use_index FROM vec_plan))`);
   }
