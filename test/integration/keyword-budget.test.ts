@@ -215,3 +215,60 @@ describe.each(ENGINES)('keyword arm document check on %s', (engine) => {
     );
   });
 });
+
+/**
+ * Under a selective filter the keyword arm reads the filtered scope's chunks with any of the
+ * question's lexemes. Chosen by their frequency in the whole tenant, the rarest lexemes can all
+ * lie outside the filter, and the budget would then find nothing the filter keeps.
+ */
+const FILTERED: SeedDoc[] = [
+  ...Array.from({ length: 30 }, (_, i): SeedDoc => ({
+    tenantId: 'filtered',
+    key: `filtered/red-${i}`,
+    metadata: { team: 'red' },
+    texts: [`Red note ${i}: the zeppelin schedule for this week.`],
+  })),
+  {
+    tenantId: 'filtered',
+    key: 'filtered/red-hangar',
+    metadata: { team: 'red' },
+    texts: ['Red note: the zeppelin hangar doors were repaired.'],
+  },
+  ...Array.from({ length: 2 }, (_, i): SeedDoc => ({
+    tenantId: 'filtered',
+    key: `filtered/blue-${i}`,
+    metadata: { team: 'blue' },
+    texts: [`Blue note ${i}: the zeppelin crew changed shifts.`],
+  })),
+];
+
+describe.each(ENGINES)('keyword arm under a selective filter on %s', (engine) => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openTestDatabase(engine);
+    await seedDocuments(db, embedder, FILTERED);
+  });
+  afterAll(() => db?.close());
+
+  it('finds the filtered scope chunks holding only the common lexemes', async () => {
+    // `hangar` (1 chunk) is taken within the budget of 10, `zeppelin` (33) is not.
+    const search = createSearch({
+      store: createSearchRepository(db, { dfBudget: 10 }),
+      embedder,
+    });
+    const { hits } = await search.search(
+      { tenantId: 'filtered', userId: 'u1' },
+      {
+        queryText: 'zeppelin hangar',
+        topK: 10,
+        mode: 'keyword',
+        filters: { metadata: { equals: { key: 'team', value: 'blue' } } },
+      },
+    );
+    expect(hits.map((h) => h.sourceUri.replace('s3://bucket/', '')).sort()).toEqual([
+      'filtered/blue-0',
+      'filtered/blue-1',
+    ]);
+  });
+});

@@ -176,6 +176,43 @@ export function buildSearchSql(
       SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
              greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
       FROM tenant_stats WHERE tenant_id = ANY(${tenants}))`);
+  // N sums tenant_stats (one row per tenant). Measured against reading the planner's estimate
+  // (pg_class.reltuples, one catalog row) on the benchmark: that made each search about 1 ms
+  // slower at p50 (docs/retrieval.md); with tens of thousands of tenants, revisit.
+  const tableSize = `greatest((SELECT sum(chunk_count) FROM tenant_stats), 1)`;
+  const filtered = filters !== 'true';
+  if (filtered) {
+    // With filters, the scope is the documents that match them, found before any chunk is read:
+    // the filters over the documents' own metadata (what a chunk without metadata of its own
+    // sees), up to a cap of documents. A small scope (`fscope.small`) is read from those
+    // documents by both arms: HNSW tests filters on every chunk it visits, nearest first, and a
+    // selective filter runs it out of its iterative limits before it has found the nearest
+    // matching chunks (recall 0.75 in 236 ms at 0.2 % of the benchmark's big tenant); the
+    // keyword arm's rarest lexemes would mostly select chunks the filter then drops. Chunks with
+    // metadata of their own are read too, through their partial index (migrations/0008), and
+    // every chunk is tested with the full filters, so nothing is missed.
+    const cap = p.add(options.filteredDocumentsCap, 'int');
+    const documentFilters = filtersSql(
+      query.filters,
+      query.allowedSourceTypes,
+      p,
+      DOCUMENT_METADATA,
+    );
+    ctes.push(`fdocs AS MATERIALIZED (
+      SELECT d.id, d.chunk_count FROM documents d
+      WHERE d.tenant_id = ANY(${tenants}) AND ${visible.documents} AND ${documentFilters}
+      LIMIT ${cap} + 1)`);
+    ctes.push(`fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > ${cap}
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= ${p.add(options.filteredIndexCrossover, 'float8')} * ${tableSize}) AS small)`);
+  }
+  // The chunks of a small filtered scope, with the columns both arms read.
+  const scopeChunks = `SELECT c.id, c.document_id, c.tenant_id, c.metadata, c.embedding, c.fts, c.fts_length
+          FROM fdocs f JOIN chunks c ON c.document_id = f.id WHERE c.metadata = '{}'
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.metadata, c.embedding, c.fts, c.fts_length
+          FROM chunks c WHERE c.metadata <> '{}' AND ${visible.chunkTenants}`;
   if (useVector) {
     // Two plans of the same arm, one of them run (a one-time filter on `vec_plan` skips the
     // other): an exact scan of the scope's vectors through the tenant b-tree while the scope is
@@ -188,47 +225,16 @@ export function buildSearchSql(
         WHERE ${visible.documents} AND ${tenantTest} AND ${filters}
         ORDER BY c.embedding <=> ${emb}
         LIMIT ${candidates}`;
-    // N sums tenant_stats (one row per tenant). Measured against reading the planner's estimate
-    // (pg_class.reltuples, one catalog row) on the benchmark: that made each search about 1 ms
-    // slower at p50 (docs/retrieval.md); with tens of thousands of tenants, revisit.
-    const tableSize = `greatest((SELECT sum(chunk_count) FROM tenant_stats), 1)`;
     let exact = arm(visible.chunkTenants);
-    if (filters === 'true') {
+    if (!filtered) {
       ctes.push(`vec_plan AS MATERIALIZED (
       SELECT s.n * s.n >= ${p.add(options.indexCrossover, 'float8')} * ${tableSize} AS use_index
       FROM stats s)`);
     } else {
-      // With filters, the scope is the documents that match them, found before any chunk is
-      // read: the filters over the documents' own metadata (what a chunk without metadata of
-      // its own sees), up to a cap of documents. The HNSW scan tests filters on every chunk it
-      // visits, nearest first, and a selective filter runs it out of its iterative limits
-      // before it has found the nearest matching chunks (recall 0.75 in 236 ms at 0.2 % of the
-      // benchmark's big tenant); a small filtered scope is instead scanned exactly from its
-      // documents, through the chunks' document index. Chunks with metadata of their own are
-      // read through their partial index (migrations/0008) and tested one by one, so the
-      // exact scan misses none.
-      const cap = p.add(options.filteredDocumentsCap, 'int');
-      const documentFilters = filtersSql(
-        query.filters,
-        query.allowedSourceTypes,
-        p,
-        DOCUMENT_METADATA,
-      );
-      ctes.push(`fdocs AS MATERIALIZED (
-      SELECT d.id, d.chunk_count FROM documents d
-      WHERE d.tenant_id = ANY(${tenants}) AND ${visible.documents} AND ${documentFilters}
-      LIMIT ${cap} + 1)`);
-      ctes.push(`vec_plan AS MATERIALIZED (
-      SELECT (SELECT count(*) FROM fdocs) > ${cap}
-             OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                >= ${p.add(options.filteredIndexCrossover, 'float8')} * ${tableSize} AS use_index)`);
-      exact = `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos FROM (
-          SELECT c.id, c.embedding FROM fdocs f
-            JOIN documents d ON d.id = f.id JOIN chunks c ON c.document_id = f.id
-          WHERE c.metadata = '{}' AND ${visible.chunkTenants} AND ${visible.documents} AND ${filters}
-          UNION ALL
-          SELECT c.id, c.embedding FROM chunks c JOIN documents d ON d.id = c.document_id
-          WHERE c.metadata <> '{}' AND ${visible.chunkTenants} AND ${visible.documents} AND ${filters}) c
+      ctes.push(`vec_plan AS MATERIALIZED (SELECT NOT small AS use_index FROM fscope)`);
+      exact = `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
+        FROM (${scopeChunks}) c JOIN documents d ON d.id = c.document_id
+        WHERE ${where}
         ORDER BY c.embedding <=> ${emb}
         LIMIT ${candidates}`;
     }
@@ -287,14 +293,27 @@ export function buildSearchSql(
              WHERE d.tenant_id = ANY(${visible.globals}) AND NOT (d.visibility = 'global' AND d.status = 'indexed')
              LIMIT ${cap})) r)`);
     }
+    let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM chunks c
+            WHERE gw_search_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND (${defer ? '(SELECT defer FROM kw_defer) OR ' : ''}${documentCheck})
+            LIMIT ${budget}`;
+    if (filtered) {
+      // A small filtered scope: its chunks holding any of the question's lexemes, not only the
+      // rarest, which the budget would otherwise spend on chunks the filters drop.
+      ctes.push(`tsq_all AS MATERIALIZED (
+      SELECT (SELECT string_agg(quote_literal(term), ' | ') FROM idf WHERE df > 0)::tsquery AS q)`);
+      selected = `SELECT * FROM (${selected}) wide WHERE NOT (SELECT small FROM fscope)
+            UNION ALL
+            SELECT * FROM (
+              SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM (${scopeChunks}) c
+              WHERE c.fts @@ (SELECT q FROM tsq_all) AND ${documentCheck}
+              LIMIT ${budget}) narrow WHERE (SELECT small FROM fscope)`;
+    }
     ctes.push(`kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id,
              sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / s.avgdl))) AS bm25,
              sum(i.idf) AS matched_idf
-      FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM chunks c
-            WHERE gw_search_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              AND (${defer ? '(SELECT defer FROM kw_defer) OR ' : ''}${documentCheck})
-            LIMIT ${budget}) c
+      FROM (${selected}) c
       CROSS JOIN stats s
       CROSS JOIN LATERAL (
         SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf
