@@ -42,6 +42,7 @@ interface PlanNode {
   Filter?: string;
   'One-Time Filter'?: string;
   'Subplan Name'?: string;
+  'CTE Name'?: string;
   'Parent Relationship'?: string;
   Plans?: PlanNode[];
 }
@@ -181,15 +182,24 @@ describe.each(ENGINES)('vector arm with filters on %s', (engine) => {
     const query = { ...(await storeQuery('refund policy')), filters: blue };
     const { Plan: plan } = await explainSearch(db, 'teams', query, options);
     const vec = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE vec')!;
-    return [...walk(vec)]
-      .filter((n) => n['One-Time Filter'] !== undefined)
-      .filter((branch) =>
-        (branch.Plans ?? []).some(
-          (child) => child['Parent Relationship'] === 'Outer' && (child['Actual Loops'] ?? 0) > 0,
-        ),
-      )
-      .map((branch) =>
-        [...walk(branch)].some((n) => n.Filter?.includes('IS TRUE')) ? 'index' : 'exact',
+    // Which scan ran: gates nest (the exact branch holds the scope and tenant scans), so follow
+    // each gate down to the plan it let through.
+    const ran = (gate: PlanNode): PlanNode | null => {
+      const outer = (gate.Plans ?? []).find((c) => c['Parent Relationship'] === 'Outer');
+      if (!outer || (outer['Actual Loops'] ?? 0) === 0) return null;
+      return outer['One-Time Filter'] !== undefined ? ran(outer) : outer;
+    };
+    const gates = (node: PlanNode): PlanNode[] =>
+      node['One-Time Filter'] !== undefined ? [node] : (node.Plans ?? []).flatMap(gates);
+    return gates(vec)
+      .map(ran)
+      .filter((scan): scan is PlanNode => scan !== null)
+      .map((scan) =>
+        [...walk(scan)].some((n) => n.Filter?.includes('IS TRUE'))
+          ? 'index'
+          : [...walk(scan)].some((n) => n['CTE Name'] === 'fdocs')
+            ? 'scope'
+            : 'tenant',
       );
   }
   const blueHits = async (options: Partial<SearchSqlOptions> = {}) => {
@@ -202,10 +212,12 @@ describe.each(ENGINES)('vector arm with filters on %s', (engine) => {
   };
 
   it('scans a selective filter scope exactly from its documents, a large one through the index', async () => {
-    expect(await branches({})).toEqual(['exact']);
+    expect(await branches({})).toEqual(['scope']);
     // More matching documents than the cap, or a scope past the crossover: the index.
     expect(await branches({ filteredDocumentsCap: 2 })).toEqual(['index']);
     expect(await branches({ filteredIndexCrossover: 0 })).toEqual(['index']);
+    // A large filtered scope of a tenant too small for the index: scanned exactly as without filters.
+    expect(await branches({ filteredDocumentsCap: 2, indexCrossover: 1e9 })).toEqual(['tenant']);
   });
 
   it('finds every matching chunk, including one whose own metadata matches', async () => {

@@ -199,7 +199,7 @@ export function buildSearchSql(
       DOCUMENT_METADATA,
     );
     ctes.push(`fdocs AS MATERIALIZED (
-      SELECT d.id, d.chunk_count FROM documents d
+      SELECT d.* FROM documents d
       WHERE d.tenant_id = ANY(${tenants}) AND ${visible.documents} AND ${documentFilters}
       LIMIT ${cap} + 1)`);
     ctes.push(`fscope AS MATERIALIZED (
@@ -207,12 +207,14 @@ export function buildSearchSql(
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= ${p.add(options.filteredIndexCrossover, 'float8')} * ${tableSize}) AS small)`);
   }
-  // The chunks of a small filtered scope, with the columns both arms read.
-  const scopeChunks = `SELECT c.id, c.document_id, c.tenant_id, c.metadata, c.embedding, c.fts, c.fts_length
-          FROM fdocs f JOIN chunks c ON c.document_id = f.id WHERE c.metadata = '{}'
+  // The chunks of a small filtered scope that pass every test, with the columns both arms read.
+  // The documents are `fdocs` rows (it keeps them whole), so the planner has no other way to the
+  // chunks than from those documents.
+  const scopeChunks = `SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND ${where}
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.metadata, c.embedding, c.fts, c.fts_length
-          FROM chunks c WHERE c.metadata <> '{}' AND ${visible.chunkTenants}`;
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND ${where}`;
   if (useVector) {
     // Two plans of the same arm, one of them run (a one-time filter on `vec_plan` skips the
     // other): an exact scan of the scope's vectors through the tenant b-tree while the scope is
@@ -225,18 +227,22 @@ export function buildSearchSql(
         WHERE ${visible.documents} AND ${tenantTest} AND ${filters}
         ORDER BY c.embedding <=> ${emb}
         LIMIT ${candidates}`;
-    let exact = arm(visible.chunkTenants);
+    const tenantScan = arm(visible.chunkTenants);
+    const largeTenant = `s.n * s.n >= ${p.add(options.indexCrossover, 'float8')} * ${tableSize}`;
+    let exact = tenantScan;
     if (!filtered) {
-      ctes.push(`vec_plan AS MATERIALIZED (
-      SELECT s.n * s.n >= ${p.add(options.indexCrossover, 'float8')} * ${tableSize} AS use_index
-      FROM stats s)`);
+      ctes.push(`vec_plan AS MATERIALIZED (SELECT ${largeTenant} AS use_index FROM stats s)`);
     } else {
-      ctes.push(`vec_plan AS MATERIALIZED (SELECT NOT small AS use_index FROM fscope)`);
-      exact = `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
-        FROM (${scopeChunks}) c JOIN documents d ON d.id = c.document_id
-        WHERE ${where}
-        ORDER BY c.embedding <=> ${emb}
-        LIMIT ${candidates}`;
+      // A small filtered scope is scanned from its documents; a large one of a small tenant
+      // (many matching documents, few chunks) through the tenant b-tree as without filters.
+      ctes.push(`vec_plan AS MATERIALIZED (
+      SELECT NOT (SELECT small FROM fscope) AND ${largeTenant} AS use_index FROM stats s)`);
+      exact = `SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
+          FROM (${scopeChunks}) c
+          ORDER BY c.embedding <=> ${emb}
+          LIMIT ${candidates}) scope_scan WHERE (SELECT small FROM fscope)
+        UNION ALL
+        SELECT * FROM (${tenantScan}) tenant_scan WHERE NOT (SELECT small FROM fscope)`;
     }
     ctes.push(`vec AS MATERIALIZED (
       SELECT * FROM (${exact}) exact_scan WHERE NOT (SELECT use_index FROM vec_plan)
@@ -306,7 +312,7 @@ export function buildSearchSql(
             UNION ALL
             SELECT * FROM (
               SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM (${scopeChunks}) c
-              WHERE c.fts @@ (SELECT q FROM tsq_all) AND ${documentCheck}
+              WHERE c.fts @@ (SELECT q FROM tsq_all)
               LIMIT ${budget}) narrow WHERE (SELECT small FROM fscope)`;
     }
     ctes.push(`kw_scored AS MATERIALIZED (
