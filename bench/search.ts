@@ -31,6 +31,7 @@ import {
   DEFAULT_SEARCH_SQL,
   efSearchFor,
   searchTransactionSettings,
+  type SearchSqlOptions,
 } from '../lambdas/adapters/postgres/search-repository';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { Embedder } from '../lambdas/core/ports';
@@ -71,6 +72,9 @@ const DF_BUDGET_SWEEP = [250, 500, 1_000, 2_000, 5_000] as const;
 const UNBOUNDED_BUDGET = 2 ** 31 - 1;
 /** Queries the unbounded arm answers (untimed) for the agreement of each budget. */
 const AGREEMENT_QUERIES = 30;
+/** Shares of the big tenant's documents a metadata filter selects (section 5). */
+const SELECTIVE_SHARES = [0.002, 0.02, 0.2] as const;
+const SELECTIVE_QUERIES = 20;
 
 export interface SearchBenchOptions {
   /** Chunks in the corpus, a multiple of 500 so that the 1% and 10% tenants are exact. @default 100_000 */
@@ -127,6 +131,21 @@ export interface LatencyRun {
   readonly p99Ms: number;
   readonly meanMs: number;
   readonly avgHits: number;
+}
+
+export interface SelectiveRun {
+  readonly share: number;
+  readonly documents: number;
+  readonly chunks: number;
+  readonly queries: number;
+  readonly chosen: SelectivePlanRun;
+  readonly hnswForced: SelectivePlanRun;
+}
+
+export interface SelectivePlanRun {
+  readonly vectorMs: number;
+  readonly hybridMs: number;
+  readonly vectorRecallAt8: number;
 }
 
 export interface CteTiming {
@@ -190,6 +209,12 @@ export interface SearchBenchResult {
     readonly hybridAgreement: number;
     readonly agreementQueries: number;
   }[];
+  /**
+   * A metadata filter selecting a share of the big tenant's documents: the vector arm's recall@8
+   * against a brute-force answer and mean times, with the plan the statement chose and with HNSW
+   * forced.
+   */
+  readonly selective: readonly SelectiveRun[];
   /** Logical CPUs and the 1-minute load average before and after the latency runs. */
   readonly machine: {
     readonly cpus: number;
@@ -836,6 +861,102 @@ async function measureLatency(
   };
 }
 
+/**
+ * Section 5: a metadata filter (`equals` on a key set for the measurement, cleared afterwards)
+ * selecting a share of the big tenant's documents, picked by a hash of their ids. The truth is
+ * a brute-force scan of the matching chunks (index scans off); the statement runs with the plan
+ * it chooses and with HNSW forced (`filteredDocumentsCap` 0).
+ */
+async function measureSelective(
+  db: Database,
+  queries: readonly BenchQuery[],
+  log: (line: string) => void,
+): Promise<SelectiveRun[]> {
+  const KEY_PREFIX = 'bench_share_';
+  const clear = () =>
+    db.query(
+      `UPDATE documents SET metadata = metadata - ARRAY(SELECT k FROM jsonb_object_keys(metadata) k WHERE k LIKE $1)
+        WHERE tenant_id = $2 AND EXISTS (SELECT 1 FROM jsonb_object_keys(metadata) k WHERE k LIKE $1)`,
+      [`${KEY_PREFIX}%`, TENANTS.big],
+    );
+  await clear();
+  const runs: SelectiveRun[] = [];
+  try {
+    for (const share of SELECTIVE_SHARES) {
+      const key = `${KEY_PREFIX}${share}`;
+      const { rows } = await db.query<{ documents: string; chunks: string }>(
+        `WITH picked AS (
+           UPDATE documents SET metadata = metadata || jsonb_build_object($1::text, true)
+            WHERE tenant_id = $2
+              AND ('x' || substr(md5(id::text || $1), 1, 8))::bit(32)::bigint < $3::float8 * 4294967296
+           RETURNING chunk_count)
+         SELECT count(*)::text AS documents, coalesce(sum(chunk_count), 0)::text AS chunks FROM picked`,
+        [key, TENANTS.big, share],
+      );
+      await db.exec('ANALYZE documents');
+      log(`selective filter: ${100 * share}% of ${TENANTS.big}'s documents`);
+      const filters = { metadata: { equals: { key, value: true } } };
+      const statement = (q: BenchQuery, mode: SearchMode, options: Partial<SearchSqlOptions>) =>
+        buildSearchSql(
+          scopeOf(TENANTS.big),
+          { ...storeQuery(q, mode), filters, maxChunksPerSource: HYBRID_TOP_K },
+          options,
+        );
+      const timed = async (stmt: Statement) => {
+        const t0 = performance.now();
+        const ids = await runIds(db, stmt, HYBRID_SETTINGS);
+        return { ms: performance.now() - t0, ids };
+      };
+      const plans = { chosen: {}, hnswForced: { filteredDocumentsCap: 0 } } as const;
+      const acc = {
+        chosen: { vector: [] as number[], hybrid: [] as number[], recall: [] as number[] },
+        hnswForced: { vector: [] as number[], hybrid: [] as number[], recall: [] as number[] },
+      };
+      for (const q of queries) {
+        const p = new SqlParams();
+        const emb = p.add(toVectorLiteral(q.embedding), 'vector');
+        const truth = await runIds(
+          db,
+          {
+            text: `SELECT c.id AS chunk_id FROM chunks c JOIN documents d ON d.id = c.document_id
+                    WHERE c.tenant_id = ${p.add(TENANTS.big)} AND d.metadata ? ${p.add(key)}
+                    ORDER BY c.embedding <=> ${emb} LIMIT ${HYBRID_TOP_K}`,
+            values: p.values,
+          },
+          { ...HYBRID_SETTINGS, exact: true },
+        );
+        for (const name of ['chosen', 'hnswForced'] as const) {
+          const vector = await timed(statement(q, 'vector', plans[name]));
+          const hybrid = await timed(statement(q, 'hybrid', plans[name]));
+          acc[name].vector.push(vector.ms);
+          acc[name].hybrid.push(hybrid.ms);
+          acc[name].recall.push(truth.length === 0 ? 1 : recall(vector.ids, truth));
+        }
+      }
+      const summary = (a: (typeof acc)['chosen']): SelectivePlanRun => ({
+        vectorMs: mean(a.vector),
+        hybridMs: mean(a.hybrid),
+        vectorRecallAt8: mean(a.recall),
+      });
+      runs.push({
+        share,
+        documents: Number(rows[0]?.documents ?? 0),
+        chunks: Number(rows[0]?.chunks ?? 0),
+        queries: queries.length,
+        chosen: summary(acc.chosen),
+        hnswForced: summary(acc.hnswForced),
+      });
+      log(
+        `  chosen: vector ${mean(acc.chosen.vector).toFixed(1)} ms, recall@8 ${mean(acc.chosen.recall).toFixed(3)}; HNSW forced: ${mean(acc.hnswForced.vector).toFixed(1)} ms, recall@8 ${mean(acc.hnswForced.recall).toFixed(3)}`,
+      );
+    }
+  } finally {
+    await clear();
+    await db.exec('ANALYZE documents');
+  }
+  return runs;
+}
+
 /** Mean self time and rows per CTE over EXPLAIN ANALYZE of the given statements. */
 async function cteBreakdown(db: Database, stmts: readonly Statement[]) {
   const self = new Map<string, number[]>();
@@ -1021,6 +1142,18 @@ function report(r: SearchBenchResult): string[] {
     l("   * stopped at the run's time budget before all its queries");
   }
   l();
+  l(
+    `5. selective metadata filters, ${TENANTS.big}, top_k 8: the plan the statement chose against HNSW forced (mean ms; vector recall@8 against a brute-force scan)`,
+  );
+  l(
+    `   ${pad('documents matching', 30)}${lpad('vector', 8)}${lpad('recall', 8)}${lpad('hybrid', 8)}   ${lpad('HNSW: vector', 12)}${lpad('recall', 8)}${lpad('hybrid', 8)}`,
+  );
+  for (const x of r.selective) {
+    l(
+      `   ${pad(`${f(100 * x.share, 1)}% (${x.documents} docs, ${x.chunks} chunks)`, 30)}${lpad(f(x.chosen.vectorMs), 8)}${lpad(f(x.chosen.vectorRecallAt8, 3), 8)}${lpad(f(x.chosen.hybridMs), 8)}   ${lpad(f(x.hnswForced.vectorMs), 12)}${lpad(f(x.hnswForced.vectorRecallAt8, 3), 8)}${lpad(f(x.hnswForced.hybridMs), 8)}`,
+    );
+  }
+  l();
   l(`wall time ${f(r.wallSeconds)} s`);
   return lines;
 }
@@ -1194,6 +1327,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       log(`  p50 ${result.p50Ms.toFixed(1)} ms, p95 ${result.p95Ms.toFixed(1)} ms`);
     }
     const loadAfter = loadavg()[0] ?? 0;
+    const selective = await measureSelective(db, latencyQueries.slice(0, SELECTIVE_QUERIES), log);
 
     const hybridBreakdown: SearchBenchResult['hybridBreakdown'][number][] = [];
     if (latency.some((x) => x.p95Ms > TARGETS.hybridP95Ms)) {
@@ -1220,6 +1354,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       latency,
       hybridBreakdown,
       budgetSweep,
+      selective,
       machine: { cpus: cpus().length, loadBefore, loadAfter, bufferCache: warmed },
       wallSeconds: seconds(started),
     };

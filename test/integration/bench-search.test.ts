@@ -50,6 +50,7 @@ describe('search benchmark (small corpus)', () => {
       5_000,
       null,
     ]);
+    expect(result.selective.map((x) => x.share)).toEqual([0.002, 0.02, 0.2]);
     expect(lines.some((l) => l.includes('SEARCH BENCHMARK'))).toBe(true);
   });
 
@@ -70,5 +71,14 @@ describe('search benchmark (small corpus)', () => {
     // every matching chunk, so it returns what the unbounded arm returns.
     const loose = result.budgetSweep.find((b) => b.dfBudget === 5_000)!;
     expect([loose.keywordAgreement, loose.hybridAgreement]).toEqual([1, 1]);
+  });
+
+  it('answers selective metadata filters exactly, against a brute-force scan', () => {
+    // On 1,780 chunks every share's scope is small enough for the exact scan from its documents.
+    for (const x of result.selective) {
+      expect(x.queries).toBe(20);
+      expect(x.chosen.vectorRecallAt8).toBe(1);
+    }
+    expect(result.selective.at(-1)!.documents).toBeGreaterThan(0);
   });
 });
