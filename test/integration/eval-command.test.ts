@@ -65,7 +65,8 @@ describe('groundwork eval', () => {
     expect(formatEval(report)).toContain('Recall@100');
   }, 120_000);
 
-  it('asks for top_k hits with the candidates given (--top-k, --candidates)', async () => {
+  // The candidate count only reaches the search settings here: the report cannot show it.
+  it('asks for top_k hits (--top-k), with a candidate count passed on (--candidates)', async () => {
     const report = await runEval({
       datasetDir: dataset,
       dataDir: dir,

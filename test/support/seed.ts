@@ -63,10 +63,11 @@ export async function seedDocuments(
 }
 
 /**
- * Writes `count` chunks of `tenantId` (10 per document, visibility `tenant`) straight in SQL, of about the width
- * real chunks have (a 2 KB text and its full-text vector, a 512-dimension embedding), for tests
- * that depend on the planner's view of the table rather than on what the chunks say. Cheaper
- * than embedding through the repository: 1,000 chunks load in seconds on both databases.
+ * Writes `count` chunks of `tenantId` (10 per document, visibility `tenant`) straight in SQL, of
+ * about the width real chunks have (a 2 KB text and its full-text vector, a 512-dimension
+ * embedding), for tests that depend on the planner's view of the table rather than on what the
+ * chunks say. Cheaper than embedding through the repository: 1,000 chunks load in seconds on
+ * both databases.
  */
 export async function seedWideChunks(db: Database, tenantId: string, count: number): Promise<void> {
   const documents = Math.ceil(count / 10);
