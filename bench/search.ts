@@ -353,16 +353,16 @@ async function ensureCorpus(
     // Both indexes are rebuilt after the load: far cheaper than maintaining them row by row.
     const { rows: indexes } = await db.query<{ indexname: string; indexdef: string }>(
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1
-         AND indexname IN ('chunks_embedding_hnsw_idx', 'chunks_search_gin_idx')`,
+         AND indexname IN ('chunks_embedding_hnsw_idx', 'chunks_tenant_lexemes_idx')`,
       [schema],
     );
     const hnswDef = indexes.find((i) => i.indexname === 'chunks_embedding_hnsw_idx')?.indexdef;
-    const ginDef = indexes.find((i) => i.indexname === 'chunks_search_gin_idx')?.indexdef;
+    const ginDef = indexes.find((i) => i.indexname === 'chunks_tenant_lexemes_idx')?.indexdef;
     if (!hnswDef || !ginDef)
       throw new Error(
-        'the migrations no longer create chunks_embedding_hnsw_idx and chunks_search_gin_idx',
+        'the migrations no longer create chunks_embedding_hnsw_idx and chunks_tenant_lexemes_idx',
       );
-    await db.exec('DROP INDEX chunks_embedding_hnsw_idx; DROP INDEX chunks_search_gin_idx');
+    await db.exec('DROP INDEX chunks_embedding_hnsw_idx; DROP INDEX chunks_tenant_lexemes_idx');
 
     const documents = chunks / GENERATOR.chunksPerDocument;
     let t0 = performance.now();
@@ -1165,7 +1165,7 @@ async function corpusSizes(db: Database): Promise<Record<string, string>> {
   const { rows } = await db.query<Record<string, string>>(
     `SELECT pg_size_pretty(pg_total_relation_size('chunks') - pg_indexes_size('chunks')) AS "chunks (heap+TOAST)",
             pg_size_pretty(pg_relation_size('chunks_embedding_hnsw_idx')) AS "HNSW index",
-            pg_size_pretty(pg_relation_size('chunks_search_gin_idx')) AS "GIN index",
+            pg_size_pretty(pg_relation_size('chunks_tenant_lexemes_idx')) AS "GIN index",
             current_setting('shared_buffers') AS "shared_buffers"`,
   );
   return rows[0] ?? {};

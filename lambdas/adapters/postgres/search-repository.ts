@@ -142,6 +142,14 @@ export function searchTransactionSettings(candidates: number): LocalSettings {
   };
 }
 
+/**
+ * SQL for a text expression as one quoted tsquery operand: tsquery's own quoting (a quote doubled,
+ * a backslash escaped), not `quote_literal`, whose `E'..'` form tsquery does not read.
+ */
+export function tsqueryLiteral(expr: string): string {
+  return `('''' || replace(replace(${expr}, '\\', '\\\\'), '''', '''''') || '''')`;
+}
+
 /** Builds the statement for one query; exported for the benchmark and tests. */
 export function buildSearchSql(
   scope: SearchScope,
@@ -261,15 +269,15 @@ export function buildSearchSql(
     // The chunks to score: those holding the question's rarest lexemes, taken from the rarest up
     // while their summed document frequency stays within the budget (the rarest always, so a
     // question of common words still gets keyword candidates). Lexemes no chunk in scope holds
-    // are left out. The index's tenant lexemes (migrations/0005) are ANDed in, so GIN reads no
-    // other tenant's postings.
+    // are left out. The index's lexemes name their tenant (migrations/0009), so the query asks
+    // for each taken lexeme of each tenant in scope and GIN reads no other tenant's postings.
     ctes.push(`tsq AS MATERIALIZED (
-      SELECT ('(' || (SELECT string_agg(quote_literal(chr(1) || t), ' | ') FROM unnest(${tenants}) t) || ') & (' ||
-              (SELECT string_agg(quote_literal(term), ' | ') FROM (
+      SELECT (SELECT string_agg(${tsqueryLiteral(`t || chr(1) || kept.term`)}, ' | ')
+              FROM unnest(${tenants}) t CROSS JOIN (
                  SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
                  FROM idf WHERE df > 0
                  WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
-               WHERE rank = 1 OR cumulative <= ${budget}) || ')')::tsquery AS q)`);
+              WHERE kept.rank = 1 OR kept.cumulative <= ${budget})::tsquery AS q)`);
     // Each selected chunk is scored with every lexeme of the question (BM25, tf from positions),
     // reading its full-text vector once. At most the budget of chunks is scored, even when the
     // rarest lexeme alone is more frequent than that (then an arbitrary subset of its chunks).
@@ -300,14 +308,14 @@ export function buildSearchSql(
              LIMIT ${cap})) r)`);
     }
     let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM chunks c
-            WHERE gw_search_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               AND (${defer ? '(SELECT defer FROM kw_defer) OR ' : ''}${documentCheck})
             LIMIT ${budget}`;
     if (filtered) {
       // A small filtered scope: its chunks holding any of the question's lexemes, not only the
       // rarest, which the budget would otherwise spend on chunks the filters drop.
       ctes.push(`tsq_all AS MATERIALIZED (
-      SELECT (SELECT string_agg(quote_literal(term), ' | ') FROM idf WHERE df > 0)::tsquery AS q)`);
+      SELECT (SELECT string_agg(${tsqueryLiteral('term')}, ' | ') FROM idf WHERE df > 0)::tsquery AS q)`);
       selected = `SELECT * FROM (${selected}) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
