@@ -36,7 +36,12 @@ import {
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { Embedder } from '../lambdas/core/ports';
 import { createSearch, DEFAULT_SEARCH_SETTINGS } from '../lambdas/core/retrieval/search';
-import type { SearchMode, SearchQuery, SearchScope } from '../lambdas/core/retrieval/types';
+import type {
+  ScopeStatistics,
+  SearchMode,
+  SearchQuery,
+  SearchScope,
+} from '../lambdas/core/retrieval/types';
 import {
   createWorld,
   generateDocuments,
@@ -567,9 +572,15 @@ const scopeOf = (tenantId: string): SearchScope => ({
   globalTenants: DEFAULT_SEARCH_SETTINGS.globalTenants,
 });
 
+/** The scope statistics the use case plans a tenant's statement with, read as it reads them. */
+async function statisticsOf(db: Database, tenantId: string): Promise<ScopeStatistics> {
+  return (await createSearchRepository(db).prepare(scopeOf(tenantId))).statistics;
+}
+
 /** The vector arm as the product runs it (`mode: 'vector'`), without the per-source cap. */
 function vectorStatement(
   tenantId: string,
+  statistics: ScopeStatistics,
   q: BenchQuery,
   topK: number,
   candidates: number,
@@ -585,7 +596,7 @@ function vectorStatement(
     allowedSourceTypes: null,
     fusion: { denseWeight: 1, candidates },
   };
-  return buildSearchSql(scopeOf(tenantId), query);
+  return buildSearchSql(scopeOf(tenantId), query, statistics);
 }
 
 /**
@@ -712,7 +723,8 @@ async function measureVectorArm(
 ): Promise<SearchBenchResult['vectorArm']> {
   const tenantId = TENANTS.big;
   // top_k 10 from 10 candidates: the index's own top-10, at the ef_search of each row.
-  const stmts = queries.map((q) => vectorStatement(tenantId, q, 10, 10));
+  const statistics = await statisticsOf(db, tenantId);
+  const stmts = queries.map((q) => vectorStatement(tenantId, statistics, q, 10, 10));
   log(`vector arm: ground truth of ${queries.length} queries, exact scan timed on ${EXACT_SAMPLE}`);
   const { truth, exact } = await exactScan(db, tenantId, queries, stmts, repositorySettings(10));
   log(
@@ -758,7 +770,8 @@ async function measureFiltered(
   // As the use case and repository set them: candidates = max(100, 4 top_k), ef_search = candidates.
   const candidates = Math.max(DEFAULT_SEARCH_SETTINGS.candidates, topK * 4);
   const settings = repositorySettings(candidates);
-  const stmts = queries.map((q) => vectorStatement(tenantId, q, topK, candidates));
+  const statistics = await statisticsOf(db, tenantId);
+  const stmts = queries.map((q) => vectorStatement(tenantId, statistics, q, topK, candidates));
   log(`filtered: ${tenantId} (${selectivity * 100}% of chunks)`);
   const { truth, exact } = await exactScan(db, tenantId, queries, stmts, settings);
   const runs: RecallRun[] = [];
@@ -896,10 +909,12 @@ async function measureSelective(
       await db.exec('ANALYZE documents');
       log(`selective filter: ${100 * share}% of ${TENANTS.big}'s documents`);
       const filters = { metadata: { equals: { key, value: true } } };
+      const statistics = await statisticsOf(db, TENANTS.big);
       const statement = (q: BenchQuery, mode: SearchMode, options: Partial<SearchSqlOptions>) =>
         buildSearchSql(
           scopeOf(TENANTS.big),
           { ...storeQuery(q, mode), filters, maxChunksPerSource: HYBRID_TOP_K },
+          statistics,
           options,
         );
       const timed = async (stmt: Statement) => {
@@ -1333,13 +1348,14 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
     if (latency.some((x) => x.p95Ms > TARGETS.hybridP95Ms)) {
       for (const [tenantId] of latencyTenants) {
         log(`breakdown: EXPLAIN ANALYZE of ${BREAKDOWN_SAMPLE} hybrid statements in ${tenantId}`);
+        const statistics = await statisticsOf(db, tenantId);
         hybridBreakdown.push({
           tenantId,
           ...(await cteBreakdown(
             db,
             latencyQueries
               .slice(0, BREAKDOWN_SAMPLE)
-              .map((q) => buildSearchSql(scopeOf(tenantId), storeQuery(q))),
+              .map((q) => buildSearchSql(scopeOf(tenantId), storeQuery(q), statistics)),
           )),
         });
       }

@@ -13,11 +13,12 @@
  * HNSW (`searchTransactionSettings`).
  */
 import type {
+  ScopeStatistics,
   SearchHit,
+  SearchPreparation,
   SearchQuery,
   SearchScope,
   SearchStore,
-  TenantPolicy,
 } from '../../core/retrieval/types';
 import { toVectorLiteral, type Database, type LocalSettings } from './database';
 import { DOCUMENT_METADATA, filtersSql, visibilityParts } from './filter-sql';
@@ -74,8 +75,8 @@ export interface SearchSqlOptions {
   readonly filteredDocumentsCap: number;
   /**
    * Keyword arm without filters: check the documents of the best-scored chunks only, in order,
-   * instead of every chunk selected, when the caller can see nearly all of the scope (see the
-   * statement).
+   * instead of every chunk selected, when the caller can see nearly all of the scope
+   * ({@link planSearch}).
    */
   readonly deferDocumentCheck: boolean;
 }
@@ -98,13 +99,47 @@ export const DEFAULT_SEARCH_SQL: SearchSqlOptions = {
 };
 
 /**
- * Deferring the keyword arm's document check (see the statement): allowed while the chunks of
+ * Deferring the keyword arm's document check ({@link planSearch}): allowed while the chunks of
  * documents not every caller sees are at most this share of the scope's chunks, and fewer than
- * the cap of such documents exist on each side (more are not counted; the check is then not
- * deferred).
+ * the cap of such documents exist (more are not counted; the check is then not deferred).
  */
 const DEFER_MAX_RESTRICTED_SHARE = 0.1;
 const RESTRICTED_DOCUMENTS_CAP = 2000;
+
+/** How the statement is planned, decided from the scope's statistics before it is built. */
+export interface SearchPlan {
+  /**
+   * The vector arm reads the HNSW index (n² ≥ `indexCrossover` × N for a scope of n chunks in a
+   * table of N); otherwise an exact scan of the scope's vectors through the tenant b-tree.
+   * With filters, a small filtered scope is still scanned from its documents either way.
+   */
+  readonly vectorIndex: boolean;
+  /** The keyword arm checks documents for its best-scored chunks only (no filters). */
+  readonly deferDocumentCheck: boolean;
+}
+
+/**
+ * The statement's plan for a scope. Decided here rather than in the statement because one-time
+ * filters choosing between plans inside it cost the planner both: sending only the chosen arm
+ * made planning 0.9 ms shorter on the 100k-chunk benchmark (docs/retrieval.md). The statistics
+ * may be a moment old; they choose a plan, never what a caller may see.
+ */
+export function planSearch(
+  statistics: ScopeStatistics,
+  filtered: boolean,
+  options: SearchSqlOptions = DEFAULT_SEARCH_SQL,
+): SearchPlan {
+  const n = Math.max(statistics.chunks, 1);
+  return {
+    vectorIndex: n * n >= options.indexCrossover * Math.max(statistics.tableChunks, 1),
+    // The chunks of documents not every caller sees take at most this share of the budget.
+    deferDocumentCheck:
+      !filtered &&
+      options.deferDocumentCheck &&
+      statistics.restrictedChunks !== null &&
+      statistics.restrictedChunks <= DEFER_MAX_RESTRICTED_SHARE * n,
+  };
+}
 
 /** pgvector's `hnsw.ef_search` for a candidate count: the index returns at most that many rows. */
 export function efSearchFor(candidates: number): number {
@@ -154,6 +189,7 @@ export function tsqueryLiteral(expr: string): string {
 export function buildSearchSql(
   scope: SearchScope,
   query: SearchQuery,
+  statistics: ScopeStatistics,
   overrides: Partial<SearchSqlOptions> = {},
 ): { text: string; values: unknown[] } {
   const options = { ...DEFAULT_SEARCH_SQL, ...overrides };
@@ -165,6 +201,10 @@ export function buildSearchSql(
   const candidates = p.add(query.fusion.candidates, 'int');
   const useVector = query.mode !== 'keyword';
   const useKeyword = query.mode !== 'vector';
+  const filtered = filters !== 'true';
+  const plan = planSearch(statistics, filtered, options);
+  // The scope's size: BM25's N (idf is computed in every mode, for the keyword coverage).
+  const n = p.add(Math.max(statistics.chunks, 1), 'float8');
 
   const ctes: string[] = [];
   // Lexemes of the question in the query language; stemmed once, then cast with ::tsquery
@@ -180,15 +220,6 @@ export function buildSearchSql(
   ctes.push(
     `term_list AS MATERIALIZED (SELECT coalesce(array_agg(lexeme), '{}') AS terms FROM terms)`,
   );
-  ctes.push(`stats AS MATERIALIZED (
-      SELECT greatest(coalesce(sum(chunk_count), 0), 1)::float8 AS n,
-             greatest(coalesce(sum(total_length), 0)::float8 / greatest(coalesce(sum(chunk_count), 0), 1), 1) AS avgdl
-      FROM tenant_stats WHERE tenant_id = ANY(${tenants}))`);
-  // N sums tenant_stats (one row per tenant). Measured against reading the planner's estimate
-  // (pg_class.reltuples, one catalog row) on the benchmark: that made each search about 1 ms
-  // slower at p50 (docs/retrieval.md); with tens of thousands of tenants, revisit.
-  const tableSize = `greatest((SELECT sum(chunk_count) FROM tenant_stats), 1)`;
-  const filtered = filters !== 'true';
   if (filtered) {
     // With filters, the scope is the documents that match them, found before any chunk is read:
     // the filters over the documents' own metadata (what a chunk without metadata of its own
@@ -210,6 +241,7 @@ export function buildSearchSql(
       SELECT d.* FROM documents d
       WHERE d.tenant_id = ANY(${tenants}) AND ${visible.documents} AND ${documentFilters}
       LIMIT ${cap} + 1)`);
+    const tableSize = p.add(Math.max(statistics.tableChunks, 1), 'float8');
     ctes.push(`fscope AS MATERIALIZED (
       SELECT NOT ((SELECT count(*) FROM fdocs) > ${cap}
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
@@ -224,43 +256,35 @@ export function buildSearchSql(
           SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND ${where}`;
   if (useVector) {
-    // Two plans of the same arm, one of them run (a one-time filter on `vec_plan` skips the
-    // other): an exact scan of the scope's vectors through the tenant b-tree while the scope is
-    // small, the HNSW index with the iterative scan beyond that. The planner cannot make this
-    // choice itself: for a mid-size tenant it prefers the b-tree and a sort, at 7 to 8 QPS where
-    // HNSW runs at 150 (docs/retrieval.md). `(..) IS TRUE` hides the tenant test from the b-tree
-    // while keeping its selectivity estimate, so HNSW is the cheap ordered path left.
+    // The scope's vectors: an exact scan through the tenant b-tree while the scope is small, the
+    // HNSW index with the iterative scan beyond that (`plan.vectorIndex`). The planner cannot
+    // make this choice itself: for a mid-size tenant it prefers the b-tree and a sort, at 7 to 8
+    // QPS where HNSW runs at 150 (docs/retrieval.md). `(..) IS TRUE` hides the tenant test from
+    // the b-tree while keeping its selectivity estimate, so HNSW is the cheap ordered path left.
     const arm = (tenantTest: string) => `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
         FROM chunks c JOIN documents d ON d.id = c.document_id
         WHERE ${visible.documents} AND ${tenantTest} AND ${filters}
         ORDER BY c.embedding <=> ${emb}
         LIMIT ${candidates}`;
-    const tenantScan = arm(visible.chunkTenants);
-    const largeTenant = `s.n * s.n >= ${p.add(options.indexCrossover, 'float8')} * ${tableSize}`;
-    let exact = tenantScan;
-    if (!filtered) {
-      ctes.push(`vec_plan AS MATERIALIZED (SELECT ${largeTenant} AS use_index FROM stats s)`);
-    } else {
-      // A small filtered scope is scanned from its documents; a large one of a small tenant
-      // (many matching documents, few chunks) through the tenant b-tree as without filters.
-      ctes.push(`vec_plan AS MATERIALIZED (
-      SELECT NOT (SELECT small FROM fscope) AND ${largeTenant} AS use_index FROM stats s)`);
-      exact = `SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
+    const scan = plan.vectorIndex
+      ? arm(`(${visible.chunkTenants}) IS TRUE`)
+      : arm(visible.chunkTenants);
+    // With filters, a small filtered scope is scanned from its documents (a one-time filter on
+    // `fscope` runs one of the two); a large one as without filters.
+    const vec = filtered
+      ? `SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
           FROM (${scopeChunks}) c
           ORDER BY c.embedding <=> ${emb}
           LIMIT ${candidates}) scope_scan WHERE (SELECT small FROM fscope)
         UNION ALL
-        SELECT * FROM (${tenantScan}) tenant_scan WHERE NOT (SELECT small FROM fscope)`;
-    }
-    ctes.push(`vec AS MATERIALIZED (
-      SELECT * FROM (${exact}) exact_scan WHERE NOT (SELECT use_index FROM vec_plan)
-      UNION ALL
-      SELECT * FROM (${arm(`(${visible.chunkTenants}) IS TRUE`)}) index_scan WHERE (SELECT use_index FROM vec_plan))`);
+        SELECT * FROM (${scan}) scope_wide WHERE NOT (SELECT small FROM fscope)`
+      : scan;
+    ctes.push(`vec AS MATERIALIZED (${vec})`);
   }
   ctes.push(`idf AS MATERIALIZED (
       SELECT t.lexeme AS term, coalesce(df.df, 0) AS df,
-             ln(1 + (s.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM terms t CROSS JOIN stats s
+             ln(1 + (${n} - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM terms t
       LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
                  WHERE tenant_id = ANY(${tenants}) AND term = ANY((SELECT terms FROM term_list)::text[]) GROUP BY term) df
         ON df.term = t.lexeme)`);
@@ -282,34 +306,16 @@ export function buildSearchSql(
     // reading its full-text vector once. At most the budget of chunks is scored, even when the
     // rarest lexeme alone is more frequent than that (then an arbitrary subset of its chunks).
     // A chunk's document (visibility, filters) is checked through the primary key, never by
-    // reading every document of the tenant: with filters, for every chunk selected, so that the
-    // budget goes to chunks that match them; without, when the caller can see nearly all of the
-    // scope (kw_defer), only for the best-scored chunks, in score order, until the candidates are
-    // found: about `candidates` document lookups instead of one per chunk selected.
+    // reading every document of the tenant: for every chunk selected, so that the budget goes to
+    // chunks the caller sees and that match the filters; or, without filters and when the caller
+    // can see nearly all of the scope (`plan.deferDocumentCheck`), only for the best-scored
+    // chunks, in score order, until the candidates are found: about `candidates` document
+    // lookups instead of one per chunk selected.
     const documentCheck = `coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)`;
-    const defer = filters === 'true' && options.deferDocumentCheck;
-    if (defer) {
-      // The chunks in scope of documents that not every caller sees: in the caller's tenant,
-      // documents other than indexed `tenant` ones (private documents, documents being
-      // re-indexed); in the publishing tenants, documents other than indexed `global` ones.
-      // Each side reads at most a cap of documents through its partial index (migrations/0006).
-      // The check is deferred only when these chunks are at most a share of the scope's, so that
-      // chunks the caller cannot see take at most that share of the budget.
-      const cap = p.add(RESTRICTED_DOCUMENTS_CAP, 'int');
-      ctes.push(`kw_defer AS MATERIALIZED (
-      SELECT count(*) < ${cap}
-             AND coalesce(sum(r.chunk_count), 0) <= ${p.add(DEFER_MAX_RESTRICTED_SHARE, 'float8')} * (SELECT n FROM stats) AS defer
-      FROM ((SELECT d.chunk_count FROM documents d
-             WHERE d.tenant_id = ${visible.tenant} AND NOT (d.visibility = 'tenant' AND d.status = 'indexed')
-             LIMIT ${cap})
-            UNION ALL
-            (SELECT d.chunk_count FROM documents d
-             WHERE d.tenant_id = ANY(${visible.globals}) AND NOT (d.visibility = 'global' AND d.status = 'indexed')
-             LIMIT ${cap})) r)`);
-    }
+    const defer = plan.deferDocumentCheck;
     let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              AND (${defer ? '(SELECT defer FROM kw_defer) OR ' : ''}${documentCheck})
+              ${defer ? '' : `AND ${documentCheck}`}
             LIMIT ${budget}`;
     if (filtered) {
       // A small filtered scope: its chunks holding any of the question's lexemes, not only the
@@ -323,12 +329,12 @@ export function buildSearchSql(
               WHERE c.fts @@ (SELECT q FROM tsq_all)
               LIMIT ${budget}) narrow WHERE (SELECT small FROM fscope)`;
     }
+    const avgdl = p.add(Math.max(statistics.meanLength, 1), 'float8');
     ctes.push(`kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id,
-             sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / s.avgdl))) AS bm25,
+             sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / ${avgdl}))) AS bm25,
              sum(i.idf) AS matched_idf
       FROM (${selected}) c
-      CROSS JOIN stats s
       CROSS JOIN LATERAL (
         SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf
         FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}'))) u
@@ -338,7 +344,7 @@ export function buildSearchSql(
     ctes.push(`kw AS MATERIALIZED (
       SELECT c.id, c.bm25, c.matched_idf
       FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
-      ${defer ? `WHERE NOT (SELECT defer FROM kw_defer) OR ${documentCheck}` : ''}
+      ${defer ? `WHERE ${documentCheck}` : ''}
       LIMIT ${candidates})`);
   }
   // Both arms' candidates in one row each (a hash join, not a scan per row); the cosine of a
@@ -404,13 +410,55 @@ export function buildSearchSql(
   return { text, values: p.values };
 }
 
+interface PreparationRow {
+  allowed_source_types: string[] | null;
+  min_score: number | null;
+  max_chunks_per_source: number | null;
+  chunks: number;
+  total_length: number;
+  table_chunks: number;
+  restricted_documents: number;
+  restricted_chunks: number;
+}
+
+/**
+ * The read before a search, one round trip: the tenant's policy, the scope's chunks and their
+ * total length (`tenant_stats`, one row per tenant, summed whole for the table's size), and the
+ * chunks of the scope's documents that not every caller sees: in the caller's tenant, documents
+ * other than indexed `tenant` ones (private documents, documents being re-indexed); in the
+ * publishing tenants, documents other than indexed `global` ones. Each side reads at most the cap
+ * of documents, through its partial index (migrations/0006).
+ */
+function prepareSql(scope: SearchScope, p: SqlParams): string {
+  const tenant = p.add(scope.tenantId, 'text');
+  const globals = p.add([...scope.globalTenants], 'text[]');
+  const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
+  const cap = p.add(RESTRICTED_DOCUMENTS_CAP, 'int');
+  return `SELECT pol.allowed_source_types, pol.min_score, pol.max_chunks_per_source,
+           st.chunks, st.total_length, st.table_chunks, r.restricted_documents, r.restricted_chunks
+    FROM (SELECT coalesce(sum(chunk_count) FILTER (WHERE tenant_id = ANY(${tenants})), 0)::float8 AS chunks,
+                 coalesce(sum(total_length) FILTER (WHERE tenant_id = ANY(${tenants})), 0)::float8 AS total_length,
+                 coalesce(sum(chunk_count), 0)::float8 AS table_chunks
+          FROM tenant_stats) st
+    CROSS JOIN (
+      SELECT count(*)::int AS restricted_documents, coalesce(sum(x.chunk_count), 0)::float8 AS restricted_chunks
+      FROM ((SELECT d.chunk_count FROM documents d
+             WHERE d.tenant_id = ${tenant} AND NOT (d.visibility = 'tenant' AND d.status = 'indexed')
+             LIMIT ${cap})
+            UNION ALL
+            (SELECT d.chunk_count FROM documents d
+             WHERE d.tenant_id = ANY(${globals}) AND NOT (d.visibility = 'global' AND d.status = 'indexed')
+             LIMIT ${cap})) x) r
+    LEFT JOIN tenant_policies pol ON pol.tenant_id = ${tenant}`;
+}
+
 export function createSearchRepository(
   db: Database,
   options: Partial<SearchSqlOptions> = {},
 ): SearchStore {
   return {
-    async search(scope, query) {
-      const { text, values } = buildSearchSql(scope, query, options);
+    async search(scope, query, statistics) {
+      const { text, values } = buildSearchSql(scope, query, statistics, options);
       const rows = await db.transaction(
         async (tx) => (await tx.query<HitRow>(text, values)).rows,
         searchTransactionSettings(query.fusion.candidates),
@@ -433,20 +481,25 @@ export function createSearchRepository(
         endOffset: r.end_offset,
       }));
     },
-    async policy(tenantId): Promise<TenantPolicy> {
-      const { rows } = await db.query<{
-        allowed_source_types: string[] | null;
-        min_score: number | null;
-        max_chunks_per_source: number | null;
-      }>(
-        'SELECT allowed_source_types, min_score, max_chunks_per_source FROM tenant_policies WHERE tenant_id = $1',
-        [tenantId],
-      );
-      const row = rows[0];
+    async prepare(scope): Promise<SearchPreparation> {
+      const p = new SqlParams();
+      const { rows } = await db.query<PreparationRow>(prepareSql(scope, p), p.values);
+      const row = rows[0]!;
       return {
-        allowedSourceTypes: row?.allowed_source_types ?? null,
-        minScore: row?.min_score ?? null,
-        maxChunksPerSource: row?.max_chunks_per_source ?? null,
+        policy: {
+          allowedSourceTypes: row.allowed_source_types ?? null,
+          minScore: row.min_score ?? null,
+          maxChunksPerSource: row.max_chunks_per_source ?? null,
+        },
+        statistics: {
+          chunks: Number(row.chunks),
+          tableChunks: Number(row.table_chunks),
+          meanLength: Number(row.total_length) / Math.max(Number(row.chunks), 1),
+          restrictedChunks:
+            Number(row.restricted_documents) < RESTRICTED_DOCUMENTS_CAP
+              ? Number(row.restricted_chunks)
+              : null,
+        },
       };
     },
   };

@@ -107,25 +107,29 @@ export function createSearch(deps: {
     };
     const t0 = performance.now();
     try {
-      const policy = await deps.store.policy(identity.tenantId);
+      const { policy, statistics } = await deps.store.prepare(scope);
       const fusion: FusionSettings = {
         ...modelFusion,
         candidates: Math.max(settings.candidates, request.topK * 4),
       };
-      const hits = await deps.store.search(scope, {
-        text: request.queryText,
-        embedding,
-        topK: request.topK,
-        mode: request.mode,
-        filters: request.filters,
-        minScore: Math.max(request.minScore ?? settings.defaultMinScore, policy.minScore ?? 0),
-        maxChunksPerSource:
-          request.maxChunksPerSource ??
-          policy.maxChunksPerSource ??
-          settings.defaultMaxChunksPerSource,
-        allowedSourceTypes: policy.allowedSourceTypes,
-        fusion,
-      });
+      const hits = await deps.store.search(
+        scope,
+        {
+          text: request.queryText,
+          embedding,
+          topK: request.topK,
+          mode: request.mode,
+          filters: request.filters,
+          minScore: Math.max(request.minScore ?? settings.defaultMinScore, policy.minScore ?? 0),
+          maxChunksPerSource:
+            request.maxChunksPerSource ??
+            policy.maxChunksPerSource ??
+            settings.defaultMaxChunksPerSource,
+          allowedSourceTypes: policy.allowedSourceTypes,
+          fusion,
+        },
+        statistics,
+      );
       const retrieveMs = performance.now() - t0;
       metrics.timing('RetrievalLatency', retrieveMs);
       return { hits, embedMs, retrieveMs };

@@ -77,7 +77,35 @@ export interface TenantPolicy {
   readonly maxChunksPerSource: number | null;
 }
 
+/**
+ * The size and make-up of a caller's scope (their tenant and the publishing tenants), which the
+ * store plans its search with: which vector scan, whether the keyword arm may check documents
+ * late, BM25's collection statistics. Read with the policy, a moment before the search runs.
+ */
+export interface ScopeStatistics {
+  /** Chunks in the scope's tenants. */
+  readonly chunks: number;
+  /** Chunks in the whole store, every tenant. */
+  readonly tableChunks: number;
+  /** Mean chunk length in the scope, in lexemes (BM25's average document length). */
+  readonly meanLength: number;
+  /**
+   * Chunks in the scope of documents that not every caller in it sees (private documents,
+   * documents not indexed, a publishing tenant's unpublished ones); null when there are too many
+   * such documents to count cheaply.
+   */
+  readonly restrictedChunks: number | null;
+}
+
+/** What a search reads before it runs, in one round trip. */
+export interface SearchPreparation {
+  readonly policy: TenantPolicy;
+  readonly statistics: ScopeStatistics;
+}
+
 export interface SearchStore {
-  search(scope: SearchScope, query: SearchQuery): Promise<SearchHit[]>;
-  policy(tenantId: string): Promise<TenantPolicy>;
+  /** The tenant's policy and the scope's statistics. */
+  prepare(scope: SearchScope): Promise<SearchPreparation>;
+  /** The search, planned with statistics from `prepare` (they may be a moment old). */
+  search(scope: SearchScope, query: SearchQuery, statistics: ScopeStatistics): Promise<SearchHit[]>;
 }

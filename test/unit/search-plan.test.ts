@@ -1,0 +1,41 @@
+/**
+ * How the search statement is planned from the scope's statistics (planSearch): which vector
+ * scan, and whether the keyword arm may check documents only for its best chunks.
+ */
+import { DEFAULT_SEARCH_SQL, planSearch } from '../../lambdas/adapters/postgres/search-repository';
+import type { ScopeStatistics } from '../../lambdas/core/retrieval/types';
+
+const scope = (over: Partial<ScopeStatistics> = {}): ScopeStatistics => ({
+  chunks: 10_000,
+  tableChunks: 100_000,
+  meanLength: 120,
+  restrictedChunks: 0,
+  ...over,
+});
+
+describe('planSearch', () => {
+  it('reads the index once n² reaches the crossover times N, and scans exactly below', () => {
+    // 30 × 100,000 = 3,000,000: the crossover lies between 1,732 and 1,733 chunks.
+    expect(planSearch(scope({ chunks: 1_733 }), false).vectorIndex).toBe(true);
+    expect(planSearch(scope({ chunks: 1_732 }), false).vectorIndex).toBe(false);
+    expect(planSearch(scope({ chunks: 1_000, tableChunks: 1_000 }), false).vectorIndex).toBe(true);
+    // An empty store plans as if it held one chunk, never dividing by zero.
+    expect(planSearch(scope({ chunks: 0, tableChunks: 0 }), false).vectorIndex).toBe(false);
+    expect(
+      planSearch(scope({ chunks: 1_732 }), false, { ...DEFAULT_SEARCH_SQL, indexCrossover: 0 })
+        .vectorIndex,
+    ).toBe(true);
+  });
+
+  it('defers the document check only without filters, with few chunks the caller may not see', () => {
+    expect(planSearch(scope({ restrictedChunks: 1_000 }), false).deferDocumentCheck).toBe(true);
+    expect(planSearch(scope({ restrictedChunks: 1_001 }), false).deferDocumentCheck).toBe(false);
+    // Too many such documents to count: not deferred.
+    expect(planSearch(scope({ restrictedChunks: null }), false).deferDocumentCheck).toBe(false);
+    expect(planSearch(scope(), true).deferDocumentCheck).toBe(false);
+    expect(
+      planSearch(scope(), false, { ...DEFAULT_SEARCH_SQL, deferDocumentCheck: false })
+        .deferDocumentCheck,
+    ).toBe(false);
+  });
+});
