@@ -43,15 +43,19 @@ export function metadataFilterSql(
     return `(${filter.andAll.map((f) => metadataFilterSql(f, p, meta)).join(' AND ')})`;
   if ('orAll' in filter)
     return `(${filter.orAll.map((f) => metadataFilterSql(f, p, meta)).join(' OR ')})`;
+  // `equals` and `in` as containment, which for a scalar value holds exactly when the key's value
+  // equals it (an array or object under the key contains no scalar at that path), and which a
+  // GIN index on the documents' metadata can serve (migrations/0010).
   if ('equals' in filter)
-    return `(${meta} -> ${p.add(filter.equals.key, 'text')}) = ${p.add(JSON.stringify(filter.equals.value), 'jsonb')}`;
+    return `${meta} @> ${p.add(JSON.stringify({ [filter.equals.key]: filter.equals.value }), 'jsonb')}`;
   if ('notEquals' in filter) {
     const { key, value } = filter.notEquals;
     return `(${meta} -> ${p.add(key, 'text')}) IS DISTINCT FROM ${p.add(JSON.stringify(value), 'jsonb')}`;
   }
   if ('in' in filter) {
-    return `(${meta} -> ${p.add(filter.in.key, 'text')}) = ANY(${p.add(
-      filter.in.value.map((v) => JSON.stringify(v)),
+    const { key, value } = filter.in;
+    return `${meta} @> ANY(${p.add(
+      value.map((v) => JSON.stringify({ [key]: v })),
       'jsonb[]',
     )})`;
   }
