@@ -13,6 +13,7 @@
  *   node -r tsx/cjs bench/search.ts [--chunks 100000] [--queries 100]
  *   GROUNDWORK_BENCH_DATABASE_URL overrides the server (default: the local groundwork_bench).
  */
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
@@ -136,6 +137,12 @@ export interface LatencyRun {
   readonly p99Ms: number;
   readonly meanMs: number;
   readonly avgHits: number;
+  /**
+   * Share of the machine's CPU time the hypervisor gave to other guests during the run
+   * (`steal` in /proc/stat); null where that is not available. A run with more of it measured a
+   * slower machine, not slower code.
+   */
+  readonly stealShare: number | null;
 }
 
 export interface SelectiveRun {
@@ -838,6 +845,19 @@ function storeQuery(q: BenchQuery, mode: SearchMode = 'hybrid'): SearchQuery {
   };
 }
 
+/** The machine's CPU time counters (/proc/stat, all CPUs): stolen and total; null off Linux. */
+function cpuTimes(): { steal: number; total: number } | null {
+  try {
+    const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+    // user nice system idle iowait irq softirq steal (guest time is already in user and nice).
+    const fields = first.trim().split(/\s+/).slice(1, 9).map(Number);
+    if (fields.length < 8 || fields.some((x) => !Number.isFinite(x))) return null;
+    return { steal: fields[7]!, total: fields.reduce((a, b) => a + b, 0) };
+  } catch {
+    return null;
+  }
+}
+
 /** Times `run` over the queries (after a warm-up), within a wall-clock budget; ids per query. */
 async function measureLatency(
   run: (tenantId: string, q: BenchQuery) => Promise<string[]>,
@@ -850,6 +870,7 @@ async function measureLatency(
   for (const q of warmup) await run(tenantId, q);
   const times: number[] = [];
   const ids: string[][] = [];
+  const cpuBefore = cpuTimes();
   const started = performance.now();
   for (const q of queries) {
     if (times.length >= 20 && seconds(started) > budgetSeconds) break;
@@ -857,6 +878,8 @@ async function measureLatency(
     ids.push(await run(tenantId, q));
     times.push(performance.now() - t0);
   }
+  const cpuAfter = cpuTimes();
+  const ticks = cpuBefore && cpuAfter ? cpuAfter.total - cpuBefore.total : 0;
   const sorted = [...times].sort((a, b) => a - b);
   return {
     result: {
@@ -869,6 +892,8 @@ async function measureLatency(
       p99Ms: percentile(sorted, 99),
       meanMs: mean(times),
       avgHits: mean(ids.map((x) => x.length)),
+      stealShare:
+        cpuBefore && cpuAfter && ticks > 0 ? (cpuAfter.steal - cpuBefore.steal) / ticks : null,
     },
     ids,
   };
@@ -1121,11 +1146,11 @@ function report(r: SearchBenchResult): string[] {
     `   buffer cache: ${r.machine.bufferCache}, shared_buffers ${r.corpus.sizes.shared_buffers ?? '?'}`,
   );
   l(
-    `   ${pad('run', 46)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('mean', 8)}${lpad('hits', 6)}  (ms)`,
+    `   ${pad('run', 46)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('mean', 8)}${lpad('hits', 6)}${lpad('steal', 7)}  (ms; steal: CPU time taken by other guests)`,
   );
   const latencyLine = (x: LatencyRun) =>
     l(
-      `   ${pad(x.label, 46)}${lpad(`${x.queries}${x.timeCapped ? '*' : ''}`, 5)}${lpad(f(x.p50Ms), 8)}${lpad(f(x.p95Ms), 8)}${lpad(f(x.p99Ms), 8)}${lpad(f(x.meanMs), 8)}${lpad(f(x.avgHits), 6)}  [${ok(x.p95Ms <= TARGETS.hybridP95Ms)}]`,
+      `   ${pad(x.label, 46)}${lpad(`${x.queries}${x.timeCapped ? '*' : ''}`, 5)}${lpad(f(x.p50Ms), 8)}${lpad(f(x.p95Ms), 8)}${lpad(f(x.p99Ms), 8)}${lpad(f(x.meanMs), 8)}${lpad(f(x.avgHits), 6)}${lpad(x.stealShare === null ? '-' : `${f(100 * x.stealShare)}%`, 7)}  [${ok(x.p95Ms <= TARGETS.hybridP95Ms)}]`,
     );
   r.latency.forEach(latencyLine);
   for (const b of r.hybridBreakdown) {
@@ -1295,7 +1320,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
         );
         latency.push(result);
         log(
-          `  p50 ${result.p50Ms.toFixed(1)} ms, p95 ${result.p95Ms.toFixed(1)} ms over ${result.queries} queries`,
+          `  p50 ${result.p50Ms.toFixed(1)} ms, p95 ${result.p95Ms.toFixed(1)} ms over ${result.queries} queries${result.stealShare === null ? '' : `, ${(100 * result.stealShare).toFixed(1)}% of CPU time stolen`}`,
         );
       }
     }

@@ -67,6 +67,12 @@ describe('search benchmark (small corpus)', () => {
     for (const run of result.latency)
       if (!run.label.startsWith('keyword'))
         expect([run.label, run.avgHits]).toEqual([run.label, 8]);
+    // The machine's stolen CPU time, read from /proc/stat on Linux (this suite's machines).
+    for (const run of result.latency) {
+      expect(run.stealShare).not.toBeNull();
+      expect(run.stealShare).toBeGreaterThanOrEqual(0);
+      expect(run.stealShare).toBeLessThanOrEqual(1);
+    }
     // A budget above every lexeme's document frequency (5,000 > the 1,780-chunk tenant) scores
     // every matching chunk, so it returns what the unbounded arm returns.
     const loose = result.budgetSweep.find((b) => b.dfBudget === 5_000)!;
