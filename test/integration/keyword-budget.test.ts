@@ -4,13 +4,12 @@
  * must still be found among many chunks that match the common ones, and the arm must score no
  * more chunks than its budget whatever the question.
  */
-import type { Database } from '../../lambdas/adapters/postgres/database';
 import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
 import type { SearchMode } from '../../lambdas/core/retrieval/types';
 import { createSearch } from '../../lambdas/core/retrieval/search';
-import { ENGINES, openTestDatabase } from '../support/databases';
+import { ENGINES, seededTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
-import { seedDocuments, type SeedDoc } from '../support/seed';
+import type { SeedDoc } from '../support/seed';
 
 const embedder = createHashEmbedder();
 const COMMON_DOCS = 40;
@@ -40,17 +39,11 @@ const DOCS: SeedDoc[] = [
 ];
 
 describe.each(ENGINES)('bounded keyword arm on %s', (engine) => {
-  let db: Database;
+  const db = seededTestDatabase(engine, DOCS, embedder);
   const who = { tenantId: 'budget', userId: 'u1' };
 
-  beforeAll(async () => {
-    db = await openTestDatabase(engine);
-    await seedDocuments(db, embedder, DOCS);
-  });
-  afterAll(() => db?.close());
-
   const searchWith = (dfBudget: number) =>
-    createSearch({ store: createSearchRepository(db, { dfBudget }), embedder });
+    createSearch({ store: createSearchRepository(db(), { dfBudget }), embedder });
   const keys = (hits: { sourceUri: string }[]) =>
     hits.map((h) => h.sourceUri.replace('s3://bucket/', ''));
 
@@ -163,13 +156,11 @@ const PUBLISHER: SeedDoc[] = [
 ];
 
 describe.each(ENGINES)('keyword arm document check on %s', (engine) => {
-  let db: Database;
-
-  beforeAll(async () => {
-    db = await openTestDatabase(engine);
-    await seedDocuments(db, embedder, [...PRIVATE_HEAVY, ...MOSTLY_SHARED, ...PUBLISHER]);
-  });
-  afterAll(() => db?.close());
+  const db = seededTestDatabase(
+    engine,
+    [...PRIVATE_HEAVY, ...MOSTLY_SHARED, ...PUBLISHER],
+    embedder,
+  );
 
   const keyword = async (
     tenantId: string,
@@ -178,7 +169,7 @@ describe.each(ENGINES)('keyword arm document check on %s', (engine) => {
     globalTenants: string[] = ['global'],
   ) => {
     const search = createSearch({
-      store: createSearchRepository(db, options),
+      store: createSearchRepository(db(), options),
       embedder,
       settings: { globalTenants },
     });
@@ -243,18 +234,12 @@ const FILTERED: SeedDoc[] = [
 ];
 
 describe.each(ENGINES)('keyword arm under a selective filter on %s', (engine) => {
-  let db: Database;
-
-  beforeAll(async () => {
-    db = await openTestDatabase(engine);
-    await seedDocuments(db, embedder, FILTERED);
-  });
-  afterAll(() => db?.close());
+  const db = seededTestDatabase(engine, FILTERED, embedder);
 
   it('finds the filtered scope chunks holding only the common lexemes', async () => {
     // `hangar` (1 chunk) is taken within the budget of 10, `zeppelin` (33) is not.
     const search = createSearch({
-      store: createSearchRepository(db, { dfBudget: 10 }),
+      store: createSearchRepository(db(), { dfBudget: 10 }),
       embedder,
     });
     const { hits } = await search.search(

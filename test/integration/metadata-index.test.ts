@@ -4,15 +4,11 @@
  * it, a number whatever its notation), and the documents' GIN index (migrations/0010) can serve
  * them, so a filtered search sizes its scope from the matching documents alone.
  */
-import type { Database } from '../../lambdas/adapters/postgres/database';
 import { DOCUMENT_METADATA, metadataFilterSql } from '../../lambdas/adapters/postgres/filter-sql';
 import { SqlParams } from '../../lambdas/adapters/postgres/sql-params';
 import type { MetadataFilter } from '../../lambdas/core/retrieval/filters';
-import { ENGINES, openTestDatabase } from '../support/databases';
-import { createHashEmbedder } from '../support/hash-embedder';
-import { seedDocuments, type SeedDoc } from '../support/seed';
-
-const embedder = createHashEmbedder();
+import { ENGINES, seededTestDatabase } from '../support/databases';
+import type { SeedDoc } from '../support/seed';
 
 const SHAPES: Record<string, Record<string, unknown>> = {
   string: { team: 'blue' },
@@ -33,16 +29,11 @@ const DOCS: SeedDoc[] = Object.entries(SHAPES).map(([name, metadata]) => ({
 }));
 
 describe.each(ENGINES)('metadata containment on %s', (engine) => {
-  let db: Database;
-  beforeAll(async () => {
-    db = await openTestDatabase(engine);
-    await seedDocuments(db, embedder, DOCS);
-  });
-  afterAll(() => db?.close());
+  const db = seededTestDatabase(engine, DOCS);
 
   /** The documents the filter selects, and whether the GIN index served it (seq scans off). */
   const select = (filter: MetadataFilter) =>
-    db.transaction(
+    db().transaction(
       async (tx) => {
         const p = new SqlParams();
         const where = metadataFilterSql(filter, p, DOCUMENT_METADATA);

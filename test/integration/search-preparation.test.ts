@@ -2,13 +2,9 @@
  * The read before a search (SearchStore.prepare) on both databases: the tenant's policy and the
  * scope's statistics in one statement, as the search statement is then planned with them.
  */
-import type { Database } from '../../lambdas/adapters/postgres/database';
 import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
-import { ENGINES, openTestDatabase } from '../support/databases';
-import { createHashEmbedder } from '../support/hash-embedder';
-import { seedDocuments, type SeedDoc } from '../support/seed';
-
-const embedder = createHashEmbedder();
+import { ENGINES, seededTestDatabase } from '../support/databases';
+import type { SeedDoc } from '../support/seed';
 
 const DOCS: SeedDoc[] = [
   { tenantId: 'acme', key: 'acme/shared', texts: ['One two three.', 'Four five.'] },
@@ -32,15 +28,10 @@ const DOCS: SeedDoc[] = [
 ];
 
 describe.each(ENGINES)('search preparation on %s', (engine) => {
-  let db: Database;
-  beforeAll(async () => {
-    db = await openTestDatabase(engine);
-    await seedDocuments(db, embedder, DOCS);
-  });
-  afterAll(() => db?.close());
+  const db = seededTestDatabase(engine, DOCS);
 
   const lengths = async (tenants: string[]) => {
-    const { rows } = await db.query<{ n: number }>(
+    const { rows } = await db().query<{ n: number }>(
       'SELECT coalesce(sum(fts_length), 0)::float8 AS n FROM chunks WHERE tenant_id = ANY($1::text[])',
       [tenants],
     );
@@ -48,7 +39,7 @@ describe.each(ENGINES)('search preparation on %s', (engine) => {
   };
 
   it("reads the scope's statistics: its chunks, the table's, their length, the restricted ones", async () => {
-    const repo = createSearchRepository(db);
+    const repo = createSearchRepository(db());
     const { policy, statistics } = await repo.prepare({
       tenantId: 'acme',
       userId: 'u1',
@@ -73,12 +64,12 @@ describe.each(ENGINES)('search preparation on %s', (engine) => {
   });
 
   it("reads the tenant's policy with them", async () => {
-    await db.query(
+    await db().query(
       `INSERT INTO tenant_policies (tenant_id, allowed_source_types, min_score, max_chunks_per_source)
        VALUES ('acme', ARRAY['doc', 'faq'], 0.25, 2)`,
     );
     try {
-      const { policy } = await createSearchRepository(db).prepare({
+      const { policy } = await createSearchRepository(db()).prepare({
         tenantId: 'acme',
         userId: 'u1',
         globalTenants: ['library'],
@@ -89,7 +80,7 @@ describe.each(ENGINES)('search preparation on %s', (engine) => {
         maxChunksPerSource: 2,
       });
     } finally {
-      await db.query(`DELETE FROM tenant_policies WHERE tenant_id = 'acme'`);
+      await db().query(`DELETE FROM tenant_policies WHERE tenant_id = 'acme'`);
     }
   });
 });

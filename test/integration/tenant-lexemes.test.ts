@@ -4,13 +4,9 @@
  * them itself. Read through the index (sequential scans off), a tenant's lexemes find its own
  * chunks, all of them, and never another tenant's holding the same word.
  */
-import type { Database } from '../../lambdas/adapters/postgres/database';
 import { tsqueryLiteral } from '../../lambdas/adapters/postgres/search-repository';
-import { ENGINES, openTestDatabase } from '../support/databases';
-import { createHashEmbedder } from '../support/hash-embedder';
-import { seedDocuments, type SeedDoc } from '../support/seed';
-
-const embedder = createHashEmbedder();
+import { ENGINES, seededTestDatabase } from '../support/databases';
+import type { SeedDoc } from '../support/seed';
 
 const DOCS: SeedDoc[] = [
   ...Array.from({ length: 3 }, (_, i): SeedDoc => ({
@@ -26,16 +22,11 @@ const DOCS: SeedDoc[] = [
 ];
 
 describe.each(ENGINES)('tenant lexemes index on %s', (engine) => {
-  let db: Database;
-  beforeAll(async () => {
-    db = await openTestDatabase(engine);
-    await seedDocuments(db, embedder, DOCS);
-  });
-  afterAll(() => db?.close());
+  const db = seededTestDatabase(engine, DOCS);
 
   /** The tenants of the chunks an index scan finds for these (tenant, lexeme) pairs. */
   const indexed = (pairs: [string, string][]) =>
-    db.transaction(
+    db().transaction(
       async (tx) => {
         const plan = await tx.query<{ 'QUERY PLAN': string }>(
           `EXPLAIN SELECT c.id FROM chunks c
@@ -74,7 +65,7 @@ describe.each(ENGINES)('tenant lexemes index on %s', (engine) => {
     ['a backslash', 'c:\\temp'],
     ['both, and a space', "it's a \\ path"],
   ])('quotes %s as one tsquery operand that matches it exactly', async (_, lexeme) => {
-    const { rows } = await db.query<{ matches: boolean; other: boolean }>(
+    const { rows } = await db().query<{ matches: boolean; other: boolean }>(
       `SELECT array_to_tsvector(ARRAY[$1::text]) @@ (${tsqueryLiteral('$1::text')})::tsquery AS matches,
               array_to_tsvector(ARRAY[$1::text || 'x']) @@ (${tsqueryLiteral('$1::text')})::tsquery AS other`,
       [lexeme],

@@ -9,6 +9,9 @@ import type { Database } from '../../lambdas/adapters/postgres/database';
 import { migrate } from '../../lambdas/adapters/postgres/migrate';
 import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
 import { openPGlite } from '../../lambdas/adapters/postgres/pglite-database';
+import type { Embedder } from '../../lambdas/core/ports';
+import { createHashEmbedder } from './hash-embedder';
+import { seedDocuments, type SeedDoc } from './seed';
 
 export const TEST_DATABASE_URL =
   process.env.GROUNDWORK_TEST_DATABASE_URL ??
@@ -51,3 +54,24 @@ async function openPostgresSchema(): Promise<Database> {
 }
 
 export const ENGINES: readonly EngineName[] = ['pglite', 'postgres'];
+
+/**
+ * The database of a suite's `describe` block: opened and seeded with `docs` before its tests,
+ * closed after them. A getter, since the database exists only once `beforeAll` has run.
+ */
+export function seededTestDatabase(
+  engine: EngineName,
+  docs: SeedDoc[],
+  embedder: Embedder = createHashEmbedder(),
+): () => Database {
+  let db: Database | undefined;
+  beforeAll(async () => {
+    db = await openTestDatabase(engine);
+    await seedDocuments(db, embedder, docs);
+  });
+  afterAll(() => db?.close());
+  return () => {
+    if (!db) throw new Error('the suite database is opened in beforeAll');
+    return db;
+  };
+}
