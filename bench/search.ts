@@ -6,7 +6,8 @@
  *  3. filtered vector search at 1% and 10% tenant selectivity, iterative scan on and off, with
  *     the plan the planner chose;
  *  4. latency of the search use case (top_k 8; hybrid, keyword and vector) with the machine's
- *     load average, the keyword arm's document-frequency budget swept (latency, and agreement
+ *     load average and the CPU time other guests took during each run, the keyword arm's
+ *     document-frequency budget swept (latency, and agreement
  *     with the unbounded arm), and when the target is missed, the time per CTE (EXPLAIN ANALYZE).
  * Every figure is measured in the run that prints it; nothing asserts on time.
  *

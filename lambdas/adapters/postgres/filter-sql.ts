@@ -84,8 +84,7 @@ export function metadataFilterSql(
  * What the caller may see: their tenant's `tenant` documents, their own `user` documents and
  * `global` documents of the publishing tenants, in two parts. `chunkTenants` restricts the chunk
  * rows to the scope's tenants (the tenant b-tree can serve it); `documents` is the rest. Both are
- * always AND-ed with each other and with the request's filters. `tenant` and `globals` are the
- * parameters holding the caller's tenant and the publishing tenants.
+ * always AND-ed with each other and with the request's filters.
  */
 export function visibilityParts(
   scope: SearchScope,
@@ -93,8 +92,6 @@ export function visibilityParts(
 ): {
   readonly chunkTenants: string;
   readonly documents: string;
-  readonly tenant: string;
-  readonly globals: string;
 } {
   const tenant = p.add(scope.tenantId);
   const globals = p.add([...scope.globalTenants], 'text[]');
@@ -103,8 +100,6 @@ export function visibilityParts(
     documents: `d.status = 'indexed'
     AND ((d.tenant_id = ${tenant} AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = ${p.add(scope.userId)})))
       OR (d.visibility = 'global' AND d.tenant_id = ANY(${globals})))`,
-    tenant,
-    globals,
   };
 }
 

@@ -423,7 +423,9 @@ interface PreparationRow {
 
 /**
  * The read before a search, one round trip: the tenant's policy, the scope's chunks and their
- * total length (`tenant_stats`, one row per tenant, summed whole for the table's size), and the
+ * total length (`tenant_stats`, one row per tenant, summed whole for the table's size: reading
+ * the planner's estimate instead, `pg_class.reltuples`, measured about 1 ms slower per search at
+ * p50, docs/retrieval.md; with tens of thousands of tenants, revisit), and the
  * chunks of the scope's documents that not every caller sees: in the caller's tenant, documents
  * other than indexed `tenant` ones (private documents, documents being re-indexed); in the
  * publishing tenants, documents other than indexed `global` ones. Each side reads at most the cap
