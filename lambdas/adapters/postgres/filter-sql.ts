@@ -48,10 +48,9 @@ export function metadataFilterSql(
   // GIN index on the documents' metadata can serve (migrations/0010).
   if ('equals' in filter)
     return `${meta} @> ${p.add(JSON.stringify({ [filter.equals.key]: filter.equals.value }), 'jsonb')}`;
-  if ('notEquals' in filter) {
-    const { key, value } = filter.notEquals;
-    return `(${meta} -> ${p.add(key, 'text')}) IS DISTINCT FROM ${p.add(JSON.stringify(value), 'jsonb')}`;
-  }
+  // The negations are exactly that: a key that is missing, or holds anything else, matches.
+  if ('notEquals' in filter)
+    return `NOT (${metadataFilterSql({ equals: filter.notEquals }, p, meta)})`;
   if ('in' in filter) {
     const { key, value } = filter.in;
     return `${meta} @> ANY(${p.add(
@@ -59,12 +58,7 @@ export function metadataFilterSql(
       'jsonb[]',
     )})`;
   }
-  if ('notIn' in filter) {
-    return `NOT coalesce((${meta} -> ${p.add(filter.notIn.key, 'text')}) = ANY(${p.add(
-      filter.notIn.value.map((v) => JSON.stringify(v)),
-      'jsonb[]',
-    )}), false)`;
-  }
+  if ('notIn' in filter) return `NOT (${metadataFilterSql({ in: filter.notIn }, p, meta)})`;
   if ('greaterThan' in filter)
     return compare('>', filter.greaterThan.key, filter.greaterThan.value, p, meta);
   if ('greaterThanOrEquals' in filter)
