@@ -78,7 +78,7 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
     ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
   });
   try {
-    const { applied } = await migrate(db, migrations);
+    const { applied, routines } = await migrate(db, migrations);
     await ensureEmbeddingModel(db, embedder);
     const app = await readDatabaseSecret(env.APP_DB_SECRET_ARN, env.AWS_REGION);
     const role = await ensureAppRole(db, {
@@ -88,6 +88,7 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
     });
     logger.info('migrations applied', {
       applied,
+      routines,
       latest: migrations[migrations.length - 1]?.version,
       appRole: { created: role.created },
     });

@@ -37,7 +37,7 @@ describe('search benchmark (small corpus)', () => {
     ]);
     expect(result.latency.map((l) => l.label)).toEqual(
       [TENANTS.big, TENANTS.tenPercent, TENANTS.onePercent].flatMap((t) =>
-        ['hybrid', 'keyword', 'vector'].map((m) =>
+        ['hybrid', 'keyword', 'vector', 'hybrid planned per search'].map((m) =>
           expect.stringMatching(new RegExp(`^${m}, ${t} `)),
         ),
       ),

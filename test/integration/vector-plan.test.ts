@@ -68,29 +68,65 @@ async function storeQuery(text: string): Promise<SearchQuery> {
   };
 }
 
-/** The executed plan of the search statement for `query`, with the search transaction settings. */
+/**
+ * The executed plan of the search statement for `query`, with the search transaction settings.
+ * `generic`: the plan made without the parameters' values, as a routine's is (routines.ts), from
+ * the statement prepared and executed with `plan_cache_mode = force_generic_plan`.
+ */
 async function explainSearch(
   db: Database,
   tenantId: string,
   query: SearchQuery,
   options: Partial<SearchSqlOptions> = {},
   extraSettings: Record<string, string | number> = {},
+  generic = false,
 ): Promise<{ Plan: PlanNode; JIT?: unknown }> {
   const scope = { tenantId, userId: 'u1', globalTenants: [] };
   const { statistics } = await createSearchRepository(db).prepare(scope);
   const stmt = buildSearchSql(scope, query, statistics, options);
+  type Explained = { 'QUERY PLAN': [{ Plan: PlanNode }] | string };
+  const parse = (rows: Explained[]) => {
+    const raw = rows[0]!['QUERY PLAN'];
+    return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0];
+  };
   return db.transaction(
     async (tx) => {
-      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
-        stmt.values,
-      );
-      const raw = rows[0]!['QUERY PLAN'];
-      return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0];
+      if (!generic)
+        return parse(
+          (await tx.query<Explained>(`EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`, stmt.values))
+            .rows,
+        );
+      // EXECUTE takes no bind parameters: each value as the server quotes it.
+      const args: string[] = [];
+      for (const [i, value] of stmt.values.entries()) {
+        const { rows } = await tx.query<{ literal: string }>(
+          `SELECT quote_nullable($1::${stmt.types[i]}::text) AS literal`,
+          [value],
+        );
+        args.push(`${rows[0]!.literal}::${stmt.types[i]}`);
+      }
+      await tx.query(`PREPARE gw_generic_plan(${stmt.types.join(', ')}) AS ${stmt.text}`);
+      try {
+        await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        return parse(
+          (
+            await tx.query<Explained>(
+              `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE gw_generic_plan(${args.join(', ')})`,
+            )
+          ).rows,
+        );
+      } finally {
+        await tx.query('DEALLOCATE gw_generic_plan');
+      }
     },
     { ...searchTransactionSettings(query.fusion.candidates), ...extraSettings },
   );
 }
+
+const readsHnsw = (plan: PlanNode) =>
+  [...walk(plan)].some(
+    (n) => n['Index Name'] === 'chunks_embedding_hnsw_idx' && (n['Actual Loops'] ?? 0) > 0,
+  );
 
 describe.each(ENGINES)('vector arm plan on %s', (engine) => {
   let db: Database;
@@ -239,6 +275,27 @@ describe.each(ENGINES)('vector arm on a small table of realistic rows on %s', (e
       (n) => n['Index Name'] === 'chunks_embedding_hnsw_idx' && (n['Actual Rows'] ?? 0) > 0,
     );
     expect(hnswScans).toHaveLength(1);
+    // So does the plan made without the parameters' values, a routine's.
+    const generic = await explainSearch(
+      db,
+      'wide',
+      await storeQuery('refund policy'),
+      {},
+      {},
+      true,
+    );
+    expect(readsHnsw(generic.Plan)).toBe(true);
+    // The exact scan, chosen for a small scope, stays exact in that plan, which does not know the
+    // scope's size: its order (distance plus 0) is one the index cannot serve.
+    const exact = await explainSearch(
+      db,
+      'wide',
+      await storeQuery('refund policy'),
+      { indexCrossover: 1e9 },
+      {},
+      true,
+    );
+    expect(readsHnsw(exact.Plan)).toBe(false);
     const hits = await createSearch({ store: createSearchRepository(db), embedder }).search(
       { tenantId: 'wide', userId: 'u1' },
       { queryText: 'refund policy', topK: 5, mode: 'vector', filters: {} },

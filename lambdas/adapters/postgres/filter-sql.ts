@@ -87,12 +87,12 @@ export function visibilityParts(
   readonly chunkTenants: string;
   readonly documents: string;
 } {
-  const tenant = p.add(scope.tenantId);
+  const tenant = p.add(scope.tenantId, 'text');
   const globals = p.add([...scope.globalTenants], 'text[]');
   return {
     chunkTenants: `c.tenant_id = ANY(${p.add([scope.tenantId, ...scope.globalTenants], 'text[]')})`,
     documents: `d.status = 'indexed'
-    AND ((d.tenant_id = ${tenant} AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = ${p.add(scope.userId)})))
+    AND ((d.tenant_id = ${tenant} AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = ${p.add(scope.userId, 'text')})))
       OR (d.visibility = 'global' AND d.tenant_id = ANY(${globals})))`,
   };
 }

@@ -3,12 +3,15 @@
  * transaction, recording what ran in `schema_migrations`. A transaction-scoped advisory lock
  * serialises concurrent runners (two Lambdas or two local processes starting at once); the
  * second one waits, then sees the file recorded and skips it. Files are forward-only: an
- * applied file whose content changed is an error, not a silent re-run.
+ * applied file whose content changed is an error, not a silent re-run. The search statement's
+ * routines are installed after them.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Database } from './database';
+import { installRoutines, type Routine } from './routines';
+import { SEARCH_ROUTINE_PREFIX, searchRoutines } from './search-repository';
 
 /** Arbitrary, fixed key for `pg_advisory_xact_lock`, so all runners contend on the same lock. */
 const MIGRATION_LOCK_KEY = 727_150_001;
@@ -39,11 +42,16 @@ export async function loadMigrations(dir: string = DEFAULT_MIGRATIONS_DIR): Prom
   );
 }
 
-/** Applies pending migrations; returns the versions it applied. Safe to call on every start. */
+/**
+ * Applies pending migrations, then brings the search statement's routines (routines.ts) in line
+ * with this code: they are derived from it, not versioned. Returns the versions it applied and the
+ * routines it created and dropped. Safe to call on every start.
+ */
 export async function migrate(
   db: Database,
   migrations?: readonly Migration[],
-): Promise<{ applied: string[] }> {
+  routines: readonly Routine[] = searchRoutines(),
+): Promise<{ applied: string[]; routines: { created: string[]; dropped: string[] } }> {
   const list = migrations ?? (await loadMigrations());
   const applied: string[] = [];
   for (const migration of list) {
@@ -78,5 +86,9 @@ export async function migrate(
     });
     if (ran) applied.push(migration.version);
   }
-  return { applied };
+  const installed = await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    return installRoutines(tx, SEARCH_ROUTINE_PREFIX, routines);
+  });
+  return { applied, routines: installed };
 }

@@ -15,6 +15,7 @@
 import type {
   ScopeStatistics,
   SearchHit,
+  SearchMode,
   SearchPreparation,
   SearchQuery,
   SearchScope,
@@ -22,6 +23,13 @@ import type {
 } from '../../core/retrieval/types';
 import { toVectorLiteral, type Database, type LocalSettings } from './database';
 import { DOCUMENT_METADATA, filtersSql, visibilityParts } from './filter-sql';
+import {
+  isUndefinedFunction,
+  routineCall,
+  routineFor,
+  routineName,
+  type Routine,
+} from './routines';
 import { SqlParams } from './sql-params';
 import { textSearchConfig } from './text-search';
 
@@ -79,6 +87,11 @@ export interface SearchSqlOptions {
    * ({@link planSearch}).
    */
   readonly deferDocumentCheck: boolean;
+  /**
+   * Run a statement without filters through its installed routine, whose plan the server keeps
+   * ({@link searchRoutines}), instead of parsing and planning it on every search.
+   */
+  readonly cachedPlans: boolean;
 }
 
 /**
@@ -96,6 +109,7 @@ export const DEFAULT_SEARCH_SQL: SearchSqlOptions = {
   filteredIndexCrossover: 75,
   filteredDocumentsCap: 500,
   deferDocumentCheck: true,
+  cachedPlans: true,
 };
 
 /**
@@ -185,13 +199,34 @@ export function tsqueryLiteral(expr: string): string {
   return `('''' || replace(replace(${expr}, '\\', '\\\\'), '''', '''''') || '''')`;
 }
 
+/** One search statement and its parameters. */
+export interface SearchStatement {
+  readonly text: string;
+  readonly values: unknown[];
+  /** Each parameter's type (its cast in the text). */
+  readonly types: readonly (string | undefined)[];
+  /**
+   * The text depends only on the mode and the plan, not on filters, so the statement can run as
+   * an installed routine with a cached plan (search-routines.ts).
+   */
+  readonly reusable: boolean;
+}
+
+/**
+ * The columns of the statement's rows, in order, with their types: a routine returns `SETOF
+ * record`, and its call names them.
+ */
+export const SEARCH_HIT_COLUMNS = `chunk_id uuid, document_id uuid, chunk_index int, text text,
+  cos float8, bm25 float8, fused float8, coverage float8, source_type text, title text,
+  source_uri text, language text, metadata jsonb, start_offset int, end_offset int`;
+
 /** Builds the statement for one query; exported for the benchmark and tests. */
 export function buildSearchSql(
   scope: SearchScope,
   query: SearchQuery,
   statistics: ScopeStatistics,
   overrides: Partial<SearchSqlOptions> = {},
-): { text: string; values: unknown[] } {
+): SearchStatement {
   const options = { ...DEFAULT_SEARCH_SQL, ...overrides };
   const p = new SqlParams();
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
@@ -261,14 +296,19 @@ export function buildSearchSql(
     // make this choice itself: for a mid-size tenant it prefers the b-tree and a sort, at 7 to 8
     // QPS where HNSW runs at 150 (docs/retrieval.md). `(..) IS TRUE` hides the tenant test from
     // the b-tree while keeping its selectivity estimate, so HNSW is the cheap ordered path left.
-    const arm = (tenantTest: string) => `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
+    // The exact scan orders by the distance plus 0, an expression HNSW cannot serve, so that a
+    // plan made without the scope's size (a routine's generic plan) still scans exactly.
+    const arm = (
+      tenantTest: string,
+      order: string,
+    ) => `SELECT c.id, 1 - (c.embedding <=> ${emb}) AS cos
         FROM chunks c JOIN documents d ON d.id = c.document_id
         WHERE ${visible.documents} AND ${tenantTest} AND ${filters}
-        ORDER BY c.embedding <=> ${emb}
+        ORDER BY ${order}
         LIMIT ${candidates}`;
     const scan = plan.vectorIndex
-      ? arm(`(${visible.chunkTenants}) IS TRUE`)
-      : arm(visible.chunkTenants);
+      ? arm(`(${visible.chunkTenants}) IS TRUE`, `c.embedding <=> ${emb}`)
+      : arm(visible.chunkTenants, `(c.embedding <=> ${emb}) + 0`);
     // With filters, a small filtered scope is scanned from its documents (a one-time filter on
     // `fscope` runs one of the two); a large one as without filters.
     const vec = filtered
@@ -407,7 +447,7 @@ export function buildSearchSql(
           ORDER BY fused DESC, cos DESC, id LIMIT ${p.add(query.topK, 'int')}) r
     JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
     ORDER BY r.fused DESC, r.cos DESC, c.id`;
-  return { text, values: p.values };
+  return { text, values: p.values, types: p.types, reusable: !filtered };
 }
 
 interface PreparationRow {
@@ -454,17 +494,82 @@ function prepareSql(scope: SearchScope, p: SqlParams): string {
     LEFT JOIN tenant_policies pol ON pol.tenant_id = ${tenant}`;
 }
 
+/** The names of the search statement's routines start with this. */
+export const SEARCH_ROUTINE_PREFIX = 'gw_routine_search_';
+
+/**
+ * A routine for every statement without filters (migrate installs them): the three modes, each
+ * vector plan, the keyword arm's document check deferred or not, and hybrid fusion with or
+ * without a dense lead. The statement's text depends on nothing else, so any search without
+ * filters runs one of these, with its plan cached on the server. Measured on the 100k-chunk
+ * benchmark (docs/retrieval.md): 3 ms less per search at p50. With filters, the statement's text
+ * depends on them and it is planned on every search, as before.
+ */
+export function searchRoutines(): Routine[] {
+  const scope: SearchScope = { tenantId: 'shape', userId: 'shape', globalTenants: [] };
+  const lead = { minMargin: 0, maxKeywordCoverage: 0, denseWeight: 0 };
+  const routines = new Map<string, Routine>();
+  for (const mode of ['hybrid', 'vector', 'keyword'] as SearchMode[])
+    for (const vectorIndex of [true, false])
+      for (const defer of [true, false])
+        for (const denseLead of [lead, undefined]) {
+          // Statistics that make planSearch choose this vector plan and document check.
+          const statistics: ScopeStatistics = {
+            chunks: vectorIndex ? 1_000_000 : 1,
+            tableChunks: 1_000_000,
+            meanLength: 1,
+            restrictedChunks: defer ? 0 : null,
+          };
+          const query: SearchQuery = {
+            text: '',
+            embedding: [0],
+            topK: 1,
+            mode,
+            filters: {},
+            minScore: 0,
+            maxChunksPerSource: 1,
+            allowedSourceTypes: null,
+            fusion: { denseWeight: 0, candidates: 1, ...(denseLead ? { denseLead } : {}) },
+          };
+          const routine = routineFor(
+            SEARCH_ROUTINE_PREFIX,
+            buildSearchSql(scope, query, statistics),
+          );
+          routines.set(routine.name, routine);
+        }
+  return [...routines.values()];
+}
+
 export function createSearchRepository(
   db: Database,
   options: Partial<SearchSqlOptions> = {},
 ): SearchStore {
+  const cachedPlans = options.cachedPlans ?? DEFAULT_SEARCH_SQL.cachedPlans;
+  // Routines found missing (a server not migrated by this release): their statements run
+  // directly from then on.
+  const missing = new Set<string>();
   return {
     async search(scope, query, statistics) {
-      const { text, values } = buildSearchSql(scope, query, statistics, options);
-      const rows = await db.transaction(
-        async (tx) => (await tx.query<HitRow>(text, values)).rows,
-        searchTransactionSettings(query.fusion.candidates),
-      );
+      const stmt = buildSearchSql(scope, query, statistics, options);
+      const run = (text: string) =>
+        db.transaction(
+          async (tx) => (await tx.query<HitRow>(text, stmt.values)).rows,
+          searchTransactionSettings(query.fusion.candidates),
+        );
+      const routine =
+        cachedPlans && stmt.reusable ? routineName(SEARCH_ROUTINE_PREFIX, stmt) : null;
+      let rows: HitRow[];
+      if (routine && !missing.has(routine)) {
+        try {
+          rows = await run(routineCall(routine, stmt, SEARCH_HIT_COLUMNS));
+        } catch (error) {
+          if (!isUndefinedFunction(error)) throw error;
+          missing.add(routine);
+          rows = await run(stmt.text);
+        }
+      } else {
+        rows = await run(stmt.text);
+      }
       return rows.map((r): SearchHit => ({
         chunkId: r.chunk_id,
         documentId: r.document_id,

@@ -1,9 +1,12 @@
 /** Collects positional parameters while SQL text is assembled from fixed fragments. */
 export class SqlParams {
   readonly values: unknown[] = [];
+  /** Each value's cast, where one was given (a routine's signature needs them all). */
+  readonly types: (string | undefined)[] = [];
   /** Adds a value and returns its placeholder (`$n`), optionally with a cast. */
   add(value: unknown, cast?: string): string {
     this.values.push(value);
+    this.types.push(cast);
     return cast ? `$${this.values.length}::${cast}` : `$${this.values.length}`;
   }
 }

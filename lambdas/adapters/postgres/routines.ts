@@ -1,0 +1,114 @@
+/**
+ * Statements installed as PL/pgSQL functions ("routines"), so that the server keeps their plans.
+ *
+ * node-pg sends each statement unnamed, so the server parses and plans it on every request.
+ * For the search statement that is 3 to 3.5 ms of a 15 ms search on the 100k-chunk benchmark
+ * (docs/retrieval.md). Named prepared statements would keep the plan, but they pin RDS Proxy
+ * connections to one server process. A PL/pgSQL function keeps the plans of its statements in the
+ * server process that runs it, whichever client connection calls it, so nothing is pinned.
+ *
+ * A routine is generated from the statement itself, never written by hand. Its name is a hash of
+ * the statement's text and parameter types: a changed statement is a new routine, and a server
+ * that lacks it (not yet migrated, or a routine dropped) is detected by the caller, which then
+ * runs the statement directly. `installRoutines` runs from `migrate`, after the versioned
+ * migrations, and drops routines under the same prefix that the code no longer generates.
+ *
+ * `plan_cache_mode = force_generic_plan` plans each statement once per server process, without
+ * its parameter values. Only statements whose good plan does not depend on the values may become
+ * routines (the search statement's plan is chosen before it is built; see search-repository.ts).
+ */
+import { createHash } from 'node:crypto';
+import type { Queryable } from './database';
+
+/** A statement whose text depends only on its shape, with every parameter's type. */
+export interface RoutineStatement {
+  readonly text: string;
+  readonly types: readonly (string | undefined)[];
+}
+
+export interface Routine {
+  readonly name: string;
+  /** `CREATE OR REPLACE FUNCTION ...`, returning `SETOF record`. */
+  readonly definition: string;
+}
+
+function typesOf(stmt: RoutineStatement): string[] {
+  return stmt.types.map((t, i) => {
+    if (!t) throw new Error(`parameter $${i + 1} has no type; a routine needs every type`);
+    return t;
+  });
+}
+
+/** Everything of the definition after the routine's name. */
+function definitionAfterName(stmt: RoutineStatement): string {
+  if (stmt.text.includes('$routine$')) throw new Error('the statement contains $routine$');
+  return `(${typesOf(stmt).join(', ')})
+RETURNS SETOF record LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan
+AS $routine$
+BEGIN
+  RETURN QUERY ${stmt.text};
+END
+$routine$`;
+}
+
+/** The routine's name: the prefix and 16 hex digits of a hash of its whole definition. */
+export function routineName(prefix: string, stmt: RoutineStatement): string {
+  const hash = createHash('sha256').update(definitionAfterName(stmt)).digest('hex');
+  return `${prefix}${hash.slice(0, 16)}`;
+}
+
+export function routineFor(prefix: string, stmt: RoutineStatement): Routine {
+  const name = routineName(prefix, stmt);
+  return {
+    name,
+    definition: `CREATE OR REPLACE FUNCTION ${name}${definitionAfterName(stmt)}`,
+  };
+}
+
+/** The call of a statement's routine, with the same parameters, naming the rows' columns. */
+export function routineCall(name: string, stmt: RoutineStatement, columns: string): string {
+  const args = typesOf(stmt).map((t, i) => `$${i + 1}::${t}`);
+  return `SELECT * FROM ${name}(${args.join(', ')}) AS r(${columns})`;
+}
+
+/** Whether an error is the server's "function does not exist" (SQLSTATE 42883). */
+export function isUndefinedFunction(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '42883'
+  );
+}
+
+/**
+ * Creates the routines the server lacks and drops those under the prefix that are not in the
+ * list, in the current schema. Run it in the migration's transaction and lock.
+ */
+export async function installRoutines(
+  tx: Queryable,
+  prefix: string,
+  routines: readonly Routine[],
+): Promise<{ created: string[]; dropped: string[] }> {
+  const { rows } = await tx.query<{ name: string; signature: string }>(
+    `SELECT p.proname AS name, p.oid::regprocedure::text AS signature
+     FROM pg_proc p
+     WHERE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+       AND starts_with(p.proname, $1)`,
+    [prefix],
+  );
+  const existing = new Set(rows.map((r) => r.name));
+  const wanted = new Set(routines.map((r) => r.name));
+  const created: string[] = [];
+  for (const routine of routines) {
+    if (existing.has(routine.name)) continue;
+    await tx.exec(routine.definition);
+    created.push(routine.name);
+  }
+  const dropped: string[] = [];
+  for (const row of rows) {
+    if (wanted.has(row.name)) continue;
+    // regprocedure's text is the catalog's own quoting of the name and argument types.
+    await tx.exec(`DROP FUNCTION ${row.signature}`);
+    dropped.push(row.name);
+  }
+  return { created, dropped };
+}

@@ -1,0 +1,90 @@
+import {
+  isUndefinedFunction,
+  routineCall,
+  routineFor,
+  routineName,
+} from '../../lambdas/adapters/postgres/routines';
+import {
+  buildSearchSql,
+  SEARCH_ROUTINE_PREFIX,
+  searchRoutines,
+} from '../../lambdas/adapters/postgres/search-repository';
+import type { SearchQuery } from '../../lambdas/core/retrieval/types';
+
+const stmt = { text: 'SELECT $1::int + 1 AS a, $2::text AS b', types: ['int', 'text'] };
+
+describe('routines', () => {
+  it('are named by a hash of their whole definition', () => {
+    const name = routineName('gw_test_', stmt);
+    expect(name).toMatch(/^gw_test_[0-9a-f]{16}$/);
+    expect(routineName('gw_test_', { ...stmt })).toBe(name);
+    expect(routineName('gw_test_', { ...stmt, text: `${stmt.text} ` })).not.toBe(name);
+    expect(routineName('gw_test_', { ...stmt, types: ['bigint', 'text'] })).not.toBe(name);
+  });
+
+  it('wrap the statement in a PL/pgSQL function with a generic plan', () => {
+    const { name, definition } = routineFor('gw_test_', stmt);
+    expect(definition).toContain(`CREATE OR REPLACE FUNCTION ${name}(int, text)`);
+    expect(definition).toContain('RETURNS SETOF record LANGUAGE plpgsql STABLE');
+    expect(definition).toContain('SET plan_cache_mode = force_generic_plan');
+    expect(definition).toContain(`RETURN QUERY ${stmt.text};`);
+    expect(routineCall(name, stmt, 'a int, b text')).toBe(
+      `SELECT * FROM ${name}($1::int, $2::text) AS r(a int, b text)`,
+    );
+  });
+
+  it('need every parameter typed, and a body that cannot end the quoting', () => {
+    expect(() => routineFor('gw_test_', { text: 'SELECT $1', types: [undefined] })).toThrow(
+      /parameter \$1 has no type/,
+    );
+    expect(() => routineFor('gw_test_', { text: "SELECT '$routine$'", types: [] })).toThrow(
+      /\$routine\$/,
+    );
+  });
+
+  it('recognise the server refusing an unknown function (SQLSTATE 42883) only', () => {
+    expect(isUndefinedFunction(Object.assign(new Error('x'), { code: '42883' }))).toBe(true);
+    expect(isUndefinedFunction(Object.assign(new Error('x'), { code: '42P01' }))).toBe(false);
+    expect(isUndefinedFunction(new Error('42883'))).toBe(false);
+    expect(isUndefinedFunction(null)).toBe(false);
+  });
+});
+
+describe('search routines', () => {
+  const query: SearchQuery = {
+    text: 'refund',
+    embedding: [0.1, 0.2],
+    topK: 8,
+    mode: 'hybrid',
+    filters: {},
+    minScore: 0,
+    maxChunksPerSource: 3,
+    allowedSourceTypes: null,
+    fusion: { denseWeight: 0.15, candidates: 50 },
+  };
+  const scope = { tenantId: 'acme', userId: 'u1', globalTenants: ['global'] };
+  const statistics = { chunks: 5000, tableChunks: 10_000, meanLength: 200, restrictedChunks: 0 };
+
+  it('cover a search without filters, whatever its values', () => {
+    const names = new Set(searchRoutines().map((r) => r.name));
+    const sql = buildSearchSql(scope, query, statistics);
+    expect(sql.reusable).toBe(true);
+    expect(names.has(routineName(SEARCH_ROUTINE_PREFIX, sql))).toBe(true);
+    // Other values, the same statement.
+    const other = buildSearchSql(
+      { tenantId: 'other', userId: 'u2', globalTenants: [] },
+      { ...query, text: 'shipping', topK: 3, fusion: { denseWeight: 0.5, candidates: 12 } },
+      { ...statistics, meanLength: 80 },
+    );
+    expect(routineName(SEARCH_ROUTINE_PREFIX, other)).toBe(routineName(SEARCH_ROUTINE_PREFIX, sql));
+  });
+
+  it('leave out a search with filters or a tenant policy on source types', () => {
+    expect(
+      buildSearchSql(scope, { ...query, filters: { lang: ['en'] } }, statistics).reusable,
+    ).toBe(false);
+    expect(
+      buildSearchSql(scope, { ...query, allowedSourceTypes: ['pdf'] }, statistics).reusable,
+    ).toBe(false);
+  });
+});
