@@ -7,6 +7,7 @@
  */
 import type { Database, Queryable } from '../../lambdas/adapters/postgres/database';
 import { migrate } from '../../lambdas/adapters/postgres/migrate';
+import { installRoutines, routineCall, routineFor } from '../../lambdas/adapters/postgres/routines';
 import {
   createSearchRepository,
   SEARCH_ROUTINE_PREFIX,
@@ -111,8 +112,9 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
     const texts: string[] = [];
     const store = createSearchRepository(recording(on, texts), options);
     const { statistics } = await store.prepare(scopeOf(tenantId));
+    const prepared = texts.splice(0);
     const hits = await store.search(scopeOf(tenantId), query, statistics);
-    return { hits, texts };
+    return { hits, texts, prepared };
   }
 
   it('are installed by migrate, one for every statement without filters', async () => {
@@ -120,8 +122,8 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
       .map((r) => r.name)
       .sort();
     // Hybrid: two vector plans, document check deferred or not, lead or not; vector: two plans;
-    // keyword: document check deferred or not.
-    expect(expected).toHaveLength(12);
+    // keyword: document check deferred or not; and the read that prepares every search.
+    expect(expected).toHaveLength(13);
     expect(await installedRoutines(db)).toEqual(expected);
     expect((await migrate(db)).routines).toEqual({ created: [], dropped: [] });
   });
@@ -138,10 +140,10 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
               deferDocumentCheck,
               cachedPlans: false,
             });
-            const calls = routineCalls(routed.texts);
-            expect(calls).toHaveLength(1);
+            const calls = [...routineCalls(routed.prepared), ...routineCalls(routed.texts)];
+            expect(calls).toHaveLength(2);
             calls.forEach((name) => used.add(name));
-            expect(routineCalls(direct.texts)).toHaveLength(0);
+            expect(routineCalls([...direct.prepared, ...direct.texts])).toHaveLength(0);
             expect(routed.hits.length).toBeGreaterThan(0);
             expect(routed.hits.map((h) => h.chunkId)).toEqual(direct.hits.map((h) => h.chunkId));
             routed.hits.forEach((h, i) => {
@@ -167,8 +169,10 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
     const query = await storeQuery('refund policy', 'hybrid', {
       filters: { metadata: { equals: { key: 'team', value: 'blue' } } },
     });
-    const { hits, texts } = await search('large', query);
+    const { hits, texts, prepared } = await search('large', query);
     expect(routineCalls(texts)).toHaveLength(0);
+    // The read before it is the same for every search.
+    expect(routineCalls(prepared)).toHaveLength(1);
     expect(hits.length).toBeGreaterThan(0);
     expect(hits.every((h) => h.metadata.team === 'blue')).toBe(true);
   });
@@ -187,6 +191,7 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
     const texts: string[] = [];
     const store = createSearchRepository(recording(db, texts));
     const { statistics } = await store.prepare(scopeOf('large'));
+    texts.length = 0;
     const first = await store.search(scopeOf('large'), query, statistics);
     expect(first.map((h) => h.chunkId)).toEqual(before.hits.map((h) => h.chunkId));
     // The call failed, the statement ran; the next search runs the statement straight away.
@@ -198,6 +203,33 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
 
     expect((await migrate(db)).routines).toEqual({ created: [name], dropped: [] });
     expect(routineCalls((await search('large', query)).texts)).toEqual([name]);
+  });
+
+  it('apply the settings they are given for their call only', async () => {
+    const prefix = 'gw_test_settings_';
+    const probe = {
+      text: `SELECT current_setting('hnsw.ef_search') AS ef, current_setting('jit') AS jit`,
+      types: [],
+      values: [],
+    };
+    const routine = routineFor(prefix, probe);
+    await db.transaction((tx) => installRoutines(tx, prefix, [routine]));
+    const session = async () =>
+      (
+        await db.query<{ ef: string; jit: string }>(
+          `SELECT current_setting('hnsw.ef_search') AS ef, current_setting('jit') AS jit`,
+        )
+      ).rows[0];
+    const before = await session();
+    const call = routineCall(routine.name, probe, 'ef text, jit text', {
+      'hnsw.ef_search': 77,
+      jit: 'off',
+    });
+    expect((await db.query(call.text, call.values)).rows).toEqual([{ ef: '77', jit: 'off' }]);
+    // Every pooled connection is back to the session's values.
+    for (let i = 0; i < 6; i++) expect(await session()).toEqual(before);
+    expect(before?.ef).not.toBe('77');
+    await db.transaction((tx) => installRoutines(tx, prefix, []));
   });
 
   it('that the code no longer generates are dropped by migrate, and nothing else', async () => {

@@ -24,13 +24,23 @@ describe('routines', () => {
 
   it('wrap the statement in a PL/pgSQL function with a generic plan', () => {
     const { name, definition } = routineFor('gw_test_', stmt);
-    expect(definition).toContain(`CREATE OR REPLACE FUNCTION ${name}(int, text)`);
-    expect(definition).toContain('RETURNS SETOF record LANGUAGE plpgsql STABLE');
+    expect(definition).toContain(`CREATE OR REPLACE FUNCTION ${name}(int, text, text[], text[])`);
+    expect(definition).toContain('RETURNS SETOF record LANGUAGE plpgsql');
     expect(definition).toContain('SET plan_cache_mode = force_generic_plan');
-    expect(definition).toContain(`RETURN QUERY ${stmt.text};`);
-    expect(routineCall(name, stmt, 'a int, b text')).toBe(
-      `SELECT * FROM ${name}($1::int, $2::text) AS r(a int, b text)`,
+    // The settings first, as SET LOCAL, then the statement.
+    expect(definition).toMatch(
+      /PERFORM set_config\(s\.name, s\.value, true\) FROM unnest\(\$3, \$4\)[^;]*;\s+RETURN QUERY/,
     );
+    expect(definition).toContain(`RETURN QUERY ${stmt.text};`);
+    expect(
+      routineCall(name, { ...stmt, values: [1, 'x'] }, 'a int, b text', {
+        'hnsw.ef_search': 50,
+        jit: 'off',
+      }),
+    ).toEqual({
+      text: `SELECT * FROM ${name}($1::int, $2::text, $3::text[], $4::text[]) AS r(a int, b text)`,
+      values: [1, 'x', ['hnsw.ef_search', 'jit'], ['50', 'off']],
+    });
   });
 
   it('need every parameter typed, and a body that cannot end the quoting', () => {

@@ -13,12 +13,16 @@
  * runs the statement directly. `installRoutines` runs from `migrate`, after the versioned
  * migrations, and drops routines under the same prefix that the code no longer generates.
  *
+ * A routine also applies the run-time settings its caller passes, for the call only, so a call is
+ * one round trip where a statement in a transaction with `SET LOCAL` is three (BEGIN with the
+ * settings, the statement, COMMIT).
+ *
  * `plan_cache_mode = force_generic_plan` plans each statement once per server process, without
  * its parameter values. Only statements whose good plan does not depend on the values may become
  * routines (the search statement's plan is chosen before it is built; see search-repository.ts).
  */
 import { createHash } from 'node:crypto';
-import type { Queryable } from './database';
+import type { LocalSettings, Queryable } from './database';
 
 /** A statement whose text depends only on its shape, with every parameter's type. */
 export interface RoutineStatement {
@@ -39,14 +43,22 @@ function typesOf(stmt: RoutineStatement): string[] {
   });
 }
 
-/** Everything of the definition after the routine's name. */
+/**
+ * Everything of the definition after the routine's name. After the statement's parameters come
+ * two arrays, run-time setting names and values, applied with `set_config(.., true)` (as `SET
+ * LOCAL`) before the statement runs or is planned, so that a call is one round trip, with no
+ * BEGIN and COMMIT around it: outside a transaction block the call is its own transaction, and
+ * the settings end with it.
+ */
 function definitionAfterName(stmt: RoutineStatement): string {
   if (stmt.text.includes('$routine$')) throw new Error('the statement contains $routine$');
-  return `(${typesOf(stmt).join(', ')})
-RETURNS SETOF record LANGUAGE plpgsql STABLE
+  const types = typesOf(stmt);
+  return `(${[...types, 'text[]', 'text[]'].join(', ')})
+RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $routine$
 BEGIN
+  PERFORM set_config(s.name, s.value, true) FROM unnest($${types.length + 1}, $${types.length + 2}) AS s(name, value);
   RETURN QUERY ${stmt.text};
 END
 $routine$`;
@@ -66,10 +78,22 @@ export function routineFor(prefix: string, stmt: RoutineStatement): Routine {
   };
 }
 
-/** The call of a statement's routine, with the same parameters, naming the rows' columns. */
-export function routineCall(name: string, stmt: RoutineStatement, columns: string): string {
-  const args = typesOf(stmt).map((t, i) => `$${i + 1}::${t}`);
-  return `SELECT * FROM ${name}(${args.join(', ')}) AS r(${columns})`;
+/**
+ * The call of a statement's routine: its parameters and the settings to run it with, naming the
+ * rows' columns.
+ */
+export function routineCall(
+  name: string,
+  stmt: RoutineStatement & { readonly values: readonly unknown[] },
+  columns: string,
+  settings: LocalSettings = {},
+): { text: string; values: unknown[] } {
+  const types = [...typesOf(stmt), 'text[]', 'text[]'];
+  const args = types.map((t, i) => `$${i + 1}::${t}`);
+  return {
+    text: `SELECT * FROM ${name}(${args.join(', ')}) AS r(${columns})`,
+    values: [...stmt.values, Object.keys(settings), Object.values(settings).map(String)],
+  };
 }
 
 /** Whether an error is the server's "function does not exist" (SQLSTATE 42883). */

@@ -450,6 +450,11 @@ export function buildSearchSql(
   return { text, values: p.values, types: p.types, reusable: !filtered };
 }
 
+/** {@link PreparationRow}'s columns, in `prepareSql`'s order, for its routine's call. */
+const PREPARATION_COLUMNS = `allowed_source_types text[], min_score real,
+  max_chunks_per_source int, chunks float8, total_length float8, table_chunks float8,
+  restricted_documents int, restricted_chunks float8`;
+
 interface PreparationRow {
   allowed_source_types: string[] | null;
   min_score: number | null;
@@ -498,12 +503,13 @@ function prepareSql(scope: SearchScope, p: SqlParams): string {
 export const SEARCH_ROUTINE_PREFIX = 'gw_routine_search_';
 
 /**
- * A routine for every statement without filters (migrate installs them): the three modes, each
- * vector plan, the keyword arm's document check deferred or not, and hybrid fusion with or
- * without a dense lead. The statement's text depends on nothing else, so any search without
- * filters runs one of these, with its plan cached on the server. Measured on the 100k-chunk
- * benchmark (docs/retrieval.md): 3 ms less per search at p50. With filters, the statement's text
- * depends on them and it is planned on every search, as before.
+ * The routines migrate installs (routines.ts): one for every search statement without filters
+ * (the three modes, each vector plan, the keyword arm's document check deferred or not, and hybrid
+ * fusion with or without a dense lead; the text depends on nothing else), and one for the read
+ * that prepares every search. So a search without filters is two round trips, each with its plan
+ * cached on the server. With filters, the statement's text depends on them; it is planned on
+ * every search, in a transaction with `SET LOCAL`, as before. Measured on the 100k-chunk
+ * benchmark in docs/retrieval.md.
  */
 export function searchRoutines(): Routine[] {
   const scope: SearchScope = { tenantId: 'shape', userId: 'shape', globalTenants: [] };
@@ -537,6 +543,12 @@ export function searchRoutines(): Routine[] {
           );
           routines.set(routine.name, routine);
         }
+  const p = new SqlParams();
+  const preparation = routineFor(SEARCH_ROUTINE_PREFIX, {
+    text: prepareSql(scope, p),
+    types: p.types,
+  });
+  routines.set(preparation.name, preparation);
   return [...routines.values()];
 }
 
@@ -548,28 +560,39 @@ export function createSearchRepository(
   // Routines found missing (a server not migrated by this release): their statements run
   // directly from then on.
   const missing = new Set<string>();
+  /**
+   * `stmt` through its routine, in one round trip (the routine applies `settings` for its call),
+   * or `direct()` when plans are not cached or the server lacks the routine.
+   */
+  async function viaRoutine<R extends object>(
+    stmt: { text: string; values: unknown[]; types: readonly (string | undefined)[] },
+    columns: string,
+    settings: LocalSettings,
+    direct: () => Promise<R[]>,
+  ): Promise<R[]> {
+    const routine = cachedPlans ? routineName(SEARCH_ROUTINE_PREFIX, stmt) : null;
+    if (!routine || missing.has(routine)) return direct();
+    const call = routineCall(routine, stmt, columns, settings);
+    try {
+      return (await db.query<R>(call.text, call.values)).rows;
+    } catch (error) {
+      if (!isUndefinedFunction(error)) throw error;
+      missing.add(routine);
+      return direct();
+    }
+  }
   return {
     async search(scope, query, statistics) {
       const stmt = buildSearchSql(scope, query, statistics, options);
-      const run = (text: string) =>
+      const settings = searchTransactionSettings(query.fusion.candidates);
+      const direct = () =>
         db.transaction(
-          async (tx) => (await tx.query<HitRow>(text, stmt.values)).rows,
-          searchTransactionSettings(query.fusion.candidates),
+          async (tx) => (await tx.query<HitRow>(stmt.text, stmt.values)).rows,
+          settings,
         );
-      const routine =
-        cachedPlans && stmt.reusable ? routineName(SEARCH_ROUTINE_PREFIX, stmt) : null;
-      let rows: HitRow[];
-      if (routine && !missing.has(routine)) {
-        try {
-          rows = await run(routineCall(routine, stmt, SEARCH_HIT_COLUMNS));
-        } catch (error) {
-          if (!isUndefinedFunction(error)) throw error;
-          missing.add(routine);
-          rows = await run(stmt.text);
-        }
-      } else {
-        rows = await run(stmt.text);
-      }
+      const rows = stmt.reusable
+        ? await viaRoutine(stmt, SEARCH_HIT_COLUMNS, settings, direct)
+        : await direct();
       return rows.map((r): SearchHit => ({
         chunkId: r.chunk_id,
         documentId: r.document_id,
@@ -590,7 +613,13 @@ export function createSearchRepository(
     },
     async prepare(scope): Promise<SearchPreparation> {
       const p = new SqlParams();
-      const { rows } = await db.query<PreparationRow>(prepareSql(scope, p), p.values);
+      const stmt = { text: prepareSql(scope, p), values: p.values, types: p.types };
+      const rows = await viaRoutine<PreparationRow>(
+        stmt,
+        PREPARATION_COLUMNS,
+        {},
+        async () => (await db.query<PreparationRow>(stmt.text, stmt.values)).rows,
+      );
       const row = rows[0]!;
       return {
         policy: {
