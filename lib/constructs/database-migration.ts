@@ -1,9 +1,10 @@
 /**
  * DatabaseMigration: a CloudFormation custom resource (CDK Provider framework) whose handler,
- * lambdas/migrate/index.ts, applies migrations/ with the project's runner. Its properties carry
- * a hash of the SQL files, the embedding model and the database endpoint, so a deploy that
- * changes any of them runs it again (the runner skips what is applied; a changed applied file
- * fails the deploy). The SQL files are copied into the function's bundle.
+ * lambdas/migrate/index.ts, applies migrations/ with the project's runner, then installs the
+ * search routines generated from the code (lambdas/adapters/postgres/routines.ts). Its properties
+ * carry a hash of the SQL files, one of the routines, the embedding model and the database
+ * endpoint, so a deploy that changes any of them runs it again (the runner skips what is applied;
+ * a changed applied file fails the deploy). The SQL files are copied into the function's bundle.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import { LAMBDA_ENTRIES, type AwsSdkSource } from '../bundling';
 import { MIGRATIONS_DIR, REPO_ROOT } from '../config';
 import { grantDatabase } from '../grants';
@@ -33,6 +35,19 @@ export function migrationsHash(dir: string = MIGRATIONS_DIR): string {
       .update(readFileSync(path.join(dir, file)))
       .update('\0');
   }
+  return hash.digest('hex');
+}
+
+/**
+ * SHA-256 over the definitions of the search routines: they change with the search statement's
+ * code, not with migrations/, and a deploy that changes them must install them.
+ */
+export function routinesHash(): string {
+  const hash = createHash('sha256');
+  for (const definition of searchRoutines()
+    .map((r) => r.definition)
+    .sort())
+    hash.update(definition).update('\0');
   return hash.digest('hex');
 }
 
@@ -84,6 +99,7 @@ export class DatabaseMigration extends Construct {
       resourceType: 'Custom::GroundworkSchema',
       properties: {
         MigrationsHash: migrationsHash(),
+        RoutinesHash: routinesHash(),
         // A replaced database (new endpoint) is migrated too.
         Database: props.database.endpoint,
         EmbeddingModel: `${props.embedding.modelId}/${props.embedding.dimension}`,

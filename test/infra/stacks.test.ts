@@ -14,7 +14,7 @@ import {
   LIMITS_TTL_ATTRIBUTE,
   limitsTableDefinition,
 } from '../../lambdas/adapters/dynamodb/limit-store';
-import { migrationsHash } from '../../lib/constructs/database-migration';
+import { migrationsHash, routinesHash } from '../../lib/constructs/database-migration';
 import { DASHBOARD_METRICS, METRICS_NAMESPACE } from '../../lib/metrics';
 import { nagFindings, resourcesOfType, synthGroundwork, type SynthesizedApp } from './support';
 
@@ -159,9 +159,10 @@ describe('Aurora', () => {
     expect(JSON.stringify(vars.DB_HOST)).toMatch(/Proxy/);
   });
 
-  it('applies the migrations through a custom resource that changes with their hash', () => {
+  it('applies the migrations and routines through a custom resource that changes with their hashes', () => {
     built.apiTemplate.hasResourceProperties('Custom::GroundworkSchema', {
       MigrationsHash: migrationsHash(),
+      RoutinesHash: routinesHash(),
       EmbeddingModel: 'amazon.titan-embed-text-v2:0/512',
       Database: Match.anyValue(),
     });

@@ -11,7 +11,10 @@ import { createConversationRepository } from '../../lambdas/adapters/postgres/co
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { createDocumentRepository } from '../../lambdas/adapters/postgres/document-repository';
 import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
-import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
+import {
+  createSearchRepository,
+  SEARCH_ROUTINE_PREFIX,
+} from '../../lambdas/adapters/postgres/search-repository';
 import { quoteIdentifier } from '../../lambdas/adapters/postgres/sql-params';
 import { createSearch } from '../../lambdas/core/retrieval/search';
 import { openTestDatabase, TEST_DATABASE_URL } from '../support/databases';
@@ -87,6 +90,16 @@ describe('the application role', () => {
       filters: {},
     });
     expect(hits.map((h) => h.documentId)).toEqual([id]);
+    // Through the search routines the owner installed: the role may run them, not change them.
+    const { rows: routines } = await appDb.query<{ runs: boolean; owns: boolean }>(
+      `SELECT has_function_privilege(p.oid, 'EXECUTE') AS runs,
+              pg_has_role(p.proowner, 'USAGE') AS owns
+       FROM pg_proc p WHERE starts_with(p.proname, $1)
+         AND p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`,
+      [SEARCH_ROUTINE_PREFIX],
+    );
+    expect(routines.length).toBeGreaterThan(0);
+    expect(routines.every((r) => r.runs && !r.owns)).toBe(true);
 
     const conversations = createConversationRepository(appDb);
     const thread = await conversations.createThread(owner, 'refunds');

@@ -11,9 +11,9 @@ import { installRoutines, routineCall, routineFor } from '../../lambdas/adapters
 import {
   createSearchRepository,
   SEARCH_ROUTINE_PREFIX,
-  searchRoutines,
   type SearchSqlOptions,
 } from '../../lambdas/adapters/postgres/search-repository';
+import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import type { SearchMode, SearchQuery, SearchScope } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';

@@ -7,8 +7,8 @@ import {
 import {
   buildSearchSql,
   SEARCH_ROUTINE_PREFIX,
-  searchRoutines,
 } from '../../lambdas/adapters/postgres/search-repository';
+import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 
 const stmt = { text: 'SELECT $1::int + 1 AS a, $2::text AS b', types: ['int', 'text'] };

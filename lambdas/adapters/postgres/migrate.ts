@@ -11,7 +11,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Database } from './database';
 import { installRoutines, type Routine } from './routines';
-import { SEARCH_ROUTINE_PREFIX, searchRoutines } from './search-repository';
+import { SEARCH_ROUTINE_PREFIX } from './search-repository';
+import { searchRoutines } from './search-routines';
 
 /** Arbitrary, fixed key for `pg_advisory_xact_lock`, so all runners contend on the same lock. */
 const MIGRATION_LOCK_KEY = 727_150_001;

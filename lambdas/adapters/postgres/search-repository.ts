@@ -15,7 +15,6 @@
 import type {
   ScopeStatistics,
   SearchHit,
-  SearchMode,
   SearchPreparation,
   SearchQuery,
   SearchScope,
@@ -23,13 +22,7 @@ import type {
 } from '../../core/retrieval/types';
 import { toVectorLiteral, type Database, type LocalSettings } from './database';
 import { DOCUMENT_METADATA, filtersSql, visibilityParts } from './filter-sql';
-import {
-  isUndefinedFunction,
-  routineCall,
-  routineFor,
-  routineName,
-  type Routine,
-} from './routines';
+import { isUndefinedFunction, routineCall, routineName } from './routines';
 import { SqlParams } from './sql-params';
 import { textSearchConfig } from './text-search';
 
@@ -476,7 +469,7 @@ interface PreparationRow {
  * publishing tenants, documents other than indexed `global` ones. Each side reads at most the cap
  * of documents, through its partial index (migrations/0006).
  */
-function prepareSql(scope: SearchScope, p: SqlParams): string {
+export function prepareSql(scope: SearchScope, p: SqlParams): string {
   const tenant = p.add(scope.tenantId, 'text');
   const globals = p.add([...scope.globalTenants], 'text[]');
   const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
@@ -501,56 +494,6 @@ function prepareSql(scope: SearchScope, p: SqlParams): string {
 
 /** The names of the search statement's routines start with this. */
 export const SEARCH_ROUTINE_PREFIX = 'gw_routine_search_';
-
-/**
- * The routines migrate installs (routines.ts): one for every search statement without filters
- * (the three modes, each vector plan, the keyword arm's document check deferred or not, and hybrid
- * fusion with or without a dense lead; the text depends on nothing else), and one for the read
- * that prepares every search. So a search without filters is two round trips, each with its plan
- * cached on the server. With filters, the statement's text depends on them; it is planned on
- * every search, in a transaction with `SET LOCAL`, as before. Measured on the 100k-chunk
- * benchmark in docs/retrieval.md.
- */
-export function searchRoutines(): Routine[] {
-  const scope: SearchScope = { tenantId: 'shape', userId: 'shape', globalTenants: [] };
-  const lead = { minMargin: 0, maxKeywordCoverage: 0, denseWeight: 0 };
-  const routines = new Map<string, Routine>();
-  for (const mode of ['hybrid', 'vector', 'keyword'] as SearchMode[])
-    for (const vectorIndex of [true, false])
-      for (const defer of [true, false])
-        for (const denseLead of [lead, undefined]) {
-          // Statistics that make planSearch choose this vector plan and document check.
-          const statistics: ScopeStatistics = {
-            chunks: vectorIndex ? 1_000_000 : 1,
-            tableChunks: 1_000_000,
-            meanLength: 1,
-            restrictedChunks: defer ? 0 : null,
-          };
-          const query: SearchQuery = {
-            text: '',
-            embedding: [0],
-            topK: 1,
-            mode,
-            filters: {},
-            minScore: 0,
-            maxChunksPerSource: 1,
-            allowedSourceTypes: null,
-            fusion: { denseWeight: 0, candidates: 1, ...(denseLead ? { denseLead } : {}) },
-          };
-          const routine = routineFor(
-            SEARCH_ROUTINE_PREFIX,
-            buildSearchSql(scope, query, statistics),
-          );
-          routines.set(routine.name, routine);
-        }
-  const p = new SqlParams();
-  const preparation = routineFor(SEARCH_ROUTINE_PREFIX, {
-    text: prepareSql(scope, p),
-    types: p.types,
-  });
-  routines.set(preparation.name, preparation);
-  return [...routines.values()];
-}
 
 export function createSearchRepository(
   db: Database,
