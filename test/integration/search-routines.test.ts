@@ -17,22 +17,11 @@ import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines'
 import type { SearchMode, SearchQuery, SearchScope } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
-import { seedDocuments, type SeedDoc } from '../support/seed';
+import { largeAndSmallTenants, seedDocuments } from '../support/seed';
 
 const embedder = createHashEmbedder();
-const TOPICS = ['refund policy', 'shipping times', 'warranty claims', 'invoice disputes'];
-
 // 48 chunks in `large` (its vector arm reads the index), 2 in `small` (scanned exactly).
-const DOCS: SeedDoc[] = [
-  ...Array.from({ length: 48 }, (_, i): SeedDoc => ({
-    tenantId: 'large',
-    key: `large/doc-${i}`,
-    texts: [`Note ${i} on ${TOPICS[i % TOPICS.length]}: case ${i * 7} was settled in week ${i}.`],
-    metadata: { team: i % 2 === 0 ? 'blue' : 'red' },
-  })),
-  { tenantId: 'small', key: 'small/a', texts: ['Refund policy: refunds within 14 days.'] },
-  { tenantId: 'small', key: 'small/b', texts: ['Shipping times: five business days.'] },
-];
+const DOCS = largeAndSmallTenants((i) => ({ team: i % 2 === 0 ? 'blue' : 'red' }));
 
 /** `db`, recording the text of every query sent through it or its transactions. */
 function recording(db: Database, texts: string[]): Database {

@@ -18,21 +18,17 @@ import { createSearch } from '../../lambdas/core/retrieval/search';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
-import { seedDocuments, seedWideChunks, type SeedDoc } from '../support/seed';
+import {
+  largeAndSmallTenants,
+  NOTE_TOPICS,
+  seedDocuments,
+  seedWideChunks,
+  type SeedDoc,
+} from '../support/seed';
 
 const embedder = createHashEmbedder();
-const TOPICS = ['refund policy', 'shipping times', 'warranty claims', 'invoice disputes'];
-
 // 48 chunks in `large`, 2 in `small`: 48² ≥ 30 × 50 and 2² < 30 × 50.
-const DOCS: SeedDoc[] = [
-  ...Array.from({ length: 48 }, (_, i): SeedDoc => ({
-    tenantId: 'large',
-    key: `large/doc-${i}`,
-    texts: [`Note ${i} on ${TOPICS[i % TOPICS.length]}: case ${i * 7} was settled in week ${i}.`],
-  })),
-  { tenantId: 'small', key: 'small/a', texts: ['Refund policy: refunds within 14 days.'] },
-  { tenantId: 'small', key: 'small/b', texts: ['Shipping times: five business days.'] },
-];
+const DOCS = largeAndSmallTenants();
 
 interface PlanNode {
   'Node Type': string;
@@ -165,7 +161,7 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
     const searchWith = (indexCrossover: number) =>
       createSearch({ store: createSearchRepository(db, { indexCrossover }), embedder });
     for (const tenantId of ['large', 'small']) {
-      for (const queryText of TOPICS) {
+      for (const queryText of NOTE_TOPICS) {
         const request = { queryText, topK: 5, mode: 'vector' as const, filters: {} };
         const viaIndex = await searchWith(0).search({ tenantId, userId: 'u1' }, request);
         const exact = await searchWith(1e9).search({ tenantId, userId: 'u1' }, request);
@@ -186,7 +182,7 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
 const TEAMS: SeedDoc[] = Array.from({ length: 60 }, (_, i): SeedDoc => ({
   tenantId: 'teams',
   key: `teams/doc-${i}`,
-  texts: [`Note ${i} on ${TOPICS[i % TOPICS.length]} for the team, week ${i}.`],
+  texts: [`Note ${i} on ${NOTE_TOPICS[i % NOTE_TOPICS.length]} for the team, week ${i}.`],
   metadata: { team: i < 3 ? 'blue' : 'red' },
 }));
 

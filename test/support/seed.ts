@@ -17,6 +17,34 @@ export interface SeedDoc {
   sourceUpdatedAt?: Date;
 }
 
+/** The topics of {@link largeAndSmallTenants}' notes. */
+export const NOTE_TOPICS = [
+  'refund policy',
+  'shipping times',
+  'warranty claims',
+  'invoice disputes',
+];
+
+/**
+ * 48 one-chunk notes in tenant `large` and 2 in `small`: with the default crossover (30) the
+ * vector arm reads the index for `large` (48² ≥ 30 × 50) and scans `small` exactly (2² < 30 × 50).
+ * `metadata` gives the i-th note of `large` its metadata.
+ */
+export function largeAndSmallTenants(metadata?: (i: number) => Record<string, unknown>): SeedDoc[] {
+  return [
+    ...Array.from({ length: 48 }, (_, i): SeedDoc => ({
+      tenantId: 'large',
+      key: `large/doc-${i}`,
+      texts: [
+        `Note ${i} on ${NOTE_TOPICS[i % NOTE_TOPICS.length]}: case ${i * 7} was settled in week ${i}.`,
+      ],
+      ...(metadata ? { metadata: metadata(i) } : {}),
+    })),
+    { tenantId: 'small', key: 'small/a', texts: ['Refund policy: refunds within 14 days.'] },
+    { tenantId: 'small', key: 'small/b', texts: ['Shipping times: five business days.'] },
+  ];
+}
+
 /** Indexes the documents; returns their ids in order. */
 export async function seedDocuments(
   db: Database,
