@@ -2,15 +2,15 @@
  * Statements installed as PL/pgSQL functions ("routines"), so that the server keeps their plans.
  *
  * node-pg sends each statement unnamed, so the server parses and plans it on every request.
- * For the search statement that is 3 to 3.5 ms of a 15 ms search on the 100k-chunk benchmark
- * (docs/retrieval.md). Named prepared statements would keep the plan, but they pin RDS Proxy
+ * For the search statement that was 3 to 5 ms of a 15 to 20 ms search on the 100k-chunk
+ * benchmark (planning 2 to 3.8 ms, parsing about 1; docs/retrieval.md). Named prepared statements would keep the plan, but they pin RDS Proxy
  * connections to one server process. A PL/pgSQL function keeps the plans of its statements in the
  * server process that runs it, whichever client connection calls it, so nothing is pinned.
  *
  * A routine is generated from the statement itself, never written by hand. Its name is a hash of
- * the statement's text and parameter types: a changed statement is a new routine, and a server
- * that lacks it (not yet migrated, or a routine dropped) is detected by the caller, which then
- * runs the statement directly. `installRoutines` runs from `migrate`, after the versioned
+ * its whole definition (the statement's text, its parameters' types, the wrapper around them):
+ * a changed statement is a new routine, and a server that lacks it (not yet migrated, or a
+ * routine dropped) is detected by the caller, which then runs the statement directly. `installRoutines` runs from `migrate`, after the versioned
  * migrations, and drops routines under the same prefix that the code no longer generates.
  *
  * A routine also applies the run-time settings its caller passes, for the call only, so a call is

@@ -11,6 +11,10 @@
  * candidate count, since the index never returns more rows than `ef_search` otherwise; and the
  * random page cost is set for SSD storage, or the planner sorts small tables instead of using
  * HNSW (`searchTransactionSettings`).
+ *
+ * A statement without filters, and the read before every search, run through routines whose
+ * plans the server keeps (routines.ts, search-routines.ts); such a routine applies the same
+ * settings for its call. Other statements are parsed and planned on every search.
  */
 import type {
   ScopeStatistics,
@@ -81,8 +85,9 @@ export interface SearchSqlOptions {
    */
   readonly deferDocumentCheck: boolean;
   /**
-   * Run a statement without filters through its installed routine, whose plan the server keeps
-   * ({@link searchRoutines}), instead of parsing and planning it on every search.
+   * Run a statement without filters, and the read before every search, through their installed
+   * routines, whose plans the server keeps (search-routines.ts), instead of parsing and planning
+   * them on every search.
    */
   readonly cachedPlans: boolean;
 }
@@ -166,8 +171,8 @@ export function efSearchFor(candidates: number): number {
 export const SEARCH_RANDOM_PAGE_COST = 1.1;
 
 /**
- * The settings a search's transaction runs with (`SET LOCAL`, never per session, so pooled
- * connections do not inherit them): iterative index scans, so that selective filters still fill
+ * The settings a search's transaction runs with (`SET LOCAL`, or `set_config(.., true)` in a
+ * routine's call: never per session, so pooled connections do not inherit them): iterative index scans, so that selective filters still fill
  * `top_k`, `ef_search` for the candidate count, the page cost above, and no JIT compilation.
  * The planner compiles a statement whose estimated cost passes `jit_above_cost` (100,000 by
  * default), and both vector plans count in the estimate although one runs: on the 100k-chunk
