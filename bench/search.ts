@@ -7,10 +7,10 @@
  *     the plan the planner chose;
  *  4. latency of the search use case (top_k 8; hybrid, keyword and vector, and hybrid with its
  *     statement planned on every search instead of through its routine; the four interleaved
- *     query by query) with the machine's
- *     load average and the CPU time other guests took during each run, the keyword arm's
- *     document-frequency budget swept (latency, and agreement
- *     with the unbounded arm), and when the target is missed, the time per CTE (EXPLAIN ANALYZE).
+ *     query by query) with the machine's load average and the CPU time other guests took during
+ *     each run, the keyword arm's document-frequency budget swept (latency, and agreement with
+ *     the unbounded arm), and when the target is missed, the time per CTE of the statement
+ *     planned per search (EXPLAIN ANALYZE).
  * Every figure is measured in the run that prints it; nothing asserts on time.
  *
  *   node -r tsx/cjs bench/search.ts [--chunks 100000] [--queries 100]

@@ -117,3 +117,13 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
     body: { error: { code: 'internal_error', message: 'Internal error', retryable: false } },
   };
 }
+
+/**
+ * The `code` a thrown value carries, if any: Node's errno codes (`ENOENT`), PostgreSQL's SQLSTATE
+ * (`42883`) as both drivers report it.
+ */
+export function errorCode(err: unknown): string | undefined {
+  const code =
+    typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -15,9 +15,9 @@ import {
 } from '../../lambdas/adapters/postgres/search-repository';
 import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import type { SearchMode, SearchQuery, SearchScope } from '../../lambdas/core/retrieval/types';
-import { ENGINES, openTestDatabase } from '../support/databases';
+import { ENGINES, seededTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
-import { largeAndSmallTenants, seedDocuments } from '../support/seed';
+import { largeAndSmallTenants } from '../support/seed';
 
 const embedder = createHashEmbedder();
 // 48 chunks in `large` (its vector arm reads the index), 2 in `small` (scanned exactly).
@@ -83,20 +83,14 @@ const routineCalls = (texts: readonly string[]) =>
     .filter((name): name is string => name !== undefined);
 
 describe.each(ENGINES)('search routines on %s', (engine) => {
-  let db: Database;
-
-  beforeAll(async () => {
-    db = await openTestDatabase(engine);
-    await seedDocuments(db, embedder, DOCS);
-  });
-  afterAll(() => db?.close());
+  const database = seededTestDatabase(engine, DOCS, embedder);
 
   /** The hits of `query` through the store (routine or not), and the texts it sent. */
   async function search(
     tenantId: string,
     query: SearchQuery,
     options: Partial<SearchSqlOptions> = {},
-    on: Database = db,
+    on: Database = database(),
   ) {
     const texts: string[] = [];
     const store = createSearchRepository(recording(on, texts), options);
@@ -107,6 +101,7 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
   }
 
   it('are installed by migrate, one for every statement without filters', async () => {
+    const db = database();
     const expected = searchRoutines()
       .map((r) => r.name)
       .sort();
@@ -118,6 +113,7 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
   });
 
   it('serve every search without filters, with the hits of the statement run directly', async () => {
+    const db = database();
     const used = new Set<string>();
     for (const mode of ['hybrid', 'vector', 'keyword'] as SearchMode[])
       for (const tenantId of ['large', 'small'])
@@ -167,6 +163,7 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
   });
 
   it('are not needed: without its routine a search runs the statement, and migrate restores it', async () => {
+    const db = database();
     const query = await storeQuery('shipping times', 'hybrid');
     const before = await search('large', query);
     const [name] = routineCalls(before.texts);
@@ -195,6 +192,7 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
   });
 
   it('apply the settings they are given for their call only', async () => {
+    const db = database();
     const prefix = 'gw_test_settings_';
     const probe = {
       text: `SELECT current_setting('hnsw.ef_search') AS ef, current_setting('jit') AS jit`,
@@ -222,6 +220,7 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
   });
 
   it('that the code no longer generates are dropped by migrate, and nothing else', async () => {
+    const db = database();
     const stale = `${SEARCH_ROUTINE_PREFIX}0123456789abcdef`;
     await db.exec(`CREATE FUNCTION ${stale}(int) RETURNS SETOF record LANGUAGE sql AS 'SELECT 1'`);
     expect(await installedRoutines(db)).toContain(stale);

@@ -17,6 +17,7 @@ import {
 } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { errorCode } from '../../core/errors';
 
 export const DEFAULT_LOCAL_ISSUER = 'http://localhost/groundwork-local';
 export const DEFAULT_LOCAL_AUDIENCE = 'groundwork-local';
@@ -81,10 +82,6 @@ function thumbprint(jwk: JsonWebKey): string {
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
-function isErrnoCode(err: unknown, code: string): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
-}
-
 function generatePrivateKey(): KeyObject {
   return generateKeyPairSync('rsa', { modulusLength: MIN_MODULUS_BITS }).privateKey;
 }
@@ -101,14 +98,14 @@ async function loadOrCreateKey(keyDir: string): Promise<KeyObject> {
   try {
     pem = await readFile(file, 'utf8');
   } catch (err) {
-    if (!isErrnoCode(err, 'ENOENT')) throw err;
+    if (errorCode(err) !== 'ENOENT') throw err;
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     const created = generatePrivateKey().export({ type: 'pkcs8', format: 'pem' }).toString();
     await writeFile(tmp, created, { mode: 0o600, flag: 'wx' });
     try {
       await link(tmp, file);
     } catch (linkErr) {
-      if (!isErrnoCode(linkErr, 'EEXIST')) throw linkErr;
+      if (errorCode(linkErr) !== 'EEXIST') throw linkErr;
     } finally {
       await unlink(tmp).catch(() => undefined);
     }

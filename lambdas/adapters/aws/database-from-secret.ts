@@ -1,5 +1,6 @@
 /** Opens the PostgreSQL pool in AWS with credentials read once from Secrets Manager. */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { errorCode } from '../../core/errors';
 import * as z from '../../core/zod';
 import type { Database } from '../postgres/database';
 import { createPgDatabase } from '../postgres/pg-database';
@@ -69,10 +70,7 @@ export async function createDatabaseFromSecret(options: {
 /** SQLSTATEs of a refused login: invalid_password, invalid_authorization_specification. */
 const AUTH_FAILURES = new Set(['28P01', '28000']);
 
-const isAuthFailure = (err: unknown): boolean =>
-  typeof err === 'object' &&
-  err !== null &&
-  AUTH_FAILURES.has((err as { code?: string }).code ?? '');
+const isAuthFailure = (err: unknown): boolean => AUTH_FAILURES.has(errorCode(err) ?? '');
 
 /**
  * A `Database` opened on first use (so a Lambda's init makes no network call). A failed open

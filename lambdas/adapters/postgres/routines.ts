@@ -3,15 +3,17 @@
  *
  * node-pg sends each statement unnamed, so the server parses and plans it on every request.
  * For the search statement that was 3 to 5 ms of a 15 to 20 ms search on the 100k-chunk
- * benchmark (planning 2 to 3.8 ms, parsing about 1; docs/retrieval.md). Named prepared statements would keep the plan, but they pin RDS Proxy
- * connections to one server process. A PL/pgSQL function keeps the plans of its statements in the
- * server process that runs it, whichever client connection calls it, so nothing is pinned.
+ * benchmark (planning 2 to 3.8 ms, parsing about 1; docs/retrieval.md). Named prepared
+ * statements would keep the plan, but they pin RDS Proxy connections to one server process. A
+ * PL/pgSQL function keeps the plans of its statements in the server process that runs it,
+ * whichever client connection calls it, so nothing is pinned.
  *
  * A routine is generated from the statement itself, never written by hand. Its name is a hash of
  * its whole definition (the statement's text, its parameters' types, the wrapper around them):
  * a changed statement is a new routine, and a server that lacks it (not yet migrated, or a
- * routine dropped) is detected by the caller, which then runs the statement directly. `installRoutines` runs from `migrate`, after the versioned
- * migrations, and drops routines under the same prefix that the code no longer generates.
+ * routine dropped) is detected by the caller, which then runs the statement directly.
+ * `installRoutines` runs from `migrate`, after the versioned migrations, and drops routines under
+ * the same prefix that the code no longer generates.
  *
  * A routine also applies the run-time settings its caller passes, for the call only, so a call is
  * one round trip where a statement in a transaction with `SET LOCAL` is three (BEGIN with the
@@ -22,6 +24,7 @@
  * routines (the search statement's plan is chosen before it is built; see search-repository.ts).
  */
 import { createHash } from 'node:crypto';
+import { errorCode } from '../../core/errors';
 import type { LocalSettings, Queryable } from './database';
 
 /** A statement whose text depends only on its shape, with every parameter's type. */
@@ -98,9 +101,7 @@ export function routineCall(
 
 /** Whether an error is the server's "function does not exist" (SQLSTATE 42883). */
 export function isUndefinedFunction(error: unknown): boolean {
-  return (
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '42883'
-  );
+  return errorCode(error) === '42883';
 }
 
 /**

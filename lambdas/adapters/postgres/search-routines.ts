@@ -15,13 +15,9 @@ import { buildSearchSql, prepareSql, SEARCH_ROUTINE_PREFIX } from './search-repo
 import { SqlParams } from './sql-params';
 
 /**
- * The routines migrate installs (routines.ts): one for every search statement without filters
- * (the three modes, each vector plan, the keyword arm's document check deferred or not, and hybrid
- * fusion with or without a dense lead; the text depends on nothing else), and one for the read
- * that prepares every search. So a search without filters is two round trips, each with its plan
- * cached on the server. With filters, the statement's text depends on them; it is planned on
- * every search, in a transaction with `SET LOCAL`, as before. Measured on the 100k-chunk
- * benchmark in docs/retrieval.md.
+ * The three modes, each vector plan, the keyword arm's document check deferred or not, and
+ * hybrid fusion with or without a dense lead: a statement without filters depends on nothing
+ * else. With filters it depends on them, and is planned on every search.
  */
 export function searchRoutines(): Routine[] {
   const scope: SearchScope = { tenantId: 'shape', userId: 'shape', globalTenants: [] };
