@@ -1,6 +1,6 @@
 /**
- * Where a chunk's columns are stored (migrations 0005 and 0007): its embedding and full-text
- * vector stay in the row, so that search reads them without a TOAST lookup; the text, read only
+ * Where a chunk's columns are stored (migrations 0005, 0007 and 0011): its embedding, full-text
+ * vector and term counts stay in the row, so that search reads them without a TOAST lookup; the text, read only
  * for the hits returned, may go to TOAST. The control writes chunks with the embedding's storage
  * set back to pgvector's default (EXTERNAL) and sees them move out, so the check can fail.
  */
@@ -37,11 +37,12 @@ describe.each(ENGINES)('chunk storage on %s', (engine) => {
   it('keeps the embedding and the full-text vector in the row', async () => {
     const { rows } = await db.query<{ attname: string; attstorage: string }>(
       `SELECT attname, attstorage FROM pg_attribute
-        WHERE attrelid = 'chunks'::regclass AND attname IN ('embedding', 'fts') ORDER BY 1`,
+        WHERE attrelid = 'chunks'::regclass AND attname IN ('embedding', 'fts', 'term_counts') ORDER BY 1`,
     );
     expect(rows).toEqual([
       { attname: 'embedding', attstorage: 'm' },
       { attname: 'fts', attstorage: 'm' },
+      { attname: 'term_counts', attstorage: 'm' },
     ]);
     await seedDocuments(db, embedder, [document('storage/inline')]);
     expect(await toastBytes()).toBeLessThanOrEqual(8192);

@@ -197,6 +197,18 @@ export function tsqueryLiteral(expr: string): string {
   return `('''' || replace(replace(${expr}, '\\', '\\\\'), '''', '''''') || '''')`;
 }
 
+/**
+ * A chunk's term counts (migrations/0011): every lexeme as one bigint, the top 56 bits of its
+ * key (`gw_term_key`) and its count less one in the low 8, sorted. `entry` is SQL for the one
+ * that could hold a key (a binary search: the last entry at most the key with count 255),
+ * `holds` whether it does, and `count` its count as float8.
+ */
+const termCounts = {
+  entry: (counts: string, key: string) => `${counts}[width_bucket(${key} + 255, ${counts})]`,
+  holds: (entry: string, key: string) => `${entry} >> 8 = ${key} >> 8`,
+  count: (entry: string) => `((${entry} & 255) + 1)::float8`,
+};
+
 /** One search statement and its parameters. */
 export interface SearchStatement {
   readonly text: string;
@@ -247,12 +259,7 @@ export function buildSearchSql(
   const qtext = p.add(query.text, 'text');
   const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
   ctes.push(`terms AS MATERIALIZED (
-      SELECT DISTINCT lexeme FROM unnest(to_tsvector(${config}, ${qtext})))`);
-  // Only the query's lexemes of a chunk matter: setweight marks them, ts_filter keeps them, so
-  // BM25 unnests a handful of lexemes per candidate instead of the whole vector.
-  ctes.push(
-    `term_list AS MATERIALIZED (SELECT coalesce(array_agg(lexeme), '{}') AS terms FROM terms)`,
-  );
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector(${config}, ${qtext})))`);
   if (filtered) {
     // With filters, the scope is the documents that match them, found before any chunk is read:
     // the filters over the documents' own metadata (what a chunk without metadata of its own
@@ -283,10 +290,12 @@ export function buildSearchSql(
   // The chunks of a small filtered scope that pass every test, with the columns both arms read.
   // The documents are `fdocs` rows (it keeps them whole), so the planner has no other way to the
   // chunks than from those documents.
-  const scopeChunks = `SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length
+  const columns =
+    'c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts';
+  const scopeChunks = `SELECT ${columns}
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND ${where}
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length
+          SELECT ${columns}
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND ${where}`;
   if (useVector) {
     // The scope's vectors: an exact scan through the tenant b-tree while the scope is small, the
@@ -320,11 +329,11 @@ export function buildSearchSql(
     ctes.push(`vec AS MATERIALIZED (${vec})`);
   }
   ctes.push(`idf AS MATERIALIZED (
-      SELECT t.lexeme AS term, coalesce(df.df, 0) AS df,
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + (${n} - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM terms t
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
       LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY(${tenants}) AND term = ANY((SELECT terms FROM term_list)::text[]) GROUP BY term) df
+                 WHERE tenant_id = ANY(${tenants}) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
         ON df.term = t.lexeme)`);
   if (useKeyword) {
     const budget = p.add(options.dfBudget, 'int');
@@ -351,7 +360,7 @@ export function buildSearchSql(
     // lookups instead of one per chunk selected.
     const documentCheck = `coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)`;
     const defer = plan.deferDocumentCheck;
-    let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM chunks c
+    let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               ${defer ? '' : `AND ${documentCheck}`}
             LIMIT ${budget}`;
@@ -363,21 +372,28 @@ export function buildSearchSql(
       selected = `SELECT * FROM (${selected}) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
-              SELECT c.id, c.document_id, c.tenant_id, c.fts, c.fts_length FROM (${scopeChunks}) c
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (${scopeChunks}) c
               WHERE c.fts @@ (SELECT q FROM tsq_all)
               LIMIT ${budget}) narrow WHERE (SELECT small FROM fscope)`;
     }
     const avgdl = p.add(Math.max(statistics.meanLength, 1), 'float8');
+    // The question's lexemes as two arrays, so that each chunk's sum is an aggregate over them
+    // beside the chunk (no join and grouping over every chunk's matches). Each lexeme's entry is
+    // looked up once: OFFSET 0 keeps the planner from copying the lookup into each expression
+    // that reads it.
+    ctes.push(
+      `kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf)`,
+    );
     ctes.push(`kw_scored AS MATERIALIZED (
-      SELECT c.id, c.document_id, c.tenant_id,
-             sum(i.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / ${avgdl}))) AS bm25,
-             sum(i.idf) AS matched_idf
-      FROM (${selected}) c
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (${selected}) c
       CROSS JOIN LATERAL (
-        SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf
-        FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}'))) u
-      JOIN idf i ON i.term = u.lexeme
-      GROUP BY c.id, c.document_id, c.tenant_id)`);
+        SELECT sum(u.idf * (u.tf * ${K1 + 1}) / (u.tf + ${K1} * (${1 - B} + ${B}::float8 * c.fts_length / ${avgdl}))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ${termCounts.count('t.e')} AS tf FROM (
+          SELECT t.key, t.idf, ${termCounts.entry('c.term_counts', 't.key')} AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE ${termCounts.holds('t.e', 't.key')}) u) s
+      WHERE s.bm25 IS NOT NULL)`);
     // OFFSET 0 keeps a deferred check above the sort, so it runs only until LIMIT is met.
     ctes.push(`kw AS MATERIALIZED (
       SELECT c.id, c.bm25, c.matched_idf
@@ -402,12 +418,16 @@ export function buildSearchSql(
              c.document_id
       FROM (${candidates_}) cand
       JOIN chunks c ON c.id = cand.id)`);
+  // Min-max normalised over an arm's own candidates (NULL when they all score the same).
+  const normalised = (score: string, arm: string) => {
+    const [low, high] = ['min', 'max'].map((f) => `${f}(${score}) FILTER (WHERE ${arm}) OVER ()`);
+    return `(${score} - ${low}) / nullif(${high} - ${low}, 0)`;
+  };
   ctes.push(`norm AS (
       SELECT s.*,
-        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
-             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
-        CASE WHEN NOT in_kw THEN 0
-             ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+        CASE WHEN NOT in_vec THEN greatest(0, ${normalised('cos', 'in_vec')})
+             ELSE coalesce(${normalised('cos', 'in_vec')}, 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce(${normalised('bm25', 'in_kw')}, 1) END AS nbm
       FROM scored s)`);
   let dense = query.mode === 'hybrid' ? p.add(query.fusion.denseWeight, 'float8') : '';
   const lead = query.fusion.denseLead;
@@ -437,8 +457,8 @@ export function buildSearchSql(
   // Keyword coverage (for the confidence gate) only for the rows returned.
   const text = `WITH ${ctes.join(',\n')}
     SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
-           coalesce((SELECT sum(i.idf) FROM unnest(ts_filter(setweight(c.fts, 'A', (SELECT terms FROM term_list)), '{a}')) u
-                     JOIN idf i ON i.term = u.lexeme) / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE ${termCounts.holds(termCounts.entry('c.term_counts', 'i.key'), 'i.key')})
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
            d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
            c.start_offset, c.end_offset
     FROM (SELECT * FROM ranked WHERE per_source <= ${p.add(query.maxChunksPerSource, 'int')}
