@@ -1,8 +1,9 @@
 /**
  * Where a chunk's columns are stored (migrations 0005, 0007 and 0011): its embedding, full-text
- * vector and term counts stay in the row, so that search reads them without a TOAST lookup; the text, read only
- * for the hits returned, may go to TOAST. The control writes chunks with the embedding's storage
- * set back to pgvector's default (EXTERNAL) and sees them move out, so the check can fail.
+ * vector and term counts stay in the row, so that search reads them without a TOAST lookup; the
+ * text, read only for the hits returned, may go to TOAST. The control writes chunks with the
+ * embedding's storage set back to pgvector's default (EXTERNAL) and sees them move out, so the
+ * check can fail.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { ENGINES, openTestDatabase } from '../support/databases';
@@ -34,7 +35,7 @@ describe.each(ENGINES)('chunk storage on %s', (engine) => {
     texts: Array.from({ length: 20 }, (_, i) => `Note ${i} on where the vectors are kept.`),
   });
 
-  it('keeps the embedding and the full-text vector in the row', async () => {
+  it('keeps the embedding, the full-text vector and the term counts in the row', async () => {
     const { rows } = await db.query<{ attname: string; attstorage: string }>(
       `SELECT attname, attstorage FROM pg_attribute
         WHERE attrelid = 'chunks'::regclass AND attname IN ('embedding', 'fts', 'term_counts') ORDER BY 1`,
