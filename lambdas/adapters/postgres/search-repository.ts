@@ -1,7 +1,7 @@
 /**
  * Hybrid retrieval in one SQL statement: pgvector HNSW cosine candidates and BM25 keyword
- * candidates (statistics from `term_stats` / `tenant_stats`), fused by min-max normalised
- * scores. The keyword arm is bounded: it scores only the chunks holding the question's rarest
+ * candidates (statistics from `term_stats` / `tenant_stats`, each chunk's term frequencies from
+ * its `term_counts`), fused by min-max normalised scores. The keyword arm is bounded: it scores only the chunks holding the question's rarest
  * lexemes, up to a document-frequency budget, so its cost does not grow with the tenant. Each
  * hit carries its exact cosine similarity, whatever the mode, so that scores are comparable and
  * the confidence gate can use them.
