@@ -2,14 +2,16 @@
  * Each chunk's term counts (migrations/0011), which the keyword arm reads instead of unnesting
  * the full-text vector: one sorted entry per lexeme, found by its key with a binary search and
  * holding the lexeme's count. Checked against the vector itself on both databases, and the
- * keyword arm's BM25 and coverage against the formula computed here from the vectors.
+ * keyword arm's BM25 and coverage against the formula computed here from the vectors; and the
+ * migration fills the column for chunks written before it.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
+import { loadMigrations, migrate } from '../../lambdas/adapters/postgres/migrate';
 import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
 import { createSearch } from '../../lambdas/core/retrieval/search';
-import { ENGINES, seededTestDatabase } from '../support/databases';
+import { ENGINES, openTestDatabase, seededTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
-import type { SeedDoc } from '../support/seed';
+import { seedDocuments, type SeedDoc } from '../support/seed';
 
 const embedder = createHashEmbedder();
 const TENANT = 'counts';
@@ -157,5 +159,37 @@ describe.each(ENGINES)('term counts on %s', (engine) => {
     }
     const ranked = [...expected].sort((a, b) => b[1].bm25 - a[1].bm25).map(([id]) => id);
     expect(hits.map((h) => h.chunkId)).toEqual(ranked.slice(0, hits.length));
+  });
+});
+
+describe.each(ENGINES)('migrations/0011 on %s', (engine) => {
+  it('fills the counts of chunks written before it, and search reads them', async () => {
+    const db = await openTestDatabase(engine, { migrate: false });
+    try {
+      const before = (await loadMigrations()).filter((m) => m.version < '0011');
+      await migrate(db, before, []);
+      await seedDocuments(db, embedder, DOCS);
+      expect((await migrate(db)).applied).toEqual(['0011']);
+
+      const { rows } = await db.query<{ chunks: number; filled: number }>(
+        `SELECT count(*)::int AS chunks,
+                count(*) FILTER (WHERE cardinality(term_counts) = length(fts)
+                                   AND term_counts = gw_term_counts(fts))::int AS filled
+           FROM chunks`,
+      );
+      expect(rows[0]).toEqual({ chunks: 6, filled: 6 });
+      const search = createSearch({ store: createSearchRepository(db), embedder });
+      const { hits } = await search.search(
+        { tenantId: TENANT, userId: 'u1' },
+        { queryText: 'canyon echo', topK: 3, mode: 'keyword', filters: {} },
+      );
+      expect(hits.map((h) => h.sourceUri)).toEqual([
+        expect.stringContaining('counts/canyon'),
+        expect.stringContaining('counts/echo'),
+        expect.stringContaining('counts/river'),
+      ]);
+    } finally {
+      await db.close();
+    }
   });
 });
