@@ -1,10 +1,10 @@
 /**
  * Hybrid retrieval in one SQL statement: pgvector HNSW cosine candidates and BM25 keyword
  * candidates (statistics from `term_stats` / `tenant_stats`, each chunk's term frequencies from
- * its `term_counts`), fused by min-max normalised scores. The keyword arm is bounded: it scores only the chunks holding the question's rarest
- * lexemes, up to a document-frequency budget, so its cost does not grow with the tenant. Each
- * hit carries its exact cosine similarity, whatever the mode, so that scores are comparable and
- * the confidence gate can use them.
+ * its `term_counts`), fused by min-max normalised scores. The keyword arm is bounded: it scores
+ * only the chunks holding the question's rarest lexemes, up to a document-frequency budget, so
+ * its cost does not grow with the tenant. Each hit carries its exact cosine similarity, whatever
+ * the mode, so that scores are comparable and the confidence gate can use them.
  *
  * Iterative index scans (`hnsw.iterative_scan`, pgvector 0.8) are enabled per transaction with
  * `SET LOCAL` so that selective filters still fill `top_k`; `hnsw.ef_search` is raised to the
@@ -172,8 +172,9 @@ export const SEARCH_RANDOM_PAGE_COST = 1.1;
 
 /**
  * The settings a search's transaction runs with (`SET LOCAL`, or `set_config(.., true)` in a
- * routine's call: never per session, so pooled connections do not inherit them): iterative index scans, so that selective filters still fill
- * `top_k`, `ef_search` for the candidate count, the page cost above, and no JIT compilation.
+ * routine's call: never per session, so pooled connections do not inherit them): iterative index
+ * scans, so that selective filters still fill `top_k`, `ef_search` for the candidate count, the
+ * page cost above, and no JIT compilation.
  * The planner compiles a statement whose estimated cost passes `jit_above_cost` (100,000 by
  * default), and both vector plans count in the estimate although one runs: on the 100k-chunk
  * benchmark a metadata filter already brings it to 56,545, and a compiled search took 232 ms
