@@ -153,7 +153,7 @@ function answerStream(
           body,
           (chunk) => response.write(chunk),
           response.signal,
-          (usage, model) => admission.recordUsage(usage, model),
+          admission,
         );
       } catch (err) {
         const { status: errorStatus, body: error } = toErrorResponse(err);

@@ -7,6 +7,7 @@ import type { ConversationStore } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import { admissionOf } from '../http/limits-middleware';
+import type { Admission } from '../core/limits/limiter';
 import {
   answerRequestSchema,
   feedbackRequestSchema,
@@ -60,6 +61,19 @@ export function toAnswerRequest(body: AnswerRequestBody) {
   };
 }
 
+/**
+ * What an answer costs its caller: the LLM's token usage is recorded for the daily spend, and a
+ * greeting answered without retrieval gives its quota unit back.
+ */
+export function chargeAnswer(
+  result: AnswerResult,
+  admission: Pick<Admission, 'recordUsage' | 'waiveQuota'> | undefined,
+): void {
+  if (!admission) return;
+  if (result.usage) admission.recordUsage(result.usage, result.answer.model);
+  if (result.flags.conversational) admission.waiveQuota();
+}
+
 /** Formats one Server-Sent Event. */
 export function sseEvent(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -77,14 +91,14 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
     async ({ body, identity, event }) => {
       if (!body.stream) {
         const result = await deps.answering.answer(identity, toAnswerRequest(body));
-        if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
+        chargeAnswer(result, admissionOf(event));
         return { body: toResponseBody(result) };
       }
       let events = '';
       const result = await deps.answering.answer(identity, toAnswerRequest(body), {
         onDelta: (text) => (events += sseEvent('delta', { text })),
       });
-      if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
+      chargeAnswer(result, admissionOf(event));
       events += sseEvent('done', toResponseBody(result));
       return {
         body: events,
@@ -105,13 +119,13 @@ export async function streamAnswer(
   body: AnswerRequestBody,
   write: (chunk: string) => void,
   signal?: AbortSignal,
-  onUsage?: (usage: NonNullable<AnswerResult['usage']>, model: string) => void,
+  admission?: Pick<Admission, 'recordUsage' | 'waiveQuota'>,
 ): Promise<void> {
   const result = await answering.answer(identity, toAnswerRequest(body), {
     onDelta: (text) => write(sseEvent('delta', { text })),
     ...(signal ? { signal } : {}),
   });
-  if (result.usage) onUsage?.(result.usage, result.answer.model);
+  chargeAnswer(result, admission);
   write(sseEvent('done', toResponseBody(result)));
 }
 
