@@ -15,7 +15,7 @@ describe('group claims, parsed in the format each authorizer sends', () => {
     ['the HTTP API form with one group', '[readers]', ['readers']],
     ['a group name holding a comma stays one group', '[readers,admin]', ['readers,admin']],
   ])('HTTP API: %s', (_name, value, expected) => {
-    expect(listClaim(value as string | string[], 'http-api-jwt')).toEqual(expected);
+    expect(listClaim(value, 'http-api-jwt')).toEqual(expected);
   });
 
   it('REST API Cognito authorizer: comma-joined', () => {
