@@ -17,8 +17,25 @@ import {
 } from './schema';
 import * as z from '../core/zod';
 
-/** The API's JSON shape of an answer. */
-export function toResponseBody(r: AnswerResult): AnswerResponseBody {
+/**
+ * What `debug` shows a caller: the steps, the retrieved chunks (already in the caller's scope)
+ * and the standalone query for anyone; the rendered prompt, which carries the tenant's system
+ * prompt, for tenant admins only.
+ */
+export function debugFor(
+  debug: AnswerResult['debug'],
+  viewer: { readonly isAdmin: boolean },
+): AnswerResult['debug'] {
+  if (!debug || viewer.isAdmin) return debug;
+  return { ...debug, prompt: null };
+}
+
+/** The API's JSON shape of an answer, as `viewer` may see it. */
+export function toResponseBody(
+  r: AnswerResult,
+  viewer: { readonly isAdmin: boolean },
+): AnswerResponseBody {
+  const debug = debugFor(r.debug, viewer);
   return {
     status: r.status,
     query_text: r.queryText,
@@ -42,7 +59,7 @@ export function toResponseBody(r: AnswerResult): AnswerResponseBody {
       : null,
     flags: r.flags,
     processing_time_ms: r.processingTimeMs,
-    ...(r.debug ? { debug: r.debug } : {}),
+    ...(debug ? { debug } : {}),
   };
 }
 
@@ -92,14 +109,14 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
       if (!body.stream) {
         const result = await deps.answering.answer(identity, toAnswerRequest(body));
         chargeAnswer(result, admissionOf(event));
-        return { body: toResponseBody(result) };
+        return { body: toResponseBody(result, identity) };
       }
       let events = '';
       const result = await deps.answering.answer(identity, toAnswerRequest(body), {
         onDelta: (text) => (events += sseEvent('delta', { text })),
       });
       chargeAnswer(result, admissionOf(event));
-      events += sseEvent('done', toResponseBody(result));
+      events += sseEvent('done', toResponseBody(result, identity));
       return {
         body: events,
         raw: true,
@@ -115,7 +132,7 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
 /** Streams POST /answer as Server-Sent Events through `write`; errors become an `error` event. */
 export async function streamAnswer(
   answering: Answering,
-  identity: { tenantId: string; userId: string },
+  identity: { tenantId: string; userId: string; isAdmin: boolean },
   body: AnswerRequestBody,
   write: (chunk: string) => void,
   signal?: AbortSignal,
@@ -126,7 +143,7 @@ export async function streamAnswer(
     ...(signal ? { signal } : {}),
   });
   chargeAnswer(result, admission);
-  write(sseEvent('done', toResponseBody(result)));
+  write(sseEvent('done', toResponseBody(result, identity)));
 }
 
 const noBody = z.looseObject({});
