@@ -4,11 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
-import { METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
+import { createLogger, METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
 import { makeAdminHandlers } from '../lambdas/admin/handler';
 import { makeDocumentHandlers } from '../lambdas/documents/handler';
 import {
@@ -50,7 +49,7 @@ export function localRoutes(
   overrides: { answering?: LocalStack['answering'] } = {},
 ): LocalRoute[] {
   const answering = overrides.answering ?? stack.answering;
-  const logger = new Logger({
+  const logger = createLogger({
     serviceName: 'groundwork-api',
     logLevel: stack.logger.getLevelName(),
   });
