@@ -160,7 +160,7 @@ export async function streamHandler(
         body,
         (chunk) => stream.write(chunk),
         undefined,
-        (usage, model) => admitted.recordUsage(usage, model),
+        admitted,
       );
     } catch (err) {
       const rendered = toErrorResponse(err);
