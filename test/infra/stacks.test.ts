@@ -1,6 +1,7 @@
 /**
  * The two stacks as synthesized from cdk.json's defaults, with the real bundling: the resources
- * that matter (Aurora, network, API auth, queues, IAM scope, alarms), cdk-nag, and a snapshot.
+ * that matter (Aurora, network, API auth, queues, IAM scope, alarms), cdk-nag, and a snapshot of
+ * the stateful resources' logical ids and types.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -29,12 +30,13 @@ beforeAll(() => {
 const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 const resourcesOf = (s: Statement) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
 
-/** Every IAM policy statement of both stacks. */
+/** Every IAM policy statement of both stacks (inline and customer managed policies). */
 function allStatements(): Statement[] {
   return [built.dataTemplate, built.apiTemplate].flatMap((t) =>
-    Object.values(resourcesOfType(t, 'AWS::IAM::Policy')).flatMap(
-      (p) => (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement ?? [],
-    ),
+    [
+      ...Object.values(resourcesOfType(t, 'AWS::IAM::Policy')),
+      ...Object.values(resourcesOfType(t, 'AWS::IAM::ManagedPolicy')),
+    ].flatMap((p) => (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement ?? []),
   );
 }
 
@@ -183,17 +185,11 @@ describe('network', () => {
   it('has gateway endpoints for S3 and DynamoDB and interface endpoints for the services the functions call', () => {
     const endpoints = Object.values(resourcesOfType(built.dataTemplate, 'AWS::EC2::VPCEndpoint'));
     const services = endpoints.map((e) => JSON.stringify(e.Properties?.ServiceName));
-    for (const service of [
-      '.s3',
-      '.dynamodb',
-      'secretsmanager',
-      'bedrock-runtime',
-      '.sqs',
-      '.logs',
-      '.monitoring',
-    ]) {
+    for (const service of ['.s3', '.dynamodb', 'secretsmanager', 'bedrock-runtime']) {
       expect(services.some((s) => s.includes(service))).toBe(true);
     }
+    // SQS, CloudWatch Logs and monitoring endpoints only with optionalVpcEndpoints.
+    expect(endpoints).toHaveLength(4);
     const gateways = endpoints.filter((e) => e.Properties?.VpcEndpointType === 'Gateway');
     expect(gateways).toHaveLength(2);
   });
@@ -318,9 +314,8 @@ describe('ingestion', () => {
     });
   });
 
-  it('consumes the queue in batches of 10 with partial batch responses and reserved concurrency', () => {
-    const [ingestId, ingest] = functionByService('ingest');
-    expect(ingest.Properties?.ReservedConcurrentExecutions).toBe(5);
+  it('consumes the queue in batches of 10 with partial batch responses, at most 5 instances at once', () => {
+    const [ingestId] = functionByService('ingest');
     built.apiTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: ingestId },
       BatchSize: 10,
@@ -388,7 +383,6 @@ describe('ingestion', () => {
 
   it('stores documents privately: versioned, encrypted, TLS only, access-logged', () => {
     built.dataTemplate.hasResourceProperties('AWS::S3::Bucket', {
-      BucketName: Match.anyValue(),
       VersioningConfiguration: { Status: 'Enabled' },
       BucketEncryption: Match.anyValue(),
       PublicAccessBlockConfiguration: {
@@ -517,7 +511,9 @@ describe('functions', () => {
       's3:GetObject',
       's3:PutObject',
     ]);
-    expect(JSON.stringify(writes[0]!.Resource)).toMatch(/groundwork-dev-docs-.*\/tenants\/\*/);
+    expect(JSON.stringify(writes[0]!.Resource)).toMatch(
+      /"Documents[0-9A-F]{8}","Arn".*\/tenants\/\*/,
+    );
   });
 
   it('let only the admin function query the limits table, on the tenant-usage index only', () => {
@@ -629,19 +625,33 @@ describe('cdk-nag', () => {
 });
 
 describe('snapshot', () => {
-  /** Asset hashes and content hashes change with any code change: replace them. */
-  function normalise(template: unknown): unknown {
-    return JSON.parse(
-      JSON.stringify(template)
-        .replace(/[0-9a-f]{64}(\.zip|\.json)?/g, 'HASH$1')
-        .replace(/"cdk-hnb659fds-assets-[^"]+"/g, '"ASSETS_BUCKET"'),
-    );
+  /**
+   * Resource types that hold data: a change of logical id or type replaces the resource, and the
+   * data with it (or orphans a retained one). Everything else is covered by targeted assertions.
+   */
+  const STATEFUL_TYPES = [
+    'AWS::RDS::DBCluster',
+    'AWS::RDS::DBInstance',
+    'AWS::S3::Bucket',
+    'AWS::DynamoDB::Table',
+    'AWS::Cognito::UserPool',
+    'AWS::SQS::Queue',
+    'AWS::SecretsManager::Secret',
+    'AWS::Logs::LogGroup',
+  ];
+
+  function statefulResources(template: { toJSON(): Record<string, unknown> }): string[] {
+    const resources = (template.toJSON().Resources ?? {}) as Record<string, Resource>;
+    return Object.entries(resources)
+      .filter(([, r]) => STATEFUL_TYPES.includes(r.Type ?? ''))
+      .map(([id, r]) => `${id} ${r.Type}`)
+      .sort();
   }
 
-  it('matches the recorded templates (asset hashes removed)', () => {
+  it('keeps the logical ids and types of the stateful resources', () => {
     expect({
-      data: normalise(built.dataTemplate.toJSON()),
-      api: normalise(built.apiTemplate.toJSON()),
+      data: statefulResources(built.dataTemplate),
+      api: statefulResources(built.apiTemplate),
     }).toMatchSnapshot();
   });
 });
