@@ -211,7 +211,21 @@ export class ApiStack extends Stack {
       database: {
         clusterIdentifier: data.database.cluster.clusterIdentifier,
         ...(data.database.proxy ? { proxyName: data.database.proxy.dbProxyName } : {}),
+        maxCapacityAcu: config.auroraMaxCapacity,
       },
+      restApi: this.streaming.api,
+      functions: Object.fromEntries(
+        Object.entries({ ingest, search, answer, answerStream, usage, documents, admin }).map(
+          ([name, f]) => [name, f.function],
+        ),
+      ),
+      bedrockModelIds: [
+        ...new Set(
+          [config.embeddingModelId, config.generationModelId].filter(
+            (id): id is string => typeof id === 'string',
+          ),
+        ),
+      ],
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
       dailyCostCapUsd: config.limitsConfig.costCaps.globalUsdPerDay,
     });

@@ -555,11 +555,69 @@ describe('observability', () => {
         'LimiterStoreErrorsusage',
         'SearchLatencyP95',
         'StreamServerErrors',
+        // Crashes and throttles, one of each per function.
+        ...['ingest', 'search', 'answer', 'answerStream', 'usage', 'documents', 'admin'].flatMap(
+          (f) => [`FunctionErrors${f}`, `FunctionThrottles${f}`],
+        ),
+        'IngestQueueAge',
+        'RestApiServerErrors',
+        'AuroraAtMaxCapacity',
+        'ProxyLoginFailures',
+        'ProxyBorrowLatency',
+        // One per Bedrock model.
+        'BedrockThrottlesamazontitanembedtextv20',
+        'BedrockThrottlesamazonnovalitev10',
       ].sort(),
     );
     const [topicId] = Object.keys(resourcesOfType(built.apiTemplate, 'AWS::SNS::Topic'));
     for (const alarm of Object.values(alarms))
       expect(alarm.Properties?.AlarmActions).toEqual([{ Ref: topicId }]);
+  });
+
+  it('alarms on the ingest queue age, Aurora at its maximum, RDS Proxy and Bedrock throttling with the AWS metrics', () => {
+    /** An alarm's threshold and its one metric, written inline or as a MetricStat. */
+    const alarm = (id: string) => {
+      const p = Object.entries(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm')).find(
+        ([k]) => k.startsWith(`Monitoring${id}`),
+      )?.[1]?.Properties as Record<string, unknown>;
+      const stat = (p.Metrics as { MetricStat: Record<string, Record<string, unknown>> }[])?.[0]
+        ?.MetricStat;
+      return {
+        threshold: p.Threshold,
+        periods: p.EvaluationPeriods,
+        namespace: stat?.Metric?.Namespace ?? p.Namespace,
+        name: stat?.Metric?.MetricName ?? p.MetricName,
+        statistic: stat?.Stat ?? p.Statistic,
+        dimensions: JSON.stringify(stat?.Metric?.Dimensions ?? p.Dimensions),
+      };
+    };
+    expect(alarm('IngestQueueAge')).toMatchObject({
+      namespace: 'AWS/SQS',
+      name: 'ApproximateAgeOfOldestMessage',
+      threshold: 3600,
+    });
+    expect(alarm('AuroraAtMaxCapacity')).toMatchObject({
+      namespace: 'AWS/RDS',
+      name: 'ServerlessDatabaseCapacity',
+      statistic: 'Minimum',
+      threshold: 4,
+      periods: 3,
+    });
+    expect(alarm('ProxyLoginFailures')).toMatchObject({
+      namespace: 'AWS/RDS',
+      name: 'ClientConnectionsSetupFailedAuth',
+      dimensions: expect.stringContaining('ProxyName'),
+    });
+    expect(alarm('BedrockThrottlesamazonnovalitev10')).toMatchObject({
+      namespace: 'AWS/Bedrock',
+      name: 'InvocationThrottles',
+      dimensions: JSON.stringify([{ Name: 'ModelId', Value: 'amazon.nova-lite-v1:0' }]),
+    });
+    expect(alarm('FunctionThrottlesingest')).toMatchObject({
+      namespace: 'AWS/Lambda',
+      name: 'Throttles',
+      threshold: 1,
+    });
   });
 
   it('draws only custom metrics the handlers emit', () => {
