@@ -97,6 +97,18 @@ export const groundworkConfigSchema = z
     /** Aurora Serverless v2 capacity in ACUs; a minimum of 0 pauses the database when idle. */
     auroraMinCapacity: num.pipe(z.number().min(0).max(256).multipleOf(0.5)).default(0),
     auroraMaxCapacity: num.pipe(z.number().min(1).max(256).multipleOf(0.5)).default(4),
+    /**
+     * The Aurora PostgreSQL version, `17.<minor>` from 17.4; unset: the newest minor this
+     * aws-cdk-lib knows (lib/constructs/serverless-database.ts AURORA_POSTGRES_VERSION).
+     */
+    auroraEngineVersion: z
+      .string()
+      .regex(/^17\.\d+$/, 'must be 17.<minor>')
+      .refine(
+        (v) => Number(v.split('.')[1]) >= 4,
+        'must be 17.4 or later (scale to zero, pgvector 0.8)',
+      )
+      .optional(),
     /** Minutes without connections before a 0-ACU minimum pauses the database (5 to 1440). */
     auroraAutoPauseMinutes: num.pipe(z.number().int().min(5).max(1440)).default(10),
     /** Database deletion protection (turn off before `cdk destroy`). */

@@ -50,6 +50,7 @@ export class DataStack extends Stack {
       deletionProtection: config.deletionProtection,
       proxy: config.rdsProxy,
       logRetention,
+      ...(config.auroraEngineVersion ? { engineVersion: config.auroraEngineVersion } : {}),
       // Rotation functions and the proxy reach only the interface endpoints (Secrets Manager).
       restrictEgress: (group) => this.network.restrictToEndpoints(group, { gateways: false }),
     });

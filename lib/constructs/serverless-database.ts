@@ -24,8 +24,14 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { acknowledge } from '../nag';
 
-/** Aurora PostgreSQL 17 ships pgvector 0.8 (HNSW, iterative index scans) and 0-ACU auto-pause. */
-export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_5;
+/**
+ * The engine: Aurora PostgreSQL 17 (pgvector 0.8 with HNSW and iterative index scans, and 0-ACU
+ * auto-pause), at the newest minor this aws-cdk-lib knows (test/infra/stacks.test.ts fails when
+ * a newer one appears): a pinned older minor stops deploying when AWS retires it. The writer
+ * takes AWS's minor upgrades in its maintenance window; `auroraEngineVersion` overrides this
+ * (never lower than the running version: Aurora does not downgrade).
+ */
+export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_9;
 /** The database the migrations and the functions use. */
 export const DATABASE_NAME = 'groundwork';
 /** The application's login (DML only), created by the migration function on its first run. */
@@ -62,6 +68,8 @@ export interface ServerlessDatabaseProps {
   readonly proxy?: boolean;
   /** Retention of the exported PostgreSQL log. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /** The engine version, `17.<minor>`. @default AURORA_POSTGRES_VERSION */
+  readonly engineVersion?: string;
   /**
    * Opens HTTPS egress of the rotation functions' and the proxy's groups (created without
    * outbound rules) to the AWS services they call (Secrets Manager). @default - HTTPS to the VPC's range
@@ -120,7 +128,11 @@ export class ServerlessDatabase extends Construct {
     );
 
     this.cluster = new rds.DatabaseCluster(this, 'Cluster', {
-      engine: rds.DatabaseClusterEngine.auroraPostgres({ version: AURORA_POSTGRES_VERSION }),
+      engine: rds.DatabaseClusterEngine.auroraPostgres({
+        version: props.engineVersion
+          ? rds.AuroraPostgresEngineVersion.of(props.engineVersion, '17')
+          : AURORA_POSTGRES_VERSION,
+      }),
       credentials: rds.Credentials.fromGeneratedSecret('groundwork_admin'),
       defaultDatabaseName: DATABASE_NAME,
       port: PORT,

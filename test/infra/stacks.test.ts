@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
+import * as rds from 'aws-cdk-lib/aws-rds';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -68,6 +69,20 @@ function assetDir(fn: Resource): string {
 }
 
 describe('Aurora', () => {
+  it('runs the newest Aurora PostgreSQL 17 minor that aws-cdk-lib knows, upgraded in place by AWS', () => {
+    const minors = Object.keys(rds.AuroraPostgresEngineVersion)
+      .map((k) => /^VER_17_(\d+)$/.exec(k)?.[1])
+      .filter((m): m is string => m !== undefined)
+      .map(Number);
+    expect(minors.length).toBeGreaterThan(0);
+    built.dataTemplate.hasResourceProperties('AWS::RDS::DBCluster', {
+      EngineVersion: `17.${Math.max(...minors)}`,
+    });
+    built.dataTemplate.hasResourceProperties('AWS::RDS::DBInstance', {
+      AutoMinorVersionUpgrade: true,
+    });
+  });
+
   it('is Aurora PostgreSQL 17 Serverless v2, encrypted, scaling to zero, with deletion protection', () => {
     built.dataTemplate.hasResourceProperties('AWS::RDS::DBCluster', {
       Engine: 'aurora-postgresql',
