@@ -173,7 +173,7 @@ export const groundworkConfigSchema = z
     apiGatewayCloudWatchRole: bool.default(true),
     /**
      * A WAF web ACL on the REST API stage: AWS managed rules (common, known bad inputs, IP
-     * reputation) and a per-IP rate rule (`wafRateLimitPer5Minutes`). About USD 8 a month plus
+     * reputation) and a per-IP rate rule (`wafRateLimitPer5Minutes`). About USD 9 a month (web ACL USD 5, 4 rules at USD 1) plus
      * USD 0.60 per million requests.
      */
     waf: bool.default(false),
