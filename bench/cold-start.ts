@@ -91,6 +91,8 @@ function dummyEnvironment(): Record<string, string> {
     EMBEDDING_MODEL_ID: 'amazon.titan-embed-text-v2:0',
     EMBEDDING_DIMENSION: '512',
     GENERATION_MODEL_ID: 'amazon.nova-lite-v1:0',
+    // The streaming function's: the app clients whose tokens it accepts.
+    TOKEN_AUDIENCES: '["benchmark-client"]',
     POWERTOOLS_METRICS_NAMESPACE: 'Groundwork',
     POWERTOOLS_LOG_LEVEL: 'WARN',
     // The SDK warns about Node.js 20 on stderr at load; the Lambda runtime is Node.js 22.
