@@ -50,7 +50,12 @@ import type { ConversationStore } from '../lambdas/core/answer/conversations';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
-import { makeHandler as makeIngestHandler } from '../lambdas/ingest/handler';
+import { makeHandler as makeIngestHandler, processDeadLetter } from '../lambdas/ingest/handler';
+import {
+  createIngestRecovery,
+  type IngestRecovery,
+  type Reannouncement,
+} from '../lambdas/core/ingestion/recovery';
 import { createDynamoLimitStore } from '../lambdas/adapters/dynamodb/limit-store';
 import { DEFAULT_LIMITS_CONFIG, type LimitsConfig } from '../lambdas/core/limits/config';
 import { createLimiter, type Limiter } from '../lambdas/core/limits/limiter';
@@ -80,6 +85,11 @@ export interface LocalStackOptions {
   readonly embedThreads?: number;
   /** Skip the check that the index was built with this embedder (only `groundwork reembed` does). */
   readonly skipEmbeddingGuard?: boolean;
+  /**
+   * Compare the bucket with the index at start and re-announce what a previous process left
+   * unfinished (core/ingestion/recovery.ts). @default true with a dataDir, false without
+   */
+  readonly reconcile?: boolean;
 }
 
 export interface LocalStack {
@@ -93,6 +103,9 @@ export interface LocalStack {
   readonly documents: Documents;
   readonly admin: Admin;
   readonly queue: IngestQueue;
+  readonly recovery: IngestRecovery;
+  /** What the start-up reconciliation re-announced (empty when it did not run). */
+  readonly reconciled: readonly Reannouncement[];
   readonly s3: { readonly client: S3Client; readonly endpoint: string; readonly bucket: string };
   readonly logger: Logger;
   stop(): Promise<void>;
@@ -113,6 +126,21 @@ const LOCAL_BUCKET_CORS = `<CORSConfiguration>
 /** Encodes a key the way S3 event notifications do (URL-encoded, spaces as `+`). */
 export function encodeS3EventKey(key: string): string {
   return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
+}
+
+/** An S3 event notification for one key, as the emulator sends them. */
+export function localS3Event(bucket: string, key: string, exists: boolean) {
+  return {
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        eventName: exists ? 'ObjectCreated:Put' : 'ObjectRemoved:Delete',
+        eventTime: new Date().toISOString(),
+        s3: { bucket: { name: bucket }, object: { key: encodeS3EventKey(key) } },
+      },
+    ],
+  };
 }
 
 /** Creates an S3 client for the emulator (path-style, fixed credentials, no streaming checksums). */
@@ -169,9 +197,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       .send(new HeadBucketCommand({ Bucket: bucket }))
       .catch(() => client.send(new CreateBucketCommand({ Bucket: bucket })));
 
+    const documentStore = createDocumentRepository(db);
+    const objectStore = createS3ObjectStore(client);
     const ingestion = createIngestion({
-      store: createDocumentRepository(db),
-      objects: createS3ObjectStore(client),
+      store: documentStore,
+      objects: objectStore,
       parser: createDocumentParser(),
       embedder,
       tokens: createTokenCounter(),
@@ -215,9 +245,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
     });
     const admin = createAdmin({ store: createAdminStore(db), limiter });
-    const handler = makeIngestHandler({ ingestion, logger, metrics });
+    const recovery = createIngestRecovery({
+      store: documentStore,
+      objects: objectStore,
+      ingestion,
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    });
+    const handler = makeIngestHandler({ ingestion, recovery, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {
       onError: (err) => logger.error('local ingest batch failed', { err }),
+      onDeadLetter: async (record) => {
+        await processDeadLetter(recovery, record);
+      },
       // PGlite runs no autovacuum: without fresh statistics the planner misjudges every table
       // (e.g. it ignores the GIN and HNSW indexes), so refresh them when a batch of writes ends.
       ...(db.kind === 'pglite'
@@ -231,6 +271,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       queue.push(event);
     });
 
+    // The queue lives in memory: what a previous process left unfinished, and what changed in
+    // the bucket while nothing listened, is announced again (docs/ingestion.md).
+    const reconciled =
+      (options.reconcile ?? options.dataDir !== undefined) ? await recovery.reconcile(bucket) : [];
+    for (const r of reconciled) queue.push(localS3Event(bucket, r.key, r.exists));
+
     const running = s3rver;
     return {
       db,
@@ -243,6 +289,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       documents,
       admin,
       queue,
+      recovery,
+      reconciled,
       s3: { client, endpoint, bucket },
       logger,
       async stop() {
