@@ -186,12 +186,14 @@ export function createIngestRecovery(deps: {
         ? existing.failureReason.slice(TRANSIENT_FAILURE_PREFIX.length)
         : 'the worker did not finish (it ran out of time or memory, or stopped)';
       const reason = `Indexing failed after ${attempts}: ${cause}. Retry it (POST /documents/{id}/retry) once the cause is fixed.`;
-      metrics.count('DocumentsDeadLettered');
       if (existing && (existing.status === 'indexed' || existing.status === 'deleted')) {
         // A later event already brought the document up to date: the dead letter is stale.
         log.info('dead-lettered event for a document that is up to date', { key: objectKey });
         return;
       }
+      metrics.count('DocumentsDeadLettered');
+      // The failure-rate alarm counts it with the other failures.
+      metrics.count('DocumentsFailed');
       if (existing) {
         await store.failUnfinished(tenantId, sourceUri, reason);
       } else {
