@@ -176,7 +176,9 @@ describe('bundled clients from the copies', () => {
     s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir });
     const { port } = (await s3rver.run()) as unknown as AddressInfo;
     const s3Endpoint = `http://127.0.0.1:${port}`;
-    await localS3Client(s3Endpoint).send(new CreateBucketCommand({ Bucket: 'probe' }));
+    await localS3Client(s3Endpoint, { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }).send(
+      new CreateBucketCommand({ Bucket: 'probe' }),
+    );
     const dynamo = await startLocalDynamo({ tableName: 'probe-limits' });
     stopDynamo = () => dynamo.stop();
 
