@@ -1,18 +1,16 @@
 /**
  * Fault injection (docs/ingestion.md, "Nothing stranded"): the embedded default killed with
  * SIGKILL during ingestion and started again, PostgreSQL lost mid-request (a proxy that cuts
- * every connection and refuses new ones, and a terminated backend), the embedding model and S3
- * failing during ingestion. Other faults are covered where their feature is tested: the LLM
- * failing (answer-api.test.ts, "LLM down after retries"), the embedding model failing at query
- * time (search-api.test.ts, "503 retryable"), duplicate and out-of-order S3 events
- * (ingestion.test.ts, "converges on the latest content"; ingest-recovery.test.ts).
+ * every connection and refuses new ones, and a terminated backend), the LLM and the embedding
+ * model failing at query time, the embedding model and S3 failing during ingestion, and
+ * duplicate and out-of-order S3 events.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createLocalIssuer } from '../../lambdas/adapters/auth/local-issuer';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
@@ -21,18 +19,25 @@ import { createS3ObjectStore } from '../../lambdas/adapters/s3/s3-object-store';
 import { createDocumentParser } from '../../lambdas/adapters/parsers';
 import { createDocumentRepository } from '../../lambdas/adapters/postgres/document-repository';
 import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
+import { createOpenAiCompatibleLlm } from '../../lambdas/adapters/llm/openai-compatible';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { UnavailableError } from '../../lambdas/core/errors';
-import { createIngestion, TRANSIENT_FAILURE_PREFIX } from '../../lambdas/core/ingestion/ingest';
+import { createIngestion } from '../../lambdas/core/ingestion/ingest';
+import { createIngestRecovery } from '../../lambdas/core/ingestion/recovery';
+import { makeHandler, processDeadLetter } from '../../lambdas/ingest/handler';
 import { startLocalApi, type LocalApi } from '../../local/api';
 import { localKeyDir } from '../../local/commands/token';
+import { createIngestQueue } from '../../local/ingest-queue';
 import { readLock } from '../../local/data-dir-lock';
-import { localS3Client, startLocalStack, type LocalStack } from '../../local/stack';
+import { localS3Client, localS3Event, startLocalStack, type LocalStack } from '../../local/stack';
 import {
   ENGINES,
   openTestDatabase,
   TEST_DATABASE_URL,
   type EngineName,
 } from '../support/databases';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { createHashEmbedder } from '../support/hash-embedder';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -42,7 +47,7 @@ const DOCUMENTS = 20;
 
 const text = (i: number) =>
   Array.from(
-    { length: 30 },
+    { length: 12 },
     (_, s) => `Policy ${i}, section ${s}: staff member ${i} files form ${s} within ${s + 2} days.`,
   ).join('\n\n');
 
@@ -114,6 +119,17 @@ describe('the embedded default killed with SIGKILL during ingestion', () => {
     const killed = new Promise((r) => child!.once('exit', r));
     child!.kill('SIGKILL');
     await killed;
+    // The premise: work was stranded (the uploads end long before one embedding thread has
+    // indexed 20 documents).
+    const atKill = await openPGlite(path.join(dataDir, 'pgdata'));
+    try {
+      const { rows } = await atKill.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM documents WHERE status = 'indexed'`,
+      );
+      expect(rows[0]!.n).toBeLessThan(DOCUMENTS);
+    } finally {
+      await atKill.close();
+    }
 
     const second = await start();
     const issuer = await createLocalIssuer({ keyDir: localKeyDir(dataDir) });
@@ -297,7 +313,95 @@ describe('PostgreSQL unavailable mid-request', () => {
   });
 });
 
-describe.each(ENGINES)('dependencies failing during ingestion on %s', (engine: EngineName) => {
+interface AnswerOrError {
+  flags: Record<string, boolean>;
+  citations: unknown[];
+  error?: { code: string; retryable: boolean };
+}
+
+describe('the LLM and the embedding model failing at query time', () => {
+  let fake: FakeOpenAi;
+  let stack: LocalStack;
+  let api: LocalApi;
+  let token: string;
+  const embedder = createHashEmbedder();
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+    stack = await startLocalStack({
+      embedder,
+      llm: createOpenAiCompatibleLlm({
+        baseUrl: fake.url,
+        model: 'test-model',
+        maxRetries: 1,
+        retryDelayMs: 1,
+      }),
+      logLevel: 'SILENT',
+      // Calibrated for the hash embedder on this fixture (as in answer-api.test.ts).
+      answer: {
+        calibrationByModel: { 'test/hash-512': { cosineWeight: 0.5, high: 0.3, medium: 0.12 } },
+      },
+    });
+    api = await startLocalApi(stack);
+    token = api.issuer.issueToken({ sub: 'alice', tenantId: 'acme' });
+    for (const [key, body] of [
+      [
+        'tenants/acme/shipping.md',
+        '# Shipping\n\nExpress shipping takes two business days. Standard shipping takes five business days.',
+      ],
+      ['tenants/acme/refunds.md', '# Refunds\n\nRefunds take fourteen days to reach the account.'],
+    ]) {
+      await stack.s3.client.send(
+        new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body }),
+      );
+    }
+    await stack.queue.idle();
+  });
+  afterAll(async () => {
+    await api?.close();
+    await stack?.stop();
+    await fake?.close();
+  });
+
+  const post = async (route: string, body: unknown) => {
+    const res = await fetch(`${api.server.url}${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as AnswerOrError };
+  };
+
+  it('the LLM failing: 200 with the retrieved sources as citations', async () => {
+    fake.setBehaviour({ kind: 'always-fail', status: 500 });
+    const { status, body } = await post('/answer', {
+      query_text: 'How long does express shipping take?',
+    });
+    expect(status).toBe(200);
+    expect(body.flags.fallback_to_generic).toBe(true);
+    expect(body.citations.length).toBeGreaterThan(0);
+    expect(JSON.stringify(body.citations)).toContain('shipping.md');
+    fake.reset();
+  });
+
+  it('the embedding model failing: search 503 retryable; answer 200 saying retrieval failed', async () => {
+    embedder.failNext = 1_000;
+    try {
+      const search = await post('/search', { query_text: 'express shipping', top_k: 3 });
+      expect(search.status).toBe(503);
+      expect(search.body.error).toMatchObject({ code: 'unavailable', retryable: true });
+      const answer = await post('/answer', { query_text: 'How long does express shipping take?' });
+      expect(answer.status).toBe(200);
+      expect(answer.body.flags).toMatchObject({ retrieval_failed: true });
+      expect(answer.body.citations).toEqual([]);
+    } finally {
+      embedder.failNext = 0;
+    }
+    expect((await post('/search', { query_text: 'express shipping', top_k: 3 })).status).toBe(200);
+  });
+});
+
+describe.each(ENGINES)('faults during ingestion on %s', (engine: EngineName) => {
   let stack: LocalStack;
   let db: Database | undefined;
   const embedder = createHashEmbedder();
@@ -339,7 +443,7 @@ describe.each(ENGINES)('dependencies failing during ingestion on %s', (engine: E
     expect(rows[0]!.n).toBeGreaterThan(0);
   });
 
-  it('S3 failing: a transient failure with its reason, then indexed when S3 is back', async () => {
+  it('S3 failing: the event retried, then failed with its reason; indexed when S3 is back', async () => {
     const key = 'tenants/acme/s3-down.md';
     await stack.s3.client.send(
       new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: text(3) }),
@@ -348,7 +452,8 @@ describe.each(ENGINES)('dependencies failing during ingestion on %s', (engine: E
     await stack.db.query('DELETE FROM documents WHERE source_uri = $1', [
       `s3://${stack.s3.bucket}/${key}`,
     ]);
-    // An S3 endpoint that refuses connections.
+    // The pipeline of the stack, with an S3 that answers HEAD but refuses every GET (its
+    // endpoint refuses connections), fed through the local queue and its dead-letter consumer.
     const dead = new S3Client({
       endpoint: 'http://127.0.0.1:9',
       region: 'us-east-1',
@@ -356,25 +461,78 @@ describe.each(ENGINES)('dependencies failing during ingestion on %s', (engine: E
       credentials: stack.s3.credentials,
       maxAttempts: 1,
     });
-    const broken = createIngestion({
-      store: createDocumentRepository(stack.db),
-      objects: createS3ObjectStore(dead),
+    const live = createS3ObjectStore(stack.s3.client);
+    const down = createS3ObjectStore(dead);
+    const objects = { ...live, get: (b: string, k: string) => down.get(b, k) };
+    const store = createDocumentRepository(stack.db);
+    const ingestion = createIngestion({
+      store,
+      objects,
       parser: createDocumentParser(),
       embedder,
       tokens: createTokenCounter(),
     });
-    await expect(broken.syncObject(stack.s3.bucket, key)).rejects.toThrow();
+    const recovery = createIngestRecovery({ store, objects, ingestion });
+    const handler = makeHandler({
+      ingestion,
+      recovery,
+      logger: new Logger({ logLevel: 'SILENT' }),
+      metrics: new Metrics({ namespace: 'test' }),
+    });
+    const queue = createIngestQueue((event, context) => handler(event, context), {
+      onDeadLetter: async (record) => {
+        await processDeadLetter(recovery, record);
+      },
+    });
+    queue.push(localS3Event(stack.s3.bucket, key, true));
+    await queue.idle();
+    await queue.stop();
     dead.destroy();
+    expect(queue.deadLetters).toHaveLength(1);
     const failed = await status(key);
-    expect(failed.length).toBeLessThanOrEqual(1);
-    if (failed[0]) {
-      expect(failed[0].status).toBe('failed');
-      expect(failed[0].failure_reason?.startsWith(TRANSIENT_FAILURE_PREFIX)).toBe(true);
-    }
-    // The event is delivered again (what SQS does after the visibility timeout).
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.status).toBe('failed');
+    expect(failed[0]!.failure_reason).toMatch(/^Indexing failed after 3 attempts: .+ Retry it/);
+
+    // S3 is back: a retry (or the next event) indexes it, in the same row.
     await stack.ingestion.syncObject(stack.s3.bucket, key);
     const rows = await status(key);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: 'indexed', failure_reason: null });
+  });
+
+  it('duplicate and out-of-order S3 events leave exactly the right rows', async () => {
+    const key = 'tenants/acme/events.md';
+    const uri = `s3://${stack.s3.bucket}/${key}`;
+    await stack.s3.client.send(
+      new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: text(4) }),
+    );
+    await stack.queue.idle();
+    const [first] = await status(key);
+    const chunks = async () =>
+      (
+        await stack.db.query<{ n: number; d: number }>(
+          `SELECT count(*)::int AS n, count(DISTINCT chunk_index)::int AS d FROM chunks c
+             JOIN documents d ON d.id = c.document_id WHERE d.source_uri = $1`,
+          [uri],
+        )
+      ).rows[0]!;
+    // The same event twice, and a removal announced while the object still exists.
+    stack.queue.push(localS3Event(stack.s3.bucket, key, true));
+    stack.queue.push(localS3Event(stack.s3.bucket, key, true));
+    stack.queue.push(localS3Event(stack.s3.bucket, key, false));
+    await stack.queue.idle();
+    expect(await status(key)).toEqual([first]);
+    const before = await chunks();
+    expect(before.n).toBe(before.d);
+    expect(before.n).toBe(first!.n);
+
+    // Removed, then its creation announced late (and twice): nothing is resurrected.
+    await stack.s3.client.send(new DeleteObjectCommand({ Bucket: stack.s3.bucket, Key: key }));
+    await stack.queue.idle();
+    stack.queue.push(localS3Event(stack.s3.bucket, key, true));
+    stack.queue.push(localS3Event(stack.s3.bucket, key, true));
+    await stack.queue.idle();
+    expect(await status(key)).toEqual([{ status: 'deleted', failure_reason: null, n: 0 }]);
   });
 });
