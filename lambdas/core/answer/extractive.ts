@@ -4,8 +4,8 @@
  * idf-weighted overlap of the question's terms (without its interrogative frame) with the
  * sentence's words that it does not negate (idf over the context's sentences), a bonus for the
  * sentence's neighbourhood matching too, a bonus for holding the kind of answer the question asks
- * for (a duration for "how long", ./answer-type.ts), and a small prior for sources retrieval
- * ranked higher. When the best sentence names the subject but the sentence next to it holds the
+ * for (a duration for "how long", ./answer-type.ts), and small priors for sources retrieval
+ * ranked higher and for sentences early in their passage. When the best sentence names the subject but the sentence next to it holds the
  * answer, both are given. It never writes text that is not in the documents.
  */
 import { expectedAnswerType, holdsAnswerType } from './answer-type';
@@ -16,6 +16,14 @@ import { affirmedWords, contentWords, isNegated, questionTerms, sentences } from
 const ANSWER_TYPE_BONUS = 0.2;
 /** Score taken from a sentence that negates when the question does not. */
 const NEGATION_PENALTY = 0.05;
+/** Weight of the question's terms found only in the sentence before. */
+const NEAR_WEIGHT = 0.5;
+/** Score taken per rank of the sentence's source below the first. */
+const SOURCE_RANK_PENALTY = 0.05;
+/** Score taken per sentence before this one in its passage (up to 5): a passage states its subject first. */
+const POSITION_PENALTY = 0.005;
+/** A further sentence is kept when it scores at least this share of the best (a default). */
+export const MIN_RELATIVE_SCORE = 0.6;
 
 export const EXTRACTIVE_MODEL_ID = 'extractive';
 
@@ -32,6 +40,8 @@ interface Candidate {
   readonly words: string[];
   readonly passage: number;
   readonly order: number;
+  /** Position of the sentence in its passage, from 0. */
+  readonly position: number;
   readonly typed: boolean;
   score: number;
 }
@@ -39,7 +49,7 @@ interface Candidate {
 export function extractiveAnswer(
   question: string,
   blocks: readonly ContextBlock[],
-  options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: 0.8 },
+  options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
 ): string {
   const type = expectedAnswerType(question);
   const negatedQuestion = isNegated(question);
@@ -49,6 +59,7 @@ export function extractiveAnswer(
   for (const block of blocks) {
     for (const p of block.passages) {
       passage += 1;
+      let position = 0;
       for (const s of sentences(p.text)) {
         // Headings and fragments carry no answer.
         if (s.text.length < 20) continue;
@@ -59,6 +70,7 @@ export function extractiveAnswer(
           words: negatedQuestion ? contentWords(s.text) : affirmedWords(s.text),
           passage,
           order: order++,
+          position: position++,
           typed: type !== null && holdsAnswerType(s.text, type),
           score: 0,
         });
@@ -82,10 +94,11 @@ export function extractiveAnswer(
       q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
     c.score =
       matched +
-      0.25 * near +
+      NEAR_WEIGHT * near +
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
       (!negatedQuestion && isNegated(c.text) ? NEGATION_PENALTY : 0) -
-      0.02 * (c.block.index - 1) -
+      SOURCE_RANK_PENALTY * (c.block.index - 1) -
+      POSITION_PENALTY * Math.min(c.position, 5) -
       (0.002 * Math.min(c.words.length, 60)) / 6;
   }
   const ranked = [...candidates].sort((a, b) => b.score - a.score);
