@@ -5,7 +5,7 @@
  * sentences than to its answer. Measuring a chunk's cosine in standard deviations above the
  * query's own background makes the gate's thresholds mean the same thing across models, so a
  * model without a calibration still gets a meaningful gate (docs/confidence.md,
- * docs/decisions/0001-background-normalised-confidence.md).
+ * docs/decisions/0133-background-normalised-confidence.md).
  *
  * The background is a fixed set of short sentences on everyday topics, embedded once per
  * process with the model in use; each query then costs one dot product per sentence.

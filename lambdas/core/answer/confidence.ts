@@ -42,7 +42,7 @@ export interface ConfidenceCalibration {
  * rather than fitted: cosine and coverage weigh the same (coverage does not depend on the model);
  * a chunk is evidence at relevance 0.3 (e.g. a cosine 3 standard deviations above the question's
  * background with 30 % coverage), `medium` when the evidence averages 0.4, `high` 0.6
- * (docs/decisions/0001-background-normalised-confidence.md).
+ * (docs/decisions/0133-background-normalised-confidence.md).
  */
 export const DEFAULT_CALIBRATION: ConfidenceCalibration = {
   cosineWeight: 0.5,
