@@ -58,12 +58,16 @@ export class ApiStack extends Stack {
       securityGroups: [data.network.functionSecurityGroup],
     };
     const embedding = { modelId: config.embeddingModelId, dimension: config.embeddingDimension };
-    const confidence = {
-      CONFIDENCE_HIGH: String(config.confidenceHigh),
-      CONFIDENCE_MEDIUM: String(config.confidenceMedium),
-      CONFIDENCE_COSINE_WEIGHT: String(config.confidenceCosineWeight),
-      CONFIDENCE_EVIDENCE_FLOOR: String(config.confidenceEvidenceFloor),
-    };
+    // Only the overrides the configuration sets: the functions resolve the rest from the
+    // embedding model's calibration (lambdas/core/answer/calibrations.ts).
+    const confidence = Object.fromEntries(
+      Object.entries({
+        CONFIDENCE_HIGH: config.confidenceHigh,
+        CONFIDENCE_MEDIUM: config.confidenceMedium,
+        CONFIDENCE_COSINE_WEIGHT: config.confidenceCosineWeight,
+        CONFIDENCE_EVIDENCE_FLOOR: config.confidenceEvidenceFloor,
+      }).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
+    );
     const fn = (fnId: string, fnProps: Omit<GroundworkFunctionProps, 'network' | 'logRetention'>) =>
       new GroundworkFunction(this, fnId, {
         network,

@@ -85,13 +85,17 @@ export const groundworkConfigSchema = z
       .union([modelId, z.literal(''), z.literal('extractive'), z.null()])
       .transform((v) => (v === '' || v === 'extractive' ? null : v))
       .default('amazon.nova-lite-v1:0'),
-    /** Confidence gate for the embedding model: mean relevance of the top 5 chunks. */
-    confidenceHigh: num.pipe(z.number().min(0).max(1)).default(0.75),
-    confidenceMedium: num.pipe(z.number().min(0).max(1)).default(0.6),
-    /** Weight of cosine in a chunk's relevance (the rest: keyword coverage); 1 for Titan. */
-    confidenceCosineWeight: num.pipe(z.number().min(0).max(1)).default(1),
-    /** Chunks below this relevance are not evidence (docs/confidence.md); 0 keeps every chunk. */
-    confidenceEvidenceFloor: num.pipe(z.number().min(0).max(1)).default(0),
+    /**
+     * Confidence gate overrides (docs/confidence.md): each one set replaces that value of the
+     * embedding model's calibration (lambdas/core/answer/calibrations.ts); unset, the model's
+     * calibration or the uncalibrated defaults apply.
+     */
+    confidenceHigh: num.pipe(z.number().min(0).max(1)).optional(),
+    confidenceMedium: num.pipe(z.number().min(0).max(1)).optional(),
+    /** Weight of the background-normalised cosine in a chunk's relevance (the rest: coverage). */
+    confidenceCosineWeight: num.pipe(z.number().min(0).max(1)).optional(),
+    /** Chunks below this relevance are not evidence; 0 keeps every chunk. */
+    confidenceEvidenceFloor: num.pipe(z.number().min(0).max(1)).optional(),
     /** Plans, quotas, rate limits, cost caps and prices (see lambdas/core/limits/config.ts). */
     limits: jsonOrObject.default({}),
     /** Aurora Serverless v2 capacity in ACUs; a minimum of 0 pauses the database when idle. */
@@ -192,7 +196,11 @@ export const groundworkConfigSchema = z
         message: 'hostedLoginDomainPrefix and hostedLoginCallbackUrls go together',
       });
     }
-    if (c.confidenceMedium > c.confidenceHigh) {
+    if (
+      c.confidenceMedium !== undefined &&
+      c.confidenceHigh !== undefined &&
+      c.confidenceMedium > c.confidenceHigh
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['confidenceMedium'],

@@ -11,6 +11,18 @@ describe('the embedded default configuration', () => {
     expect(windowed).toMatchObject({ ingestion: { embedWindowTokens: 128 } });
   });
 
+  it('passes only the confidence overrides that are set, as the answer functions read them', async () => {
+    expect(await stackOptionsFromEnv(loadLocalEnv({}))).toMatchObject({
+      answer: { calibrationOverrides: {} },
+    });
+    const tuned = await stackOptionsFromEnv(
+      loadLocalEnv({ CONFIDENCE_HIGH: '0.7', CONFIDENCE_EVIDENCE_FLOOR: '0.2' }),
+    );
+    expect(tuned).toMatchObject({
+      answer: { calibrationOverrides: { high: 0.7, evidenceFloor: 0.2 } },
+    });
+  });
+
   it('names the variable when the window is not a usable size', () => {
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: '5' })).toThrow(ConfigError);
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: 'big' })).toThrow(

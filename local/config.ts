@@ -6,8 +6,14 @@ import * as z from 'zod';
 import { parseEnv } from '../lambdas/adapters/aws/lambda-env';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import { ConfigError } from '../lambdas/core/errors';
+import {
+  calibrationOverridesFromEnv,
+  confidenceEnvShape,
+} from '../lambdas/rag-answer/confidence-env';
 
 export const localEnvSchema = z.object({
+  /** Confidence gate overrides, read as the answer functions read them. */
+  ...confidenceEnvShape,
   /** Where PGlite's data, the S3 emulator's objects and the signing keys live. */
   GROUNDWORK_DATA_DIR: z.string().min(1).default('.groundwork'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -80,6 +86,7 @@ export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
   return {
     dataDir: env.dataDir,
     bucket: env.GROUNDWORK_BUCKET,
+    answer: { calibrationOverrides: calibrationOverridesFromEnv(env) },
     logLevel: env.GROUNDWORK_LOG_LEVEL,
     llm: await llmFromEnv(env),
     ...(env.GROUNDWORK_EMBEDDER === 'bedrock'

@@ -1,42 +1,37 @@
 /**
- * The confidence gate's settings as both answer functions (buffered and streaming) read them
- * from their environment (set by the CDK app from `confidence*` in its configuration).
+ * The confidence gate's settings as the answer functions (buffered and streaming) and the
+ * embedded default read them from their environment: each `CONFIDENCE_*` that is set overrides
+ * that value of the embedding model's calibration (core/answer/calibrations.ts
+ * resolveCalibration); unset, the model's own calibration, or the uncalibrated defaults, apply.
  */
 import * as z from '../core/zod';
-import { DEFAULT_CALIBRATION, type ConfidenceCalibration } from '../core/answer/confidence';
+import type { ConfidenceCalibration } from '../core/answer/confidence';
 
 const unitInterval = z.coerce.number().check(z.gte(0), z.lte(1));
 
-/** Spread into a function's environment schema; check it with `confidenceEnvRefinement`. */
+/** Spread into an environment schema. */
 export const confidenceEnvShape = {
-  /**
-   * Thresholds for the configured embedding model (see core/answer/confidence); unset, the
-   * defaults for a model without a calibration, in units of the question's background.
-   */
-  CONFIDENCE_HIGH: z._default(unitInterval, DEFAULT_CALIBRATION.high),
-  CONFIDENCE_MEDIUM: z._default(unitInterval, DEFAULT_CALIBRATION.medium),
+  /** Mean evidence relevance for `high` and for `medium`. */
+  CONFIDENCE_HIGH: z.optional(unitInterval),
+  CONFIDENCE_MEDIUM: z.optional(unitInterval),
   /** Weight of the background-normalised cosine in a chunk's relevance; the rest is coverage. */
-  CONFIDENCE_COSINE_WEIGHT: z._default(unitInterval, DEFAULT_CALIBRATION.cosineWeight),
+  CONFIDENCE_COSINE_WEIGHT: z.optional(unitInterval),
   /** Relevance below which a chunk of the top 5 is not evidence; 0 averages all five. */
-  CONFIDENCE_EVIDENCE_FLOOR: z._default(unitInterval, DEFAULT_CALIBRATION.evidenceFloor ?? 0),
+  CONFIDENCE_EVIDENCE_FLOOR: z.optional(unitInterval),
 };
 
-type ConfidenceEnv = { [K in keyof typeof confidenceEnvShape]: number };
+type ConfidenceEnv = { [K in keyof typeof confidenceEnvShape]?: number | undefined };
 
-/** medium <= high, reported on CONFIDENCE_MEDIUM. */
-export const confidenceEnvRefinement: [
-  (e: ConfidenceEnv) => boolean,
-  { message: string; path: string[] },
-] = [
-  (e) => e.CONFIDENCE_MEDIUM <= e.CONFIDENCE_HIGH,
-  { message: 'must not exceed CONFIDENCE_HIGH', path: ['CONFIDENCE_MEDIUM'] },
-];
-
-export function calibrationFromEnv(env: ConfidenceEnv): ConfidenceCalibration {
+/** The values the environment sets (only those). */
+export function calibrationOverridesFromEnv(env: ConfidenceEnv): Partial<ConfidenceCalibration> {
   return {
-    cosineWeight: env.CONFIDENCE_COSINE_WEIGHT,
-    evidenceFloor: env.CONFIDENCE_EVIDENCE_FLOOR,
-    high: env.CONFIDENCE_HIGH,
-    medium: env.CONFIDENCE_MEDIUM,
+    ...(env.CONFIDENCE_COSINE_WEIGHT !== undefined
+      ? { cosineWeight: env.CONFIDENCE_COSINE_WEIGHT }
+      : {}),
+    ...(env.CONFIDENCE_EVIDENCE_FLOOR !== undefined
+      ? { evidenceFloor: env.CONFIDENCE_EVIDENCE_FLOOR }
+      : {}),
+    ...(env.CONFIDENCE_HIGH !== undefined ? { high: env.CONFIDENCE_HIGH } : {}),
+    ...(env.CONFIDENCE_MEDIUM !== undefined ? { medium: env.CONFIDENCE_MEDIUM } : {}),
   };
 }

@@ -28,7 +28,7 @@ import {
 } from '../adapters/postgres/conversation-repository';
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
-import { calibrationFromEnv, confidenceEnvRefinement, confidenceEnvShape } from './confidence-env';
+import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
 
@@ -40,8 +40,7 @@ export const answerEnvSchema = z
     /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
     GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
     ...confidenceEnvShape,
-  })
-  .check(z.refine(...confidenceEnvRefinement));
+  });
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
 const env = parseEnv(answerEnvSchema);
@@ -90,9 +89,7 @@ async function buildAnswering(): Promise<Answering> {
       ? llm.createBedrockLlm({ client, modelId: env.GENERATION_MODEL_ID })
       : null,
     settings: {
-      calibrationByModel: {
-        [embedder.modelId]: calibrationFromEnv(env),
-      },
+      calibrationOverrides: calibrationOverridesFromEnv(env),
     },
     log,
     metrics: sink,

@@ -20,7 +20,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
-import { calibrationFromEnv, confidenceEnvRefinement, confidenceEnvShape } from './confidence-env';
+import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -89,8 +89,7 @@ export const streamEnvSchema = z
       ),
       z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
     ),
-  })
-  .check(z.refine(...confidenceEnvRefinement));
+  });
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
 const env = parseEnv(streamEnvSchema);
@@ -115,9 +114,7 @@ const answering = createAnswering({
     ? createBedrockLlm({ client: bedrock, modelId: env.GENERATION_MODEL_ID })
     : null,
   settings: {
-    calibrationByModel: {
-      [embedder.modelId]: calibrationFromEnv(env),
-    },
+    calibrationOverrides: calibrationOverridesFromEnv(env),
   },
   log,
   metrics: sink,

@@ -13,11 +13,10 @@ import type { SearchFilters } from '../retrieval/filters';
 import type { Search } from '../retrieval/search';
 import type { SearchHit } from '../retrieval/types';
 import { createBackground } from './background';
-import { CALIBRATIONS } from './calibrations';
+import { CALIBRATIONS, resolveCalibration } from './calibrations';
 import { mapCitations, MAX_CITATIONS, type Citation } from './citations';
 import {
   assessConfidence,
-  DEFAULT_CALIBRATION,
   gateEvidence,
   type ConfidenceCalibration,
   type ConfidenceLevel,
@@ -47,6 +46,8 @@ export const INSUFFICIENT_CONTEXT_TEXT =
 
 export interface AnswerSettings {
   readonly calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>;
+  /** Values the deployment sets over the model's calibration (see resolveCalibration). */
+  readonly calibrationOverrides?: Partial<ConfidenceCalibration>;
   readonly context: ContextSettings;
   readonly defaultTopK: number;
   readonly extractiveSentences: number;
@@ -191,7 +192,11 @@ export function createAnswering(deps: AnswerDeps): Answering {
   const log = deps.log ?? silentLog;
   const metrics = deps.metrics ?? noMetrics;
   const clock = deps.clock ?? systemClock;
-  const calibration = settings.calibrationByModel[deps.embedder.modelId] ?? DEFAULT_CALIBRATION;
+  const calibration = resolveCalibration(
+    deps.embedder.modelId,
+    settings.calibrationOverrides,
+    settings.calibrationByModel,
+  );
   const background = createBackground(deps.embedder);
 
   return {
