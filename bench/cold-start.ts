@@ -133,6 +133,7 @@ setImmediate(() => {
  */
 const SIDE_LOAD_PROBES: Readonly<Record<string, string>> = {
   'gpt-tokenizer': `require('gpt-tokenizer/encoding/cl100k_base').countTokens('hello world')`,
+  'iconv-lite': `require('iconv-lite').decode(Buffer.from([0x63, 0x61, 0x66, 0xe9]), 'windows-1252')`,
   mammoth: `await import('mammoth')`,
   'node-html-parser': `await import('node-html-parser')`,
   unpdf: `await (await import('unpdf')).getResolvedPDFJS()`,

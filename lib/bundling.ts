@@ -115,7 +115,9 @@ export type SideLoadedModule =
  * - `mammoth` (with JSZip and xmldom, about 370 KB) and `node-html-parser` (about 120 KB):
  *   imported by the Word and HTML parsers on the first such document;
  * - `gpt-tokenizer` (the cl100k ranks, about 1 MB): required by the token counter on its first
- *   count (lambdas/adapters/tokenizer), i.e. on the first document or the first answer.
+ *   count (lambdas/adapters/tokenizer), i.e. on the first document or the first answer;
+ * - `iconv-lite` (legacy code pages, about 480 KB): required by the text parser on the first
+ *   text that is not UTF-8.
  * test/infra/stacks.test.ts loads each one from a synthesized bundle folder alone.
  */
 export const SIDE_LOADED_MODULES: Readonly<Record<string, SideLoadedModule>> = {
@@ -125,6 +127,7 @@ export const SIDE_LOADED_MODULES: Readonly<Record<string, SideLoadedModule>> = {
   mammoth: { bundle: ['mammoth'] },
   'node-html-parser': { bundle: ['node-html-parser'] },
   'gpt-tokenizer': { bundle: ['gpt-tokenizer/encoding/cl100k_base'] },
+  'iconv-lite': { bundle: ['iconv-lite'] },
 };
 
 /** The Lambda entry points, relative to the repository root, by function. */
@@ -142,7 +145,7 @@ export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 
 /** Which functions side-load which modules (see SIDE_LOADED_MODULES). */
 export const SIDE_LOADED_BY: Readonly<Partial<Record<LambdaName, readonly string[]>>> = {
-  ingest: ['unpdf', 'mammoth', 'node-html-parser', 'gpt-tokenizer'],
+  ingest: ['unpdf', 'mammoth', 'node-html-parser', 'gpt-tokenizer', 'iconv-lite'],
   answer: ['gpt-tokenizer'],
   answerStream: ['gpt-tokenizer'],
 };

@@ -5,10 +5,21 @@
 import { isUtf8 } from 'node:buffer';
 import { TextDecoder } from 'node:util';
 import { analyse } from 'chardet';
-import iconv from 'iconv-lite';
+import type Iconv from 'iconv-lite';
 import type { Extracted } from './shared';
 
 const SAMPLE_BYTES = 64 * 1024;
+
+let iconvModule: typeof Iconv | undefined;
+
+/**
+ * iconv-lite with its code tables (about 480 KB) is required on the first legacy-encoded text,
+ * not when a function loads; a Lambda bundle ships it beside itself (lib/bundling.ts).
+ */
+function iconv(): typeof Iconv {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (iconvModule ??= require('iconv-lite') as typeof Iconv);
+}
 
 /**
  * Decodes bytes as text in the charset `charsetOf` finds. A UTF-8 BOM is dropped. Invalid
@@ -24,7 +35,7 @@ export function decodeText(bytes: Uint8Array, charset?: string): string {
  */
 function decodeAs(bytes: Uint8Array, encoding: string): string {
   if (encoding.startsWith('utf-')) return new TextDecoder(encoding).decode(bytes);
-  return iconv.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), encoding);
+  return iconv().decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), encoding);
 }
 
 /**
@@ -75,7 +86,7 @@ function encodingOf(label: string): string | undefined {
   } catch {
     return undefined; // RangeError: not an encoding label
   }
-  return encoding.startsWith('utf-') || iconv.encodingExists(encoding) ? encoding : undefined;
+  return encoding.startsWith('utf-') || iconv().encodingExists(encoding) ? encoding : undefined;
 }
 
 /** Valid UTF-8, allowing a character cut at the end of a sample taken from a longer text. */
