@@ -205,7 +205,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     } catch {
       // no tenant: recorded under the reserved id, never in a real tenant's scope
     }
-    const attrs: DocumentAttributes = fallback ?? {
+    const minimal: DocumentAttributes = {
       tenantId,
       sourceUri: `s3://${bucket}/${key}`,
       title: key.split('/').pop() ?? key,
@@ -216,7 +216,16 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       metadata: {},
       sourceUpdatedAt: lastModified,
     };
-    const documentId = await store.markFailed(attrs, err.message);
+    let documentId: string;
+    try {
+      documentId = await store.markFailed(fallback ?? minimal, err.message);
+    } catch (recordErr) {
+      // Attributes the store refuses must not cost the document its row: it is recorded with
+      // what the key alone says.
+      if (!fallback) throw recordErr;
+      log.warn('recording the failure with its attributes failed', { key, recordErr });
+      documentId = await store.markFailed(minimal, err.message);
+    }
     log.warn('document rejected', { key, reasonCode: err.reasonCode, reason: err.message });
     metrics.count('DocumentsFailed');
     return { action: 'failed', documentId, reason: err.message };
