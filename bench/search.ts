@@ -503,9 +503,9 @@ function* walk(node: PlanNode): Generator<PlanNode> {
 
 /**
  * How a statement reads chunks for its vector arm: through HNSW, a b-tree, or a full scan. The
- * search statement's arm is its `vec` CTE, two plans behind one-time filters of which one runs
- * (from EXPLAIN ANALYZE: the branch whose outer child executed); the arm-alone statement is the
- * whole plan.
+ * search statement's arm is its `vec` CTE; with filters, two plans behind one-time filters of
+ * which one runs (from EXPLAIN ANALYZE: the branch whose outer child executed); the arm-alone
+ * statement is the whole plan.
  */
 function vectorPlanKind(root: PlanNode): PlanKind {
   const cte = [...walk(root)].find((n) => n['Subplan Name'] === 'CTE vec') ?? root;
@@ -777,7 +777,7 @@ async function measureFiltered(
   log: (line: string) => void,
 ): Promise<SearchBenchResult['filtered'][number]> {
   const topK = 10;
-  // As the use case and repository set them: candidates = max(100, 4 top_k), ef_search = candidates.
+  // As the use case and repository set them: candidates = max(50, 4 top_k), ef_search = candidates.
   const candidates = Math.max(DEFAULT_SEARCH_SETTINGS.candidates, topK * 4);
   const settings = repositorySettings(candidates);
   const statistics = await statisticsOf(db, tenantId);

@@ -4,30 +4,6 @@ import type { DocumentStatus, Visibility } from '../../core/ingestion/document-s
 import type { Database } from './database';
 import { isUuid } from './sql-params';
 
-export interface DocumentStatusRow {
-  id: string;
-  source_uri: string;
-  title: string | null;
-  status: string;
-  failure_reason: string | null;
-  chunk_count: number;
-}
-
-/** Status of the given sources in one tenant (tenant scope is mandatory). */
-export async function findDocumentStatuses(
-  db: Database,
-  tenantId: string,
-  sourceUris: readonly string[],
-): Promise<DocumentStatusRow[]> {
-  const { rows } = await db.query<DocumentStatusRow>(
-    `SELECT id, source_uri, title, status, failure_reason, chunk_count
-       FROM documents WHERE tenant_id = $1 AND source_uri = ANY($2::text[])
-      ORDER BY source_uri`,
-    [tenantId, [...sourceUris]],
-  );
-  return rows;
-}
-
 export interface DocumentListRow {
   id: string;
   source_uri: string;
@@ -98,6 +74,7 @@ interface DocumentViewRow {
   chunk_count: number;
   metadata: Record<string, unknown>;
   progress: Record<string, unknown> | null;
+  lease_renewed_at: Date | null;
   created_at: Date;
   updated_at: Date;
   source_updated_at: Date | null;
@@ -118,6 +95,7 @@ const toView = (r: DocumentViewRow): DocumentView => ({
   chunkCount: r.chunk_count,
   metadata: r.metadata,
   progress: r.progress,
+  leaseRenewedAt: r.lease_renewed_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   sourceUpdatedAt: r.source_updated_at,
@@ -125,8 +103,8 @@ const toView = (r: DocumentViewRow): DocumentView => ({
 
 /** The columns `toView` reads. */
 const VIEW_COLUMNS = `id, tenant_id, source_uri, title, source_type, language, visibility, owner_user_id,
-                uploaded_by, status, failure_reason, chunk_count, metadata, progress, created_at,
-                updated_at, source_updated_at`;
+                uploaded_by, status, failure_reason, chunk_count, metadata, progress, lease_renewed_at,
+                created_at, updated_at, source_updated_at`;
 
 /** The documents API's view of the `documents` and `chunks` tables. */
 export function createDocumentCatalog(db: Database): DocumentCatalog {
@@ -189,13 +167,16 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
       }));
     },
 
-    async markRequeued(documentId) {
+    async markRequeued(documentId, stuckBefore) {
       const { rows } = await db.query(
         `UPDATE documents SET status = 'queued', failure_reason = NULL, progress = NULL,
-                updated_at = now()
-          WHERE id = $1::uuid AND status = 'failed'
+                lease_renewed_at = NULL, updated_at = now()
+          WHERE id = $1::uuid
+            AND (status = 'failed'
+                 OR (status IN ('queued', 'processing')
+                     AND coalesce(lease_renewed_at, updated_at) < $2))
           RETURNING id`,
-        [documentId],
+        [documentId, stuckBefore],
       );
       return rows.length > 0;
     },

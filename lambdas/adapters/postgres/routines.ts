@@ -1,12 +1,11 @@
 /**
  * Statements installed as PL/pgSQL functions ("routines"), so that the server keeps their plans.
  *
- * node-pg sends each statement unnamed, so the server parses and plans it on every request.
- * For the search statement that was 3 to 5 ms of a 15 to 20 ms search on the 100k-chunk
- * benchmark (planning 2 to 3.8 ms, parsing about 1; docs/retrieval.md). Named prepared
- * statements would keep the plan, but they pin RDS Proxy connections to one server process. A
- * PL/pgSQL function keeps the plans of its statements in the server process that runs it,
- * whichever client connection calls it, so nothing is pinned.
+ * node-pg sends each statement unnamed, so the server parses and plans it on every request, a
+ * large share of a search statement's time (docs/decisions/0101-search-plans-kept-as-routines.md).
+ * Named prepared statements would keep the plan, but they pin RDS Proxy connections to one server
+ * process. A PL/pgSQL function keeps the plans of its statements in the server process that runs
+ * it, whichever client connection calls it, so nothing is pinned.
  *
  * A routine is generated from the statement itself, never written by hand. Its name is a hash of
  * its whole definition (the statement's text, its parameters' types, the wrapper around them):

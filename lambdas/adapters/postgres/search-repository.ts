@@ -52,7 +52,10 @@ interface HitRow {
   end_offset: number;
 }
 
-/** How the statement plans each arm; see docs/retrieval.md for the measurements behind both. */
+/**
+ * How the statement plans each arm (docs/retrieval.md; the reasons for each default are in
+ * docs/decisions/0101 and 0104 to 0110).
+ */
 export interface SearchSqlOptions {
   /**
    * Keyword arm: the summed document frequency (in the caller's scope) of the lexemes that
@@ -93,13 +96,13 @@ export interface SearchSqlOptions {
 }
 
 /**
- * 1,000 chunks per query: on SciFact and SQuAD the nDCG@10 of keyword and hybrid search is
- * unchanged from scoring every match (500 too); on the benchmark's 89k-chunk tenant it keeps 85 %
- * of the unbounded arm's top 10, at about 12 µs per chunk scored. Crossover 30: a / b measured
- * between 20 and 50 on the 100k-chunk benchmark. Filtered crossover 75 and cap 500: a metadata
- * filter on the benchmark's big tenant was served faster exactly from its documents at 2 % of
- * them (1,850 chunks: 21 against 45 ms through HNSW) and through HNSW at 5 % (4,680 chunks: 19
- * against 37 ms); n_f² / N is 34 and 219 there (docs/retrieval.md).
+ * The defaults, each the measured choice of a decision record: the budget leaves nDCG@10 on
+ * SciFact and SQuAD as scoring every match does while bounding the arm's cost
+ * (docs/decisions/0104-keyword-budget.md); the crossover lies between the measured a / b of the
+ * two scans (0107-hnsw-or-exact-scan.md); the filtered crossover and cap lie between the filter
+ * selectivities where each plan was faster (0108-filtered-scope-from-documents.md); the deferred
+ * check (0109-deferred-document-check.md) and cached plans (0101-search-plans-kept-as-routines.md)
+ * save per-search work with identical hits.
  */
 export const DEFAULT_SEARCH_SQL: SearchSqlOptions = {
   dfBudget: 1000,
@@ -132,9 +135,10 @@ export interface SearchPlan {
 
 /**
  * The statement's plan for a scope. Decided here rather than in the statement because one-time
- * filters choosing between plans inside it cost the planner both: sending only the chosen arm
- * made planning 0.9 ms shorter on the 100k-chunk benchmark (docs/retrieval.md). The statistics
- * may be a moment old; they choose a plan, never what a caller may see.
+ * filters choosing between plans inside it make the planner plan both, and because a plan chosen
+ * before the statement is what lets its routine keep a generic plan
+ * (docs/decisions/0107-hnsw-or-exact-scan.md). The statistics may be a moment old; they choose a
+ * plan, never what a caller may see.
  */
 export function planSearch(
   statistics: ScopeStatistics,
@@ -161,12 +165,9 @@ export function efSearchFor(candidates: number): number {
 /**
  * The planner's cost of a page read out of order, for the search's transaction. PostgreSQL's
  * default (4, a spinning disk) makes pgvector's estimate for an HNSW scan lose to a sequential
- * scan and a sort of the whole table while the table is small: on PostgreSQL 15 + pgvector 0.8.0
- * and PGlite, tables of 1,000 to about 7,000 chunks of realistic width had their vector arm
- * served by a sort of every row (36 ms at 3,000 chunks on PostgreSQL, 61 ms on PGlite) where
- * HNSW takes 2 to 7 ms. 1.1, the usual figure for SSD or cached storage (Aurora's storage, PGlite
- * in memory), keeps the index; from 10,000 chunks on the plans and times were the same with
- * either (docs/retrieval.md).
+ * scan and a sort of the whole table while the table is small (up to about 7,000 chunks), on
+ * PostgreSQL and PGlite alike. 1.1, the usual figure for SSD or cached storage (Aurora's storage,
+ * PGlite in memory), keeps the index (docs/decisions/0103-search-planner-settings.md).
  */
 export const SEARCH_RANDOM_PAGE_COST = 1.1;
 
@@ -175,11 +176,10 @@ export const SEARCH_RANDOM_PAGE_COST = 1.1;
  * routine's call: never per session, so pooled connections do not inherit them): iterative index
  * scans, so that selective filters still fill `top_k`, `ef_search` for the candidate count, the
  * page cost above, and no JIT compilation.
- * The planner compiles a statement whose estimated cost passes `jit_above_cost` (100,000 by
- * default), and both vector plans count in the estimate although one runs: on the 100k-chunk
- * benchmark a metadata filter already brings it to 56,545, and a compiled search took 232 ms
- * against 30 (211 functions, 223 ms of compiling) for a statement that never runs long enough to
- * pay that back.
+ * The planner compiles a statement whose estimated cost passes `jit_above_cost`, counting plans
+ * behind one-time filters that never run; a filtered statement on a large table crosses it, and
+ * compiling costs far more than the statement ever runs
+ * (docs/decisions/0103-search-planner-settings.md).
  */
 export function searchTransactionSettings(candidates: number): LocalSettings {
   return {
@@ -268,8 +268,8 @@ export function buildSearchSql(
     // sees), up to a cap of documents. A small scope (`fscope.small`) is read from those
     // documents by both arms: HNSW tests filters on every chunk it visits, nearest first, and a
     // selective filter runs it out of its iterative limits before it has found the nearest
-    // matching chunks (recall 0.75 in 236 ms at 0.2 % of the benchmark's big tenant); the
-    // keyword arm's rarest lexemes would mostly select chunks the filter then drops. Chunks with
+    // matching chunks (docs/decisions/0108-filtered-scope-from-documents.md); the keyword arm's
+    // rarest lexemes would mostly select chunks the filter then drops. Chunks with
     // metadata of their own are read too, through their partial index (migrations/0008), and
     // every chunk is tested with the full filters, so nothing is missed.
     const cap = p.add(options.filteredDocumentsCap, 'int');
@@ -297,9 +297,10 @@ export function buildSearchSql(
   if (useVector) {
     // The scope's vectors: an exact scan through the tenant b-tree while the scope is small, the
     // HNSW index with the iterative scan beyond that (`plan.vectorIndex`). The planner cannot
-    // make this choice itself: for a mid-size tenant it prefers the b-tree and a sort, at 7 to 8
-    // QPS where HNSW runs at 150 (docs/retrieval.md). `(..) IS TRUE` hides the tenant test from
-    // the b-tree while keeping its selectivity estimate, so HNSW is the cheap ordered path left.
+    // make this choice itself: for a mid-size tenant it prefers the b-tree and a sort, many times
+    // slower than HNSW (docs/decisions/0107-hnsw-or-exact-scan.md). `(..) IS TRUE` hides the
+    // tenant test from the b-tree while keeping its selectivity estimate, so HNSW is the cheap
+    // ordered path left.
     // The exact scan orders by the distance plus 0, an expression HNSW cannot serve, so that a
     // plan made without the scope's size (a routine's generic plan) still scans exactly.
     const arm = (
@@ -337,8 +338,9 @@ export function buildSearchSql(
     // The chunks to score: those holding the question's rarest lexemes, taken from the rarest up
     // while their summed document frequency stays within the budget (the rarest always, so a
     // question of common words still gets keyword candidates). Lexemes no chunk in scope holds
-    // are left out. The index's lexemes name their tenant (migrations/0009), so the query asks
-    // for each taken lexeme of each tenant in scope and GIN reads no other tenant's postings.
+    // are left out (docs/decisions/0104-keyword-budget.md). The index's lexemes name their tenant
+    // (migrations/0009), so the query asks for each taken lexeme of each tenant in scope and GIN
+    // reads no other tenant's postings (docs/decisions/0110-tenant-prefixed-lexeme-index.md).
     ctes.push(`tsq AS MATERIALIZED (
       SELECT (SELECT string_agg(${tsqueryLiteral(`t || chr(1) || kept.term`)}, ' | ')
               FROM unnest(${tenants}) t CROSS JOIN (
@@ -346,15 +348,16 @@ export function buildSearchSql(
                  FROM idf WHERE df > 0
                  WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
               WHERE kept.rank = 1 OR kept.cumulative <= ${budget})::tsquery AS q)`);
-    // Each selected chunk is scored with every lexeme of the question (BM25, tf from positions),
-    // reading its full-text vector once. At most the budget of chunks is scored, even when the
-    // rarest lexeme alone is more frequent than that (then an arbitrary subset of its chunks).
+    // Each selected chunk is scored with every lexeme of the question (BM25, tf from its term
+    // counts, docs/decisions/0102-term-counts.md). At most the budget of chunks is scored, even
+    // when the rarest lexeme alone is more frequent than that (then an arbitrary subset of its
+    // chunks).
     // A chunk's document (visibility, filters) is checked through the primary key, never by
     // reading every document of the tenant: for every chunk selected, so that the budget goes to
     // chunks the caller sees and that match the filters; or, without filters and when the caller
     // can see nearly all of the scope (`plan.deferDocumentCheck`), only for the best-scored
     // chunks, in score order, until the candidates are found: about `candidates` document
-    // lookups instead of one per chunk selected.
+    // lookups instead of one per chunk selected (docs/decisions/0109-deferred-document-check.md).
     const documentCheck = `coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)`;
     const defer = plan.deferDocumentCheck;
     let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
@@ -430,7 +433,8 @@ export function buildSearchSql(
   const lead = query.fusion.denseLead;
   if (query.mode === 'hybrid' && lead) {
     // The dense arm leads when its best candidate stands out and the keyword arm's best match
-    // (by BM25) holds little of the question's idf (FusionSettings.denseLead).
+    // (by BM25) holds little of the question's idf (FusionSettings.denseLead,
+    // docs/decisions/0106-dense-lead.md).
     ctes.push(`fusion_weight AS MATERIALIZED (
       SELECT CASE WHEN
           coalesce((SELECT max(cos) FROM vec), 0)
@@ -483,9 +487,9 @@ interface PreparationRow {
 
 /**
  * The read before a search, one round trip: the tenant's policy, the scope's chunks and their
- * total length (`tenant_stats`, one row per tenant, summed whole for the table's size: reading
- * the planner's estimate instead, `pg_class.reltuples`, measured about 1 ms slower per search at
- * p50, docs/retrieval.md; with tens of thousands of tenants, revisit), and the
+ * total length (`tenant_stats`, one row per tenant, summed whole for the table's size, which is
+ * cheaper than reading the planner's estimate while tenants are few; with tens of thousands of
+ * tenants, measure again: docs/decisions/0107-hnsw-or-exact-scan.md), and the
  * chunks of the scope's documents that not every caller sees: in the caller's tenant, documents
  * other than indexed `tenant` ones (private documents, documents being re-indexed); in the
  * publishing tenants, documents other than indexed `global` ones. Each side reads at most the cap

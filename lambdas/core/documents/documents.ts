@@ -17,8 +17,16 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
 import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../ingestion/formats';
-import { SIDECAR_SUFFIX } from '../ingestion/object-attributes';
-import type { DocumentStatus, Visibility } from '../ingestion/document-store';
+import {
+  DEFAULT_KEY_LAYOUT,
+  reservedAttributeName,
+  SIDECAR_SUFFIX,
+} from '../ingestion/object-attributes';
+import {
+  DEFAULT_PROCESSING_LEASE_SECONDS,
+  type DocumentStatus,
+  type Visibility,
+} from '../ingestion/document-store';
 
 /** Who is asking (the identity the API verified). */
 export interface Caller {
@@ -44,6 +52,8 @@ export interface DocumentView {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** While processing: `{ stage, chunks_total, chunks_embedded }`. */
   readonly progress: Readonly<Record<string, unknown>> | null;
+  /** When ingestion last renewed its lease on the document (while processing). */
+  readonly leaseRenewedAt: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly sourceUpdatedAt: Date | null;
@@ -76,8 +86,11 @@ export interface DocumentCatalog {
   findVisible(caller: Caller, id: string): Promise<DocumentView | null>;
   /** The chunks of a visible document that overlap [start, end), in order (at most `limit`). */
   passage(documentId: string, start: number, end: number, limit: number): Promise<PassageChunk[]>;
-  /** Marks a failed document queued again; false if it was no longer failed. */
-  markRequeued(documentId: string): Promise<boolean>;
+  /**
+   * Marks a failed document, or a stuck one (`queued` or `processing` with no lease renewed
+   * since `stuckBefore`), queued again; false if it was neither.
+   */
+  markRequeued(documentId: string, stuckBefore: Date): Promise<boolean>;
   /** Puts a queued document back to failed (a retry that could not be announced). */
   markFailed(documentId: string, reason: string): Promise<void>;
   /**
@@ -113,20 +126,61 @@ export interface DocumentsSettings {
    * replaces the failure when the file is processed).
    */
   readonly uploadGraceSeconds: number;
+  /** Tenants whose admins may publish `global` documents (ingestion's key layout holds the same). */
+  readonly globalPublishers: readonly string[];
+  /**
+   * A `queued` or `processing` document that nothing has touched for this long is stuck (its
+   * worker died or its event was lost): POST /documents/{id}/retry accepts it.
+   */
+  readonly processingLeaseSeconds: number;
 }
 
 export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
   maxUploadBytes: 50 * 1024 * 1024,
   uploadUrlTtlSeconds: 900,
   uploadGraceSeconds: 2700,
+  globalPublishers: DEFAULT_KEY_LAYOUT.globalPublishers,
+  processingLeaseSeconds: DEFAULT_PROCESSING_LEASE_SECONDS,
 };
+
+/**
+ * Who may place a document where: scope comes from the verified caller, never from the request.
+ * Metadata naming a reserved attribute (owner, visibility, tenant, ...) is refused, naming the key;
+ * `global` needs an admin of a publishing tenant.
+ */
+export function checkUploadScope(
+  caller: Caller,
+  request: Pick<UploadRequest, 'visibility' | 'metadata'>,
+  globalPublishers: readonly string[],
+): void {
+  for (const name of Object.keys(request.metadata ?? {})) {
+    const reserved = reservedAttributeName(name);
+    if (reserved) {
+      throw new ValidationError(
+        `metadata.${name}: "${name}" is reserved: the server sets a document's owner, tenant and ` +
+          'visibility from your token (use the request fields visibility, title, source_type and language).',
+      );
+    }
+  }
+  if (request.visibility === 'global') {
+    if (!caller.isAdmin) {
+      throw new ForbiddenError('Only a tenant admin can publish a document to every tenant.');
+    }
+    if (!globalPublishers.includes(caller.tenantId)) {
+      throw new ForbiddenError(`Tenant "${caller.tenantId}" may not publish global documents.`);
+    }
+  }
+}
 
 export interface UploadRequest {
   readonly filename: string;
   readonly contentType: string;
   readonly sizeBytes: number;
-  /** `tenant` (default): the whole tenant sees it; `user`: only the uploader. */
-  readonly visibility: 'tenant' | 'user';
+  /**
+   * `tenant` (default): the whole tenant sees it; `user`: only the uploader; `global`: every
+   * tenant (a tenant admin of a publishing tenant only).
+   */
+  readonly visibility: Visibility;
   readonly title?: string;
   readonly sourceType?: string;
   readonly language?: string;
@@ -290,6 +344,7 @@ export function createDocuments(deps: {
     async createUpload(caller, request) {
       const fileName = safeFileName(request.filename);
       checkUploadType(fileName, request.contentType);
+      checkUploadScope(caller, request, settings.globalPublishers);
       if (request.sizeBytes > settings.maxUploadBytes) {
         throw new ValidationError(
           `size_bytes: the file is ${(request.sizeBytes / 1048576).toFixed(1)} MB; the limit is ${(settings.maxUploadBytes / 1048576).toFixed(0)} MB`,
@@ -300,11 +355,15 @@ export function createDocuments(deps: {
       const owner = request.visibility === 'user' ? `users/${caller.userId}/` : '';
       const key = `tenants/${caller.tenantId}/${owner}uploads/${id}/${fileName}`;
       const sourceUri = `s3://${bucket.name}/${key}`;
+      // Custom attributes first, then the fields the server decides: the reserved names are
+      // refused above, and the visibility is always written, so the sidecar alone cannot move
+      // the document out of the scope chosen here.
       const attributes: Record<string, unknown> = {
         ...request.metadata,
         ...(request.title ? { title: request.title } : {}),
         ...(request.sourceType ? { source_type: request.sourceType } : {}),
         ...(request.language ? { language: request.language } : {}),
+        visibility: request.visibility,
       };
       const document = await catalog.reserve({
         id,
@@ -319,13 +378,11 @@ export function createDocuments(deps: {
         metadata: request.metadata ?? {},
       });
       // The sidecar goes first, so the object's event finds it.
-      if (Object.keys(attributes).length > 0) {
-        await bucket.put(
-          key + SIDECAR_SUFFIX,
-          JSON.stringify({ metadataAttributes: attributes }),
-          'application/json',
-        );
-      }
+      await bucket.put(
+        key + SIDECAR_SUFFIX,
+        JSON.stringify({ metadataAttributes: attributes }),
+        'application/json',
+      );
       const url = await bucket.presignPut(key, {
         contentType: request.contentType,
         contentLength: request.sizeBytes,
@@ -360,15 +417,21 @@ export function createDocuments(deps: {
     async retry(caller, id) {
       const doc = await visible(caller, id);
       assertMayChange(caller, doc);
-      if (doc.status !== 'failed') {
+      const stuckBefore = new Date(now().getTime() - settings.processingLeaseSeconds * 1000);
+      const lastTouched = doc.leaseRenewedAt ?? doc.updatedAt;
+      const stuck =
+        (doc.status === 'queued' || doc.status === 'processing') && lastTouched < stuckBefore;
+      if (doc.status !== 'failed' && !stuck) {
         throw new ConflictError(
           'not_failed',
-          `Only a failed document can be retried; this one is ${doc.status}.`,
+          doc.status === 'queued' || doc.status === 'processing'
+            ? `This document is ${doc.status}; it can be retried if nothing moves it for ${Math.round(settings.processingLeaseSeconds / 60)} minutes.`
+            : `Only a failed or stuck document can be retried; this one is ${doc.status}.`,
         );
       }
       const key = objectKey(doc);
       // Queued before the object is re-announced, so the pipeline's own status always wins.
-      if (!(await catalog.markRequeued(doc.id))) {
+      if (!(await catalog.markRequeued(doc.id, stuckBefore))) {
         throw new ConflictError('not_failed', 'The document is already being retried.');
       }
       if (!(await bucket.touch(key))) {

@@ -43,6 +43,12 @@ export interface IngestionSettings {
   readonly embedWindowTokens: number | null;
 }
 
+/**
+ * How the reason of a transient failure starts (the database or the embedding model was down):
+ * the message is retried, and recovery (recovery.ts) treats the document as unfinished.
+ */
+export const TRANSIENT_FAILURE_PREFIX = 'Temporary failure, will be retried: ';
+
 export const DEFAULT_INGESTION_SETTINGS: IngestionSettings = {
   chunking: { targetTokens: 512, overlapTokens: 128 },
   maxObjectBytes: 50 * 1024 * 1024,
@@ -335,6 +341,18 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         return { action: 'attributes_updated', documentId: existing.id };
       }
 
+      // A copy of a document already indexed in the same scope is recorded, not indexed twice:
+      // it would only repeat every hit. Deleting the original and retrying the copy indexes it.
+      const original = await store.findDuplicate(attrs, contentHash);
+      if (original) {
+        throw new DocumentRejectedError(
+          'duplicate',
+          `The same content is already indexed as "${original.title ?? original.sourceUri}" ` +
+            `(document ${original.id}), so this copy is not indexed again. Delete that document ` +
+            'and retry this one to keep this copy instead.',
+        );
+      }
+
       t0 = performance.now();
       const processingId = await store.markProcessing(attrs);
       timings.writeMs += elapsed(t0);
@@ -383,7 +401,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         await store
           .markFailed(
             attrs,
-            `Temporary failure, will be retried: ${err instanceof Error ? err.message : String(err)}`,
+            `${TRANSIENT_FAILURE_PREFIX}${err instanceof Error ? err.message : String(err)}`,
           )
           .catch((recordErr: unknown) => log.error('could not record failure', { key, recordErr }));
       }

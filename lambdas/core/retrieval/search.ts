@@ -12,7 +12,10 @@ import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } 
 export type ModelFusion = Omit<FusionSettings, 'candidates'>;
 
 export interface SearchSettings {
-  /** Fusion per embedding model id, tuned on training data (see docs/retrieval.md). */
+  /**
+   * Fusion per embedding model id, tuned on training data (docs/retrieval.md, "Choosing and
+   * evaluating an embedding model").
+   */
   readonly fusionByModel: Readonly<Record<string, ModelFusion>>;
   readonly defaultDenseWeight: number;
   /** Candidates per arm before fusion (at least top_k). */
@@ -24,20 +27,18 @@ export interface SearchSettings {
 
 export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   fusionByModel: {
-    // Tuned on the SciFact train split (809 queries), docs/retrieval.md: dense weight 0.05 /
-    // 0.10 / 0.15 / 0.20 / 0.30 gave nDCG@10 0.7034 / 0.7055 / 0.7055 / 0.7054 / 0.6993, against
-    // 0.7025 for the keyword arm alone and 0.2232 for the vector arm alone. The dense lead
-    // changes 2 of those 809 queries (nDCG@10 unchanged) and is what lets hybrid match the
-    // vector arm on paraphrased questions.
+    // The weight is the best of a sweep on the SciFact train split, with SQuAD held out
+    // (docs/decisions/0105-min-max-fusion-weight-per-model.md). The dense lead is what lets
+    // hybrid match the vector arm on paraphrased questions without moving SciFact
+    // (docs/decisions/0106-dense-lead.md).
     'local/use-lite-512': {
       denseWeight: 0.15,
       denseLead: { minMargin: 0.05, maxKeywordCoverage: 0.35, denseWeight: 0.8 },
     },
   },
   defaultDenseWeight: 0.5,
-  // 50 per arm (or 4 top_k): at top_k 10, nDCG@10 0.7049 on SciFact train and 0.8950 on SQuAD
-  // dev (1,000 questions) against 0.7057 / 0.8955 with 100, and hybrid search 4 to 5 ms faster
-  // at p50 and p95 on the 100k-chunk benchmark (docs/retrieval.md).
+  // 50 per arm (or 4 top_k): within 0.001 of 100's nDCG@10 at top_k 10, and faster
+  // (docs/decisions/0111-candidates-per-arm.md).
   candidates: 50,
   defaultMinScore: 0,
   defaultMaxChunksPerSource: 3,

@@ -16,7 +16,7 @@ export interface SearchScope {
  * the runner-up) while the keyword arm's best match holds little of the question (an idf-weighted
  * share of its terms). Min-max normalisation scores a lone match on one common word as a perfect
  * keyword hit; this keeps such a match from outranking a clear semantic one. Per embedding model,
- * since margins depend on the model (docs/retrieval.md).
+ * since margins depend on the model (docs/decisions/0106-dense-lead.md).
  */
 export interface DenseLead {
   /** The vector arm's best cosine exceeds its second best by at least this. */
