@@ -72,6 +72,23 @@ const NASTY_STRINGS = [
   'constructor',
 ];
 
+const KNOWN_WORDS = [
+  'notes.md',
+  'report.txt',
+  'page.html',
+  'text/plain',
+  'text/markdown',
+  'text/html',
+  'application/pdf',
+  'general',
+  'warranty',
+  'doc',
+  'faq',
+  'en',
+  'tenant',
+  'team',
+];
+
 const NASTY_NUMBERS = [
   0,
   -0,
@@ -254,6 +271,9 @@ function stringFor(schema: Schema, salted: boolean): fc.Arbitrary<string> {
   return fc.oneof(
     fc.string({ minLength, maxLength }),
     fc.string({ minLength, maxLength, unit: salted ? 'binary' : 'grapheme' }),
+    // Words the API knows, so that free-form fields (a file's name and type, a profile) get past
+    // the handlers' own checks now and then.
+    fc.constantFrom(...KNOWN_WORDS).filter((w) => w.length >= minLength && w.length <= maxLength),
   );
 }
 
