@@ -17,8 +17,10 @@ import {
   AuthenticationError,
   ConfigError,
   NotFoundError,
+  PayloadTooLargeError,
   toErrorResponse,
 } from '../lambdas/core/errors';
+import { MAX_BODY_BYTES } from '../lambdas/http/request-limits';
 import { lambdaContext } from './ingest-queue';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
@@ -88,7 +90,7 @@ export interface LocalHttpServerOptions {
   readonly host?: string;
   /** Origins allowed by CORS (`*` for any). @default [] (same origin only) */
   readonly corsOrigins?: readonly string[];
-  /** Largest accepted request body. @default 1 MiB */
+  /** Largest accepted request body. @default MAX_BODY_BYTES (1 MiB, as the handlers) */
   readonly maxBodyBytes?: number;
 }
 
@@ -99,7 +101,6 @@ export interface LocalHttpServer {
   close(): Promise<void>;
 }
 
-const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 interface CompiledRoute {
@@ -190,11 +191,8 @@ function bearerToken(header: string | undefined): string | null {
 
 /** Reads the body, refusing more than `limit` bytes (413) before or while it arrives. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () =>
-    new AppError('payload_too_large', `The request body is larger than ${limit} bytes`, 413, {
-      // The rest of the body is not read, so the connection cannot be reused.
-      headers: { connection: 'close' },
-    });
+  // The rest of the body is not read, so the connection cannot be reused.
+  const tooLarge = () => new PayloadTooLargeError(limit, { connection: 'close' });
   if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
   // Listeners rather than `for await`: leaving that loop early destroys the socket, and with it
   // the chance to answer 413.
@@ -313,7 +311,7 @@ export async function createLocalHttpServer(
   options: LocalHttpServerOptions,
 ): Promise<LocalHttpServer> {
   const logger = options.logger ?? consoleLogger;
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const corsOrigins = options.corsOrigins ?? [];
   // The built-in liveness route, unless the routes bring their own (the API's GET /health).
   const ownHealth = options.routes.some((r) => r.method === 'GET' && r.path === '/health');

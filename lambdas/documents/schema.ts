@@ -48,9 +48,12 @@ export const listDocumentsQuerySchema = z.strictObject({
   cursor: z.optional(z.string().check(z.maxLength(2048))),
 });
 
+/** Character offsets are PostgreSQL `int`s. */
+const MAX_OFFSET = 2_147_483_647;
+
 export const passageQuerySchema = z.strictObject({
-  start: z.coerce.number().check(z.int(), z.gte(0)),
-  end: z.coerce.number().check(z.int(), z.gte(1)),
+  start: z.coerce.number().check(z.int(), z.gte(0), z.lte(MAX_OFFSET)),
+  end: z.coerce.number().check(z.int(), z.gte(1), z.lte(MAX_OFFSET)),
 });
 
 export const documentSchema = z.object({

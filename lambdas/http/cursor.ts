@@ -5,6 +5,7 @@
  */
 import * as z from '../core/zod';
 import { ValidationError } from '../core/errors';
+import { findUnstorable } from '../core/text/storable';
 
 export interface CursorCodec<K> {
   encode(key: K): string;
@@ -16,11 +17,16 @@ export function cursorCodec<S extends z.ZodMiniType>(schema: S): CursorCodec<z.i
   return {
     encode: (key) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url'),
     decode(cursor) {
+      const invalid = new ValidationError('cursor: is not a cursor this API returned');
+      let key: unknown;
       try {
-        return schema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+        key = schema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
       } catch {
-        throw new ValidationError('cursor: is not a cursor this API returned');
+        throw invalid;
       }
+      // A forged cursor may hold text the database cannot compare with (NUL, lone surrogates).
+      if (findUnstorable(key)) throw invalid;
+      return key as z.infer<S>;
     },
   };
 }

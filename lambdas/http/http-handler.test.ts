@@ -2,7 +2,8 @@ import { parseEnv, lambdaEnvSchema } from '../adapters/aws/lambda-env';
 import { ConfigError, ValidationError } from '../core/errors';
 import { answerRequestSchema } from '../rag-answer/schema';
 import { searchRequestSchema } from '../rag-search/schema';
-import { parseOrThrow } from './http-handler';
+import { parseJsonBody, parseOrThrow } from './http-handler';
+import { MAX_BODY_BYTES } from './request-limits';
 
 /** The error `fn` throws (the test fails if it throws none). */
 function thrownBy(fn: () => unknown): unknown {
@@ -72,6 +73,85 @@ describe('the metadata filter depth of /search and /answer', () => {
       status: 422,
       message: 'filters.metadata: metadata filters nest at most 5 levels deep',
     });
+  });
+});
+
+describe('input PostgreSQL cannot store or the server cannot afford', () => {
+  /** `depth` levels of andAll around one equals. */
+  const nested = (depth: number): unknown => {
+    let filter: unknown = { equals: { key: 'team', value: 'a' } };
+    for (let i = 1; i < depth; i++) filter = { andAll: [filter] };
+    return filter;
+  };
+  const leaves = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ equals: { key: `k${i}`, value: i } }));
+  /** An andAll of `n` comparisons: n + 1 operators. */
+  const group = (n: number) => ({ andAll: leaves(n) });
+
+  it.each<[string, unknown, string]>([
+    ['a NUL in the query', { query_text: 'a\u0000b' }, 'query_text: contains a character'],
+    ['a lone surrogate in the query', { query_text: 'a\uD800' }, 'query_text: contains'],
+    [
+      'a NUL in a metadata value',
+      { query_text: 'q', filters: { metadata: { equals: { key: 'k', value: '\u0000' } } } },
+      'filters.metadata.equals.value: contains',
+    ],
+    ['a lone surrogate in an object key', { query_text: 'q', 'x\uDC00': 1 }, 'x\\udc00: contains'],
+    [
+      'year 0 (PostgreSQL has none)',
+      { query_text: 'q', filters: { date_from: '0000-01-01' } },
+      'filters.date_from: years start at 0001',
+    ],
+    [
+      'a filter nested 1,000 deep',
+      { query_text: 'q', filters: { metadata: nested(1000) } },
+      'filters.metadata.andAll.0.andAll',
+    ],
+    [
+      'a filter nested 12 deep (under the JSON depth cap)',
+      { query_text: 'q', filters: { metadata: nested(12) } },
+      'filters.metadata: metadata filters nest at most 5 levels deep',
+    ],
+    [
+      'a filter of 101 operators',
+      { query_text: 'q', filters: { metadata: { orAll: [19, 19, 19, 19, 19].map(group) } } },
+      'filters.metadata: metadata filters hold at most 100 operators',
+    ],
+  ])('refuses %s with a 422 naming the field', (_case, body, message) => {
+    for (const schema of [searchRequestSchema, answerRequestSchema]) {
+      const err = thrownBy(() => parseOrThrow(schema, body));
+
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(message);
+    }
+  });
+
+  it('accepts a filter of exactly 100 operators, and years from 0001', () => {
+    const body = {
+      query_text: 'q',
+      filters: {
+        date_from: '0001-01-01',
+        metadata: { orAll: [19, 19, 19, 19, 18].map(group) },
+      },
+    };
+    expect(parseOrThrow(searchRequestSchema, body).filters.metadata).toEqual(body.filters.metadata);
+  });
+
+  it('refuses a body over MAX_BODY_BYTES with a 413, plain or base64, and takes one at it', () => {
+    const over = JSON.stringify({ query_text: 'x'.repeat(MAX_BODY_BYTES) });
+    const at = JSON.stringify({ q: 'x'.repeat(MAX_BODY_BYTES - 8) });
+
+    expect(thrownBy(() => parseJsonBody({ body: over }))).toMatchObject({
+      status: 413,
+      code: 'payload_too_large',
+    });
+    expect(
+      thrownBy(() =>
+        parseJsonBody({ body: Buffer.from(over).toString('base64'), isBase64Encoded: true }),
+      ),
+    ).toMatchObject({ status: 413 });
+    expect(Buffer.byteLength(at)).toBe(MAX_BODY_BYTES);
+    expect(parseJsonBody({ body: at })).toEqual({ q: 'x'.repeat(MAX_BODY_BYTES - 8) });
   });
 });
 

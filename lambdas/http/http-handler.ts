@@ -2,6 +2,10 @@
  * The one way API handlers are built: middy with Powertools logging and metrics, JSON body
  * parsing, the caller's identity, zod validation of the body, and the single error middleware
  * that renders `{ "error": { "code", "message", "retryable" } }` and never leaks a stack trace.
+ *
+ * Every request is held to the same limits before any schema sees it: a body of at most
+ * MAX_BODY_BYTES, JSON nested at most MAX_JSON_DEPTH levels, and no string (value, key, query
+ * parameter or path parameter) that PostgreSQL cannot store (NUL, a lone UTF-16 surrogate).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -14,7 +18,9 @@ import type {
   Context,
 } from 'aws-lambda';
 import type * as z from '../core/zod';
-import { AppError, toErrorResponse, ValidationError } from '../core/errors';
+import { AppError, PayloadTooLargeError, toErrorResponse, ValidationError } from '../core/errors';
+import { findUnstorable, type UnstorableValue } from '../core/text/storable';
+import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import {
   DEFAULT_IDENTITY_CONFIG,
@@ -62,8 +68,34 @@ export function describeZodError(error: z.core.$ZodError): string {
   return `${field}: ${issue.message}`;
 }
 
-/** Parses with a zod schema, throwing a 422 ValidationError that names the field. */
+/** The 422 for a value {@link findUnstorable} found, naming the field (`where` for the root). */
+function unstorableError(found: UnstorableValue, where: string): ValidationError {
+  // The field's name may itself hold the character: JSON escapes it (and a lone surrogate).
+  const field = JSON.stringify(found.path).slice(1, -1);
+  const name = field === '' ? where : field;
+  return new ValidationError(
+    found.reason === 'too_deep'
+      ? `${name}: nested more than ${MAX_JSON_DEPTH} levels deep`
+      : `${name}: contains a character that cannot be stored (NUL or an unpaired UTF-16 surrogate)`,
+  );
+}
+
+/**
+ * Refuses a request value holding text PostgreSQL cannot store, or nested too deeply, with a 422
+ * naming the field; `where` names the value itself (`body`, a query parameter's name).
+ */
+export function assertStorable(value: unknown, where = 'body'): void {
+  const found = findUnstorable(value, MAX_JSON_DEPTH);
+  if (found) throw unstorableError(found, where);
+}
+
+/**
+ * Parses with a zod schema, throwing a 422 ValidationError that names the field. The value is
+ * checked for unstorable text and depth first, so no schema (the recursive metadata filter
+ * included) ever walks a hostile value.
+ */
 export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown): z.infer<S> {
+  assertStorable(value);
   const result = schema.safeParse(value);
   if (!result.success) {
     throw new ValidationError(
@@ -74,13 +106,18 @@ export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown)
   return result.data;
 }
 
-function parseJsonBody(event: ApiEvent): unknown {
+/**
+ * A request body as JSON: empty is `{}`, more than MAX_BODY_BYTES is a 413, anything that does
+ * not parse a 422. Shared by every handler that reads a body (the streaming ones included).
+ */
+export function parseJsonBody(event: { body?: string | null; isBase64Encoded?: boolean }): unknown {
   if (event.body === undefined || event.body === null || event.body === '') return {};
-  const raw = event.isBase64Encoded
-    ? Buffer.from(event.body, 'base64').toString('utf8')
-    : event.body;
+  const bytes = event.isBase64Encoded
+    ? Buffer.from(event.body, 'base64')
+    : Buffer.from(event.body, 'utf8');
+  if (bytes.byteLength > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
   try {
-    return JSON.parse(raw);
+    return JSON.parse(bytes.toString('utf8'));
   } catch {
     throw new ValidationError('body: is not valid JSON');
   }
@@ -135,14 +172,12 @@ export function createHttpHandler<S extends z.ZodMiniType>(
         admission = await deps.limiter.admit(identity, options.route);
         attachAdmission(event, admission);
       }
+      const pathParameters = event.pathParameters ?? {};
+      const query = event.queryStringParameters ?? {};
+      for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
+      assertStorable(query, 'query');
       const body = parseOrThrow(options.schema, parseJsonBody(event));
-      const response = await fn({
-        body,
-        identity,
-        event,
-        pathParameters: event.pathParameters ?? {},
-        query: event.queryStringParameters ?? {},
-      });
+      const response = await fn({ body, identity, event, pathParameters, query });
       status = response.status ?? 200;
       const headers = withLimitHeaders(response.headers, admission);
       if (response.raw) {

@@ -5,9 +5,14 @@
  */
 import * as z from '../core/zod';
 import { promptSchema } from '../admin/schema';
-import { metadataFilterSchema } from '../core/retrieval/filters';
+import {
+  MAX_FILTER_CONDITIONS,
+  MAX_FILTER_DEPTH,
+  metadataFilterNodeSchema,
+} from '../core/retrieval/filters';
 import { documentDetailSchema } from '../documents/schema';
 import { API_ROUTES, type ApiRoute } from './api-routes';
+import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
 
 type Json = Record<string, unknown>;
 
@@ -58,7 +63,7 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
   // Schemas used in several places get a name of their own (the recursive filter must).
   const named: [z.ZodMiniType, string][] = [
     [errorSchema, 'Error'],
-    [metadataFilterSchema, 'MetadataFilter'],
+    [metadataFilterNodeSchema, 'MetadataFilter'],
     [documentDetailSchema, 'Document'],
     [promptSchema, 'PromptConfig'],
   ];
@@ -89,6 +94,10 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
     const chosen = requestIds.has(id) ? inputs[id] : (outputs[id] ?? schema);
     schemas[id] = withoutKeys(chosen as Json, ['$schema', '$id']);
   }
+  schemas.MetadataFilter = {
+    description: `One operator per object. \`andAll\` and \`orAll\` nest at most ${MAX_FILTER_DEPTH} levels deep, and a filter holds at most ${MAX_FILTER_CONDITIONS} operators in all (422 otherwise).`,
+    ...schemas.MetadataFilter,
+  };
 
   const paths: Record<string, Json> = {};
   const errorResponse = (description: string) => ({
@@ -156,9 +165,14 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
                   : 'No tenant, or quota used up',
               ),
               '404': errorResponse('Not found, or not yours'),
-              '422': errorResponse('The request does not match its schema'),
+              '422': errorResponse(
+                'The request does not match its schema, or holds text that cannot be stored',
+              ),
               '429': errorResponse('Rate limit exceeded (see Retry-After)'),
             }
+          : {}),
+        ...(bodyId
+          ? { '413': errorResponse(`The body is larger than ${MAX_BODY_BYTES} bytes`) }
           : {}),
       },
     };
@@ -174,7 +188,10 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
       description:
         'Cited, confidence-gated answers over your documents. Every route but /health needs a ' +
         "Cognito JWT (locally: a token from the embedded default's issuer). Errors are " +
-        '`{ "error": { "code", "message", "retryable" } }`.',
+        '`{ "error": { "code", "message", "retryable" } }`. Every request: a body of at most ' +
+        `${MAX_BODY_BYTES} bytes, JSON nested at most ${MAX_JSON_DEPTH} levels, and no NUL or ` +
+        'unpaired UTF-16 surrogate in any string, key, query or path parameter (422 naming the ' +
+        'field). `retryable` is true only when a dependency is down (503).',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ bearer: [] }],

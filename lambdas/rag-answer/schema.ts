@@ -1,6 +1,6 @@
 /** POST /answer and the thread and feedback routes: request and response contracts. */
 import * as z from '../core/zod';
-import { filterDepthCheck, searchFiltersSchema } from '../core/retrieval/filters';
+import { searchFiltersSchema } from '../core/retrieval/filters';
 
 /** An integer moved into [min, max] rather than rejected when out of range. */
 const clampedInt = (min: number, max: number) =>
@@ -20,20 +20,18 @@ const optionsSchema = z.strictObject({
   temperature: z._default(z.number().check(z.gte(0), z.lte(1)), 0.2),
 });
 
-export const answerRequestSchema = z
-  .strictObject({
-    query_text: z.string().check(z.trim(), z.minLength(1), z.maxLength(4000)),
-    thread_id: z.optional(z.uuid()),
-    profile: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/))),
-    top_k: z.optional(z.int().check(z.gte(1), z.lte(50))),
-    filters: z._default(searchFiltersSchema, {}),
-    use_memory: z._default(z.boolean(), false),
-    memory: z._default(memorySchema, { limit: 5, token_budget: 1000 }),
-    options: z._default(optionsSchema, { max_tokens: 1024, temperature: 0.2 }),
-    stream: z._default(z.boolean(), false),
-    debug: z._default(z.boolean(), false),
-  })
-  .check(filterDepthCheck);
+export const answerRequestSchema = z.strictObject({
+  query_text: z.string().check(z.trim(), z.minLength(1), z.maxLength(4000)),
+  thread_id: z.optional(z.uuid()),
+  profile: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/))),
+  top_k: z.optional(z.int().check(z.gte(1), z.lte(50))),
+  filters: z._default(searchFiltersSchema, {}),
+  use_memory: z._default(z.boolean(), false),
+  memory: z._default(memorySchema, { limit: 5, token_budget: 1000 }),
+  options: z._default(optionsSchema, { max_tokens: 1024, temperature: 0.2 }),
+  stream: z._default(z.boolean(), false),
+  debug: z._default(z.boolean(), false),
+});
 export type AnswerRequestBody = z.infer<typeof answerRequestSchema>;
 
 export const citationSchema = z.object({

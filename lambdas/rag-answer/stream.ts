@@ -34,16 +34,10 @@ import type { Database } from '../adapters/postgres/database';
 import { createSearchRepository } from '../adapters/postgres/search-repository';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
-import {
-  AppError,
-  AuthenticationError,
-  NotFoundError,
-  toErrorResponse,
-  ValidationError,
-} from '../core/errors';
+import { AppError, AuthenticationError, NotFoundError, toErrorResponse } from '../core/errors';
 import type { Admission } from '../core/limits/limiter';
 import { createSearch } from '../core/retrieval/search';
-import { parseOrThrow } from '../http/http-handler';
+import { parseJsonBody, parseOrThrow } from '../http/http-handler';
 import { claimsOf, identityFromEvent } from '../http/identity';
 import { withLimitHeaders } from '../http/limits-middleware';
 import { sseEvent, streamAnswer } from './handler';
@@ -138,18 +132,6 @@ const SSE_HEADERS = {
   'cache-control': 'no-cache',
 };
 
-function jsonBody(event: APIGatewayProxyEvent): unknown {
-  if (!event.body) return {};
-  const raw = event.isBase64Encoded
-    ? Buffer.from(event.body, 'base64').toString('utf8')
-    : event.body;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw new ValidationError('body: is not valid JSON');
-  }
-}
-
 /** The streaming handler itself (exported for tests; `handler` is it wrapped for Lambda). */
 export async function streamHandler(
   event: APIGatewayProxyEvent,
@@ -174,7 +156,7 @@ export async function streamHandler(
     });
     // Same order as the buffered handler: limits after authentication, before validation and work.
     admission = await limiter.admit(identity, STREAM_ROUTE);
-    const body = parseOrThrow(answerRequestSchema, jsonBody(event));
+    const body = parseOrThrow(answerRequestSchema, parseJsonBody(event));
     const admitted = admission;
     status = 200;
     const stream = awslambda.HttpResponseStream.from(responseStream, {

@@ -1,16 +1,14 @@
 /** POST /search: the request and response contract (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
-import { filterDepthCheck, searchFiltersSchema } from '../core/retrieval/filters';
+import { searchFiltersSchema } from '../core/retrieval/filters';
 
-export const searchRequestSchema = z
-  .strictObject({
-    query_text: z.string().check(z.trim(), z.minLength(1), z.maxLength(500)),
-    top_k: z._default(z.int().check(z.gte(1), z.lte(50)), 8),
-    mode: z._default(z.enum(['hybrid', 'vector', 'keyword']), 'hybrid'),
-    filters: z._default(searchFiltersSchema, {}),
-    min_score: z.optional(z.number().check(z.gte(0), z.lte(1))),
-  })
-  .check(filterDepthCheck);
+export const searchRequestSchema = z.strictObject({
+  query_text: z.string().check(z.trim(), z.minLength(1), z.maxLength(500)),
+  top_k: z._default(z.int().check(z.gte(1), z.lte(50)), 8),
+  mode: z._default(z.enum(['hybrid', 'vector', 'keyword']), 'hybrid'),
+  filters: z._default(searchFiltersSchema, {}),
+  min_score: z.optional(z.number().check(z.gte(0), z.lte(1))),
+});
 export type SearchRequestBody = z.infer<typeof searchRequestSchema>;
 
 export const searchResultSchema = z.object({

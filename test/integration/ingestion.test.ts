@@ -245,6 +245,49 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     expect(await doc('tenants/acme/policy.txt.metadata.json')).toBeUndefined();
   });
 
+  it('records a document whose sidecar holds text PostgreSQL cannot store, and drops such text from content', async () => {
+    // JSON escapes: the sidecar's bytes are valid UTF-8, the strings they decode to are not storable.
+    await put(
+      'tenants/acme/nul-value.txt.metadata.json',
+      '{"metadataAttributes":{"region":"em\\u0000ea"}}',
+    );
+    await put('tenants/acme/nul-value.txt', 'The warranty covers two years of repairs.');
+    await put(
+      'tenants/acme/users/u-7/surrogate-key.txt.metadata.json',
+      '{"metadataAttributes":{"re\\ud800gion":"emea"}}',
+    );
+    await put('tenants/acme/users/u-7/surrogate-key.txt', 'Private notes on the warranty.');
+    for (const [key, path] of [
+      ['tenants/acme/nul-value.txt', 'region'],
+      ['tenants/acme/users/u-7/surrogate-key.txt', 're\\ud800gion'],
+    ] as const) {
+      const d = await doc(key);
+      expect(d).toMatchObject({ status: 'failed', metadata: {} });
+      expect(d!.failure_reason).toContain(`at "${path}"`);
+      expect(d!.failure_reason).toMatch(/cannot be stored/);
+    }
+    // Failed or not, a file under users/<id>/ stays private to that user.
+    expect(await doc('tenants/acme/users/u-7/surrogate-key.txt')).toMatchObject({
+      visibility: 'user',
+      owner_user_id: 'u-7',
+    });
+
+    // A stray NUL in a text file (too few to call it binary) and in an HTML title.
+    const text = `Stray\u0000 bytes happen. ${LONG_TEXT.slice(0, 400)}`;
+    await put('tenants/acme/stray-nul.txt', text);
+    await put(
+      'tenants/acme/stray-nul.html',
+      `<html><head><title>Ti\u0000tle</title></head><body><p>${LONG_TEXT.slice(0, 400)}</p></body></html>`,
+    );
+    const txt = await doc('tenants/acme/stray-nul.txt');
+    expect(txt).toMatchObject({ status: 'indexed' });
+    expect((await chunks(txt!.id)).map((c) => c.text).join('')).toContain('Stray bytes happen.');
+    expect(await doc('tenants/acme/stray-nul.html')).toMatchObject({
+      status: 'indexed',
+      title: 'Title',
+    });
+  });
+
   it('makes documents under users/<id>/ private to that user', async () => {
     await put('tenants/acme/users/u-42/notes.txt', 'My private notes about the quarterly plan.');
     expect(await doc('tenants/acme/users/u-42/notes.txt')).toMatchObject({

@@ -133,3 +133,31 @@ export function filtersSql(
   if (filters.metadata) parts.push(metadataFilterSql(filters.metadata, p, meta));
   return parts.length > 0 ? parts.join(' AND ') : 'true';
 }
+
+/** Where the metadata expression goes in compiled filters (no fixed fragment contains it). */
+const META_SLOT = '/*meta*/';
+
+/** Filters compiled once: their parameters added once, their SQL rendered over any metadata. */
+export interface CompiledFilters {
+  /** Whether there is anything to filter by (the SQL is `true` otherwise). */
+  readonly filtered: boolean;
+  /** The predicate with metadata filters over `meta` ({@link CHUNK_METADATA} by default). */
+  sql(meta?: string): string;
+}
+
+/**
+ * {@link filtersSql} compiled once per request: a statement that filters both documents and
+ * chunks renders the same predicate twice over the same parameters, so a filter's size counts
+ * once against the protocol's parameter limit and is compiled once.
+ */
+export function compileFilters(
+  filters: SearchFilters,
+  allowedSourceTypes: readonly string[] | null,
+  p: SqlParams,
+): CompiledFilters {
+  const text = filtersSql(filters, allowedSourceTypes, p, META_SLOT);
+  return {
+    filtered: text !== 'true',
+    sql: (meta = CHUNK_METADATA) => text.replaceAll(META_SLOT, meta),
+  };
+}

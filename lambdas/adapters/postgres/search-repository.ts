@@ -25,7 +25,7 @@ import type {
   SearchStore,
 } from '../../core/retrieval/types';
 import { toVectorLiteral, type Database, type LocalSettings } from './database';
-import { DOCUMENT_METADATA, filtersSql, visibilityParts } from './filter-sql';
+import { compileFilters, DOCUMENT_METADATA, visibilityParts } from './filter-sql';
 import { isUndefinedFunction, routineCall, routineName } from './routines';
 import { SqlParams } from './sql-params';
 import { textSearchConfig } from './text-search';
@@ -242,12 +242,13 @@ export function buildSearchSql(
   const p = new SqlParams();
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
   const visible = visibilityParts(scope, p);
-  const filters = filtersSql(query.filters, query.allowedSourceTypes, p);
+  const compiled = compileFilters(query.filters, query.allowedSourceTypes, p);
+  const filters = compiled.sql();
   const where = `${visible.documents} AND ${visible.chunkTenants} AND ${filters}`;
   const candidates = p.add(query.fusion.candidates, 'int');
   const useVector = query.mode !== 'keyword';
   const useKeyword = query.mode !== 'vector';
-  const filtered = filters !== 'true';
+  const filtered = compiled.filtered;
   const plan = planSearch(statistics, filtered, options);
   // The scope's size: BM25's N (idf is computed in every mode, for the keyword coverage).
   const n = p.add(Math.max(statistics.chunks, 1), 'float8');
@@ -272,12 +273,7 @@ export function buildSearchSql(
     // metadata of their own are read too, through their partial index (migrations/0008), and
     // every chunk is tested with the full filters, so nothing is missed.
     const cap = p.add(options.filteredDocumentsCap, 'int');
-    const documentFilters = filtersSql(
-      query.filters,
-      query.allowedSourceTypes,
-      p,
-      DOCUMENT_METADATA,
-    );
+    const documentFilters = compiled.sql(DOCUMENT_METADATA);
     ctes.push(`fdocs AS MATERIALIZED (
       SELECT d.* FROM documents d
       WHERE d.tenant_id = ANY(${tenants}) AND ${visible.documents} AND ${documentFilters}

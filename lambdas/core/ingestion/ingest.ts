@@ -24,6 +24,7 @@ import {
 } from './object-attributes';
 import type { ObjectStore } from './object-store';
 import { DocumentRejectedError, type ChunkingOptions, type DocumentParser } from './types';
+import { toStorableText } from '../text/storable';
 
 export interface IngestionSettings {
   readonly chunking: ChunkingOptions;
@@ -206,23 +207,34 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     fallback?: DocumentAttributes,
   ): Promise<SyncOutcome> {
     let tenantId = UNASSIGNED_TENANT;
+    let userId: string | null = null;
     try {
-      tenantId = parseKey(key, settings.keyLayout).tenantId;
+      ({ tenantId, userId } = parseKey(key, settings.keyLayout));
     } catch {
       // no tenant: recorded under the reserved id, never in a real tenant's scope
     }
-    const attrs: DocumentAttributes = fallback ?? {
+    const minimal: DocumentAttributes = {
       tenantId,
       sourceUri: `s3://${bucket}/${key}`,
       title: key.split('/').pop() ?? key,
       sourceType: 'doc',
       language: 'en',
-      ownerUserId: null,
-      visibility: 'tenant',
+      // A file under users/<id>/ stays private to that user, failed or not.
+      ownerUserId: userId,
+      visibility: userId ? 'user' : 'tenant',
       metadata: {},
       sourceUpdatedAt: lastModified,
     };
-    const documentId = await store.markFailed(attrs, err.message);
+    let documentId: string;
+    try {
+      documentId = await store.markFailed(fallback ?? minimal, err.message);
+    } catch (recordErr) {
+      // Attributes the store refuses must not cost the document its row: it is recorded with
+      // what the key alone says.
+      if (!fallback) throw recordErr;
+      log.warn('recording the failure with its attributes failed', { key, recordErr });
+      documentId = await store.markFailed(minimal, err.message);
+    }
     log.warn('document rejected', { key, reasonCode: err.reasonCode, reason: err.message });
     metrics.count('DocumentsFailed');
     return { action: 'failed', documentId, reason: err.message };
@@ -346,7 +358,8 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       timings.writeMs += elapsed(t0);
 
       t0 = performance.now();
-      const chunks = chunkText(parsed.text, settings.chunking, tokens);
+      // Text PostgreSQL cannot store (a stray NUL, a lone surrogate) is dropped, not fatal.
+      const chunks = chunkText(toStorableText(parsed.text), settings.chunking, tokens);
       timings.chunkMs += elapsed(t0);
       if (chunks.length === 0) {
         throw new DocumentRejectedError('empty_document', 'The file contains no text to index.');

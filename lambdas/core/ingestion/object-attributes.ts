@@ -10,6 +10,7 @@
 import * as z from '../zod';
 import type { DocumentAttributes, Visibility } from './document-store';
 import { DocumentRejectedError } from './types';
+import { findUnstorable, toStorableText } from '../text/storable';
 
 export const SIDECAR_SUFFIX = '.metadata.json';
 
@@ -140,6 +141,18 @@ export function parseSidecar(bytes: Uint8Array | null): Record<string, unknown> 
         'Expected {"metadataAttributes": {"name": value, ...}}.',
     );
   }
+  // PostgreSQL cannot store NUL or a lone surrogate: refused here, the document is recorded as
+  // failed with this reason (and without the sidecar's attributes).
+  const unstorable = findUnstorable(parsed.data.metadataAttributes);
+  if (unstorable) {
+    throw new DocumentRejectedError(
+      'invalid_metadata',
+      `The metadata sidecar is invalid at ${JSON.stringify(unstorable.path)}: ` +
+        (unstorable.reason === 'too_deep'
+          ? 'it is nested too deeply.'
+          : 'it holds a character that cannot be stored (NUL or an unpaired UTF-16 surrogate).'),
+    );
+  }
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(parsed.data.metadataAttributes))
     out[name] = plain(value);
@@ -206,7 +219,7 @@ export function resolveAttributes(input: {
   return {
     tenantId,
     sourceUri: `s3://${input.bucket}/${input.key}`,
-    title: str(reserved.title) ?? str(input.parsedTitle) ?? fileName,
+    title: str(reserved.title) ?? str(toStorableText(input.parsedTitle ?? '')) ?? fileName,
     sourceType,
     language,
     ownerUserId,

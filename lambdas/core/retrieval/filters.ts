@@ -3,6 +3,11 @@
  * Bedrock Knowledge Bases (`equals`, `in`, `andAll`, ...). The schema is the contract: anything
  * it rejects (an unknown operator, a malformed value) is a 422, and anything it accepts compiles
  * to parameterised SQL in the search adapter.
+ *
+ * A metadata filter is bounded before it is parsed: at most MAX_FILTER_DEPTH levels of `andAll` /
+ * `orAll` and MAX_FILTER_CONDITIONS operators in all, counted by an iterative walk of the raw
+ * value, so that neither the recursive schema nor the SQL compiler ever sees a larger one (each
+ * operator costs at most two bind parameters).
  */
 import * as z from '../zod';
 
@@ -19,7 +24,7 @@ const comparison = <V extends z.ZodMiniType>(value: V) => z.strictObject({ key, 
 /** The values of `in` and `notIn`. */
 const scalars = () => z.array(scalar).check(z.minLength(1), z.maxLength(100));
 /** The operands of `andAll` and `orAll` (built inside the lazy schema, which they refer to). */
-const nested = () => z.array(metadataFilterSchema).check(z.minLength(1), z.maxLength(20));
+const nested = () => z.array(metadataFilterNodeSchema).check(z.minLength(1), z.maxLength(20));
 
 export type MetadataFilter =
   | { equals: { key: string; value: string | number | boolean } }
@@ -34,8 +39,38 @@ export type MetadataFilter =
   | { andAll: MetadataFilter[] }
   | { orAll: MetadataFilter[] };
 
-/** One operator per object; nested up to the depth the schema is applied to. */
-export const metadataFilterSchema: z.ZodMiniType<MetadataFilter> = z.lazy(() =>
+/** How deep `andAll` / `orAll` may nest in a request's metadata filter. */
+export const MAX_FILTER_DEPTH = 5;
+
+/** How many operators (comparisons, `andAll` and `orAll` alike) one metadata filter may hold. */
+export const MAX_FILTER_CONDITIONS = 100;
+
+/**
+ * Whether a raw (unparsed) metadata filter stays within MAX_FILTER_DEPTH and
+ * MAX_FILTER_CONDITIONS: a message saying which it exceeds, or null. Iterative, and it stops at
+ * the first bound crossed, so a filter nested a million levels deep costs a few steps.
+ */
+export function filterBudgetExceeded(raw: unknown): string | null {
+  const stack: { node: unknown; depth: number }[] = [{ node: raw, depth: 1 }];
+  let operators = 0;
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue; // the schema refuses it
+    if (++operators > MAX_FILTER_CONDITIONS)
+      return `metadata filters hold at most ${MAX_FILTER_CONDITIONS} operators`;
+    for (const op of ['andAll', 'orAll'] as const) {
+      const operands = (node as Record<string, unknown>)[op];
+      if (!Array.isArray(operands)) continue;
+      if (depth + 1 > MAX_FILTER_DEPTH && operands.length > 0)
+        return `metadata filters nest at most ${MAX_FILTER_DEPTH} levels deep`;
+      for (const child of operands) stack.push({ node: child, depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+/** One operator per object, nested; bounded by {@link metadataFilterSchema}, which wraps it. */
+export const metadataFilterNodeSchema: z.ZodMiniType<MetadataFilter> = z.lazy(() =>
   z.union(
     [
       z.strictObject({ equals: comparison(scalar) }),
@@ -59,13 +94,32 @@ export const metadataFilterSchema: z.ZodMiniType<MetadataFilter> = z.lazy(() =>
   ),
 );
 
+/**
+ * A metadata filter, its depth and size checked ({@link filterBudgetExceeded}) before the
+ * recursive schema parses it.
+ */
+export const metadataFilterSchema = z.pipe(
+  z.transform((raw: unknown, ctx) => {
+    const exceeded = filterBudgetExceeded(raw);
+    if (exceeded) ctx.issues.push({ code: 'custom', message: exceeded, input: raw });
+    return raw;
+  }),
+  metadataFilterNodeSchema,
+);
+
 const shortString = () => z.string().check(z.minLength(1), z.maxLength(64));
 const oneOrMany = z.pipe(
   z.union([shortString(), z.array(shortString()).check(z.minLength(1), z.maxLength(50))]),
   z.transform((v: string | string[]) => (Array.isArray(v) ? v : [v])),
 );
-/** An ISO 8601 date-time with an offset, or a plain date. */
-const isoDateOrDateTime = () => z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+/**
+ * An ISO 8601 date-time with an offset, or a plain date, from year 0001 on: PostgreSQL has no
+ * year 0 (it would refuse `0000-01-01` as out of range).
+ */
+const isoDateOrDateTime = () =>
+  z
+    .union([z.iso.datetime({ offset: true }), z.iso.date()])
+    .check(z.refine((v: string) => !v.startsWith('0000'), 'years start at 0001'));
 
 export const searchFiltersSchema = z.strictObject({
   source_type: z.optional(oneOrMany),
@@ -77,26 +131,3 @@ export const searchFiltersSchema = z.strictObject({
   metadata: z.optional(metadataFilterSchema),
 });
 export type SearchFilters = z.infer<typeof searchFiltersSchema>;
-
-/** Depth of nested andAll/orAll; deeper filters are rejected to bound the generated SQL. */
-export function filterDepth(filter: MetadataFilter): number {
-  if ('andAll' in filter) return 1 + Math.max(...filter.andAll.map(filterDepth));
-  if ('orAll' in filter) return 1 + Math.max(...filter.orAll.map(filterDepth));
-  return 1;
-}
-
-/** How deep `andAll` / `orAll` may nest in a request's metadata filter. */
-export const MAX_FILTER_DEPTH = 5;
-
-/**
- * The check a request schema with `filters` adds: its metadata filter nests at most
- * MAX_FILTER_DEPTH levels (a 422 at `filters.metadata` otherwise).
- */
-export const filterDepthCheck = z.refine<{ filters: SearchFilters }>(
-  (request) =>
-    !request.filters.metadata || filterDepth(request.filters.metadata) <= MAX_FILTER_DEPTH,
-  {
-    message: `metadata filters nest at most ${MAX_FILTER_DEPTH} levels deep`,
-    path: ['filters', 'metadata'],
-  },
-);

@@ -2,7 +2,7 @@
  * The search use case: embed the question, apply the tenant's policy, run hybrid retrieval in
  * the caller's scope. Shared by POST /search, POST /answer and the eval command.
  */
-import { ForbiddenError, UnavailableError } from '../errors';
+import { classifyStoreError, errorCode, ForbiddenError, UnavailableError } from '../errors';
 import type { Embedder, Log, MetricsSink } from '../ports';
 import { noMetrics, silentLog } from '../ports';
 import type { SearchFilters } from './filters';
@@ -135,8 +135,13 @@ export function createSearch(deps: {
       metrics.timing('RetrievalLatency', retrieveMs);
       return { hits, embedMs, retrieveMs };
     } catch (err) {
+      // The request's own values (a 4xx) are not an outage; a statement the server refused for
+      // another reason is a bug (500); a store that cannot be reached is a retryable 503.
+      const classified = classifyStoreError(err);
+      if (classified && classified.status < 500) throw classified;
       log.error('retrieval failed', { err });
       metrics.count('RetrievalErrors');
+      if (!classified && errorCode(err) !== undefined) throw err;
       throw new UnavailableError('The search index is unavailable; try again shortly.', err);
     }
   }
