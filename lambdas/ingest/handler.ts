@@ -9,6 +9,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeS3EventKey } from '../core/ingestion/object-attributes';
@@ -19,6 +21,8 @@ export interface IngestHandlerDeps {
   readonly ingestion: Ingestion;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** X-Ray: a subsegment for the handler, under which calls record theirs; absent: no tracing. */
+  readonly tracer?: Tracer | undefined;
 }
 
 /** Thrown for a message that can never succeed; it still fails only its own record. */
@@ -67,5 +71,8 @@ export function makeHandler(deps: IngestHandlerDeps) {
       processor,
       { context, throwOnFullBatchFailure: false },
     );
-  return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
+  const handler = middy(base);
+  // The batch's result lists message ids only, but keep responses out of traces everywhere.
+  if (deps.tracer) handler.use(captureLambdaHandler(deps.tracer, { captureResponse: false }));
+  return handler.use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
 }

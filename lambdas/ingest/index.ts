@@ -14,7 +14,12 @@ import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
-import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import {
+  createObservability,
+  logPort,
+  metricsSink,
+  traceClient,
+} from '../adapters/observability/powertools';
 import { createDocumentParser } from '../adapters/parsers';
 import type { Database } from '../adapters/postgres/database';
 import { createDocumentRepository } from '../adapters/postgres/document-repository';
@@ -30,20 +35,23 @@ export const ingestEnvSchema = z.extend(lambdaEnvSchema, {
 export type IngestEnv = z.infer<typeof ingestEnvSchema>;
 
 const env = parseEnv(ingestEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-const db: Database = databaseFromEnv(env);
+const db: Database = databaseFromEnv(env, tracer);
 
 const embedder = createBedrockEmbedder({
   // Bulk ingestion: adaptive retries slow the whole client down once Bedrock throttles.
-  client: createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
+  client: traceClient(
+    tracer,
+    createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
+  ),
   modelId: env.EMBEDDING_MODEL_ID,
   dimension: env.EMBEDDING_DIMENSION,
 });
 
 const ingestion = createIngestion({
   store: createDocumentRepository(db),
-  objects: createS3ObjectStore(new S3Client({ region: env.AWS_REGION })),
+  objects: createS3ObjectStore(traceClient(tracer, new S3Client({ region: env.AWS_REGION }))),
   parser: createDocumentParser(),
   embedder,
   tokens: createTokenCounter(),
@@ -53,4 +61,4 @@ const ingestion = createIngestion({
 });
 
 /** SQS batch handler with partial batch responses (`reportBatchItemFailures`). */
-export const handler = makeHandler({ ingestion, logger, metrics });
+export const handler = makeHandler({ ingestion, logger, metrics, tracer });
