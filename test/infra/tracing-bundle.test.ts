@@ -63,7 +63,7 @@ it('sends the handler subsegment and the DynamoDB calls under it to the X-Ray da
       (res) => console.log(JSON.stringify({ status: res.statusCode })),
       (err) => { console.error(err); process.exit(1); },
     );`;
-  const { port } = daemon.address() as AddressInfo;
+  const { port } = daemon.address();
   const run = await promisify(execFile)(process.execPath, ['-e', harness], {
     cwd: dir,
     env: {
