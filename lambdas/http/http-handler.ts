@@ -1,7 +1,8 @@
 /**
- * The one way API handlers are built: middy with Powertools tracing, logging and metrics, JSON body
- * parsing, the caller's identity, zod validation of the body, and the single error middleware
- * that renders `{ "error": { "code", "message", "retryable" } }` and never leaks a stack trace.
+ * The one way API handlers are built: middy with Powertools tracing, logging and metrics, JSON
+ * body parsing, the caller's identity, zod validation of the body, and the single error
+ * middleware that renders `{ "error": { "code", "message", "retryable" } }` and never leaks a
+ * stack trace.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
