@@ -2,12 +2,14 @@
  * `npm run bench [-- part ...]`: the benchmarks, each printing ratios measured in one run.
  * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL),
  * limiter (DynamoDB calls and over-admission on dynalite), cold-start (Lambda bundle sizes and
- * init times; BENCH_COLD_START_RUNS, BENCH_COLD_START_SOURCE_MAPS=1).
+ * init times; BENCH_COLD_START_RUNS, BENCH_COLD_START_SOURCE_MAPS=1), load (50 clients on the
+ * embedded default's API for 60 s; BENCH_LOAD_SECONDS, BENCH_LOAD_CLIENTS).
  * Nothing here asserts on time: the machines are shared and noisy.
  */
 import { benchColdStart, parseColdStartArgs } from './cold-start';
 import { benchIngest } from './ingest';
 import { benchLimiter } from './limiter';
+import { benchLoad } from './load';
 import { benchSearch } from './search';
 
 const PARTS: Record<string, () => Promise<unknown>> = {
@@ -20,6 +22,15 @@ const PARTS: Record<string, () => Promise<unknown>> = {
       process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
     ),
   limiter: () => benchLimiter(),
+  load: () =>
+    benchLoad({
+      ...(process.env.BENCH_LOAD_SECONDS
+        ? { seconds: Number(process.env.BENCH_LOAD_SECONDS) }
+        : {}),
+      ...(process.env.BENCH_LOAD_CLIENTS
+        ? { clients: Number(process.env.BENCH_LOAD_CLIENTS) }
+        : {}),
+    }),
   'cold-start': () =>
     benchColdStart(
       parseColdStartArgs([

@@ -18,6 +18,7 @@ import {
 } from './constructs/groundwork-function';
 import { GroundworkHttpApi } from './constructs/groundwork-http-api';
 import { GroundworkMonitoring } from './constructs/groundwork-monitoring';
+import { IngestRecovery } from './constructs/ingest-recovery';
 import { StreamingAnswerApi } from './constructs/streaming-answer-api';
 import type { DataStack } from './data-stack';
 import { API_ROUTES, type ApiFunction } from '../lambdas/http/api-routes';
@@ -106,6 +107,10 @@ export class ApiStack extends Stack {
         maxConcurrency: config.ingestConcurrency,
       }),
     );
+    new IngestRecovery(this, 'IngestRecovery', {
+      ingestFunction: ingest.function,
+      deadLetterQueue: data.documents.deadLetterQueue,
+    });
 
     const search = fn('Search', {
       entry: LAMBDA_ENTRIES.search,

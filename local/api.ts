@@ -305,5 +305,9 @@ export async function startLocalApi(
     ...(options.host ? { host: options.host } : {}),
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
   });
+  // The playground, served here, uploads straight to the S3 emulator (its only CORS origin).
+  const served = new URL(server.url);
+  stack.s3.allowOrigin(served.origin);
+  if (served.hostname === '127.0.0.1') stack.s3.allowOrigin(`http://localhost:${served.port}`);
   return { server, issuer, close: () => server.close() };
 }

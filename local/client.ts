@@ -8,6 +8,7 @@ import { localKeyDir } from './commands/token';
 import { startLocalApi } from './api';
 import { stackOptionsFromEnv, type LocalEnv } from './config';
 import { acquireLock, readLock } from './data-dir-lock';
+import { localS3Credentials, type S3Credentials } from './s3-gate';
 import { startLocalStack, type LocalStack } from './stack';
 
 export interface ApiSession {
@@ -18,6 +19,8 @@ export interface ApiSession {
   readonly stack: LocalStack | null;
   /** The S3 endpoint of the stack that serves this session. */
   readonly s3Endpoint: string;
+  /** The credentials that S3 endpoint accepts. */
+  readonly s3Credentials: S3Credentials;
   close(): Promise<void>;
 }
 
@@ -33,6 +36,7 @@ export async function openApiSession(
       token: (userId, tenantId) => issuer.issueToken({ sub: userId, tenantId }),
       stack: null,
       s3Endpoint: running.s3Endpoint,
+      s3Credentials: await localS3Credentials(localKeyDir(env.dataDir)),
       close: async () => undefined,
     };
   }
@@ -45,6 +49,7 @@ export async function openApiSession(
       token: (userId, tenantId) => api.issuer.issueToken({ sub: userId, tenantId }),
       stack,
       s3Endpoint: stack.s3.endpoint,
+      s3Credentials: stack.s3.credentials,
       async close() {
         await api.close();
         await stack.stop();

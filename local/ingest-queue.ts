@@ -37,6 +37,14 @@ export function lambdaContext(functionName: string): Context {
   };
 }
 
+/** The record as the dead-letter queue holds it: with how often it was received. */
+function receivedBy(item: { record: SQSRecord; receives: number }): SQSRecord {
+  return {
+    ...item.record,
+    attributes: { ...item.record.attributes, ApproximateReceiveCount: String(item.receives + 1) },
+  };
+}
+
 export function createIngestQueue(
   handler: IngestHandler,
   options: {
@@ -44,6 +52,8 @@ export function createIngestQueue(
     concurrency?: number;
     maxReceives?: number;
     onError?: (err: unknown) => void;
+    /** Runs for a message that failed every attempt (what a dead-letter queue's consumer does). */
+    onDeadLetter?: (record: SQSRecord) => Promise<void>;
     /** Runs when the queue drains after some work (the embedded default refreshes planner statistics). */
     onIdle?: () => Promise<void>;
   } = {},
@@ -80,6 +90,20 @@ export function createIngestQueue(
     w.forEach((resolve) => resolve());
   };
 
+  const deadLetter = (record: SQSRecord) => {
+    deadLetters.push(record);
+    if (!options.onDeadLetter) return;
+    // Counted as running, so that idle() waits for the document to be marked failed.
+    running += 1;
+    options
+      .onDeadLetter(record)
+      .catch((err: unknown) => options.onError?.(err))
+      .finally(() => {
+        running -= 1;
+        settleIfIdle();
+      });
+  };
+
   const pump = () => {
     while (!stopped && running < concurrency && pending.length > 0) {
       const batch = pending.splice(0, batchSize);
@@ -92,14 +116,14 @@ export function createIngestQueue(
           const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
           for (const item of batch) {
             if (!failed.has(item.record.messageId)) continue;
-            if (item.receives + 1 >= maxReceives) deadLetters.push(item.record);
+            if (item.receives + 1 >= maxReceives) deadLetter(receivedBy(item));
             else pending.push({ record: item.record, receives: item.receives + 1 });
           }
         })
         .catch((err: unknown) => {
           options.onError?.(err);
           for (const item of batch) {
-            if (item.receives + 1 >= maxReceives) deadLetters.push(item.record);
+            if (item.receives + 1 >= maxReceives) deadLetter(receivedBy(item));
             else pending.push({ record: item.record, receives: item.receives + 1 });
           }
         })

@@ -4,7 +4,6 @@
  * same `ingest` handler that runs in AWS, through a local stand-in for its SQS queue.
  */
 import { mkdir } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -51,12 +50,19 @@ import type { ConversationStore } from '../lambdas/core/answer/conversations';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
-import { makeHandler as makeIngestHandler } from '../lambdas/ingest/handler';
+import { makeHandler as makeIngestHandler, processDeadLetter } from '../lambdas/ingest/handler';
+import {
+  createIngestRecovery,
+  type IngestRecovery,
+  type Reannouncement,
+} from '../lambdas/core/ingestion/recovery';
 import { createDynamoLimitStore } from '../lambdas/adapters/dynamodb/limit-store';
 import { DEFAULT_LIMITS_CONFIG, type LimitsConfig } from '../lambdas/core/limits/config';
 import { createLimiter, type Limiter } from '../lambdas/core/limits/limiter';
 import { startLocalDynamo } from './dynamodb';
+import { localKeyDir } from './commands/token';
 import { createIngestQueue, type IngestQueue } from './ingest-queue';
+import { localS3Credentials, startS3Gate, type S3Credentials, type S3Gate } from './s3-gate';
 
 export interface LocalStackOptions {
   /** Folder for all local data; undefined keeps the database in memory (tests). */
@@ -81,6 +87,13 @@ export interface LocalStackOptions {
   readonly embedThreads?: number;
   /** Skip the check that the index was built with this embedder (only `groundwork reembed` does). */
   readonly skipEmbeddingGuard?: boolean;
+  /**
+   * Compare the bucket with the index at start and re-announce what a previous process left
+   * unfinished (core/ingestion/recovery.ts). @default true with a dataDir, false without
+   */
+  readonly reconcile?: boolean;
+  /** Browser origins the S3 emulator answers with CORS besides those added by allowOrigin. */
+  readonly s3CorsOrigins?: readonly string[];
 }
 
 export interface LocalStack {
@@ -94,35 +107,49 @@ export interface LocalStack {
   readonly documents: Documents;
   readonly admin: Admin;
   readonly queue: IngestQueue;
-  readonly s3: { readonly client: S3Client; readonly endpoint: string; readonly bucket: string };
+  readonly recovery: IngestRecovery;
+  /** What the start-up reconciliation re-announced (empty when it did not run). */
+  readonly reconciled: readonly Reannouncement[];
+  readonly s3: {
+    readonly client: S3Client;
+    readonly endpoint: string;
+    readonly bucket: string;
+    /** The emulator accepts only requests signed with these (docs/ingestion.md). */
+    readonly credentials: S3Credentials;
+    /** Lets a browser origin call the emulator with CORS (the playground's, by startLocalApi). */
+    allowOrigin(origin: string): void;
+  };
   readonly logger: Logger;
   stop(): Promise<void>;
 }
-
-/** Any origin may PUT and GET (the emulator listens on localhost only). */
-const LOCAL_BUCKET_CORS = `<CORSConfiguration>
-  <CORSRule>
-    <AllowedOrigin>*</AllowedOrigin>
-    <AllowedMethod>PUT</AllowedMethod>
-    <AllowedMethod>GET</AllowedMethod>
-    <AllowedMethod>HEAD</AllowedMethod>
-    <AllowedHeader>*</AllowedHeader>
-    <MaxAgeSeconds>600</MaxAgeSeconds>
-  </CORSRule>
-</CORSConfiguration>`;
 
 /** Encodes a key the way S3 event notifications do (URL-encoded, spaces as `+`). */
 export function encodeS3EventKey(key: string): string {
   return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
 }
 
-/** Creates an S3 client for the emulator (path-style, fixed credentials, no streaming checksums). */
-export function localS3Client(endpoint: string): S3Client {
+/** An S3 event notification for one key, as the emulator sends them. */
+export function localS3Event(bucket: string, key: string, exists: boolean) {
+  return {
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        eventName: exists ? 'ObjectCreated:Put' : 'ObjectRemoved:Delete',
+        eventTime: new Date().toISOString(),
+        s3: { bucket: { name: bucket }, object: { key: encodeS3EventKey(key) } },
+      },
+    ],
+  };
+}
+
+/** Creates an S3 client for the emulator (path-style, its credentials, no streaming checksums). */
+export function localS3Client(endpoint: string, credentials: S3Credentials): S3Client {
   return new S3Client({
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    credentials,
     // s3rver stores aws-chunked uploads with their framing unless checksums are off.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
@@ -145,7 +172,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     (await createLocalEmbedder(
       options.embedThreads === undefined ? {} : { threads: options.embedThreads },
     ));
-  let s3rver: S3rver | undefined;
+  let gate: S3Gate | undefined;
   const dynamo = await startLocalDynamo(
     options.dataDir ? { dataDir: path.join(options.dataDir, 'dynamodb') } : {},
   );
@@ -154,25 +181,39 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (!options.skipEmbeddingGuard) await ensureEmbeddingModel(db, embedder);
 
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();
-    s3rver = new S3rver({
-      address: '127.0.0.1',
-      port: options.s3Port ?? 0,
+    const s3rver = new S3rver({
       silent: true,
       directory: s3Dir,
-      // The playground uploads straight to the bucket from the browser, as it does to S3.
-      configureBuckets: [{ name: bucket, configs: [LOCAL_BUCKET_CORS] }],
+      configureBuckets: [{ name: bucket }],
     });
-    const server = await s3rver.run();
-    const { port } = server as unknown as AddressInfo;
-    const endpoint = `http://127.0.0.1:${port}`;
-    const client = localS3Client(endpoint);
+    await s3rver.configureBuckets();
+    // s3rver checks no SigV4 signature and serves anonymous requests: it is reached only
+    // through the gate, which verifies them (local/s3-gate.ts).
+    const credentials = await localS3Credentials(
+      options.dataDir ? localKeyDir(options.dataDir) : undefined,
+    );
+    gate = await startS3Gate({
+      upstream: s3rver.callback(),
+      credentials,
+      port: options.s3Port ?? 0,
+      // Uploads larger than what ingestion accepts are refused (with a margin for requests
+      // such as a multi-object delete).
+      maxBodyBytes:
+        (options.ingestion?.maxObjectBytes ?? DEFAULT_INGESTION_SETTINGS.maxObjectBytes) +
+        1024 * 1024,
+      corsOrigins: options.s3CorsOrigins ?? [],
+    });
+    const endpoint = gate.endpoint;
+    const client = localS3Client(endpoint, credentials);
     await client
       .send(new HeadBucketCommand({ Bucket: bucket }))
       .catch(() => client.send(new CreateBucketCommand({ Bucket: bucket })));
 
+    const documentStore = createDocumentRepository(db);
+    const objectStore = createS3ObjectStore(client);
     const ingestion = createIngestion({
-      store: createDocumentRepository(db),
-      objects: createS3ObjectStore(client),
+      store: documentStore,
+      objects: objectStore,
       parser: createDocumentParser(),
       embedder,
       tokens: createTokenCounter(),
@@ -216,9 +257,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
     });
     const admin = createAdmin({ store: createAdminStore(db), limiter });
-    const handler = makeIngestHandler({ ingestion, logger, metrics });
+    const recovery = createIngestRecovery({
+      store: documentStore,
+      objects: objectStore,
+      ingestion,
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    });
+    const handler = makeIngestHandler({ ingestion, recovery, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {
       onError: (err) => logger.error('local ingest batch failed', { err }),
+      onDeadLetter: async (record) => {
+        await processDeadLetter(recovery, record);
+      },
       // PGlite runs no autovacuum: without fresh statistics the planner misjudges every table
       // (e.g. it ignores the GIN and HNSW indexes), so refresh them when a batch of writes ends.
       ...(db.kind === 'pglite'
@@ -232,7 +283,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       queue.push(event);
     });
 
-    const running = s3rver;
+    // The queue lives in memory: what a previous process left unfinished, and what changed in
+    // the bucket while nothing listened, is announced again (docs/ingestion.md).
+    const reconciled =
+      (options.reconcile ?? options.dataDir !== undefined) ? await recovery.reconcile(bucket) : [];
+    for (const r of reconciled) queue.push(localS3Event(bucket, r.key, r.exists));
+
+    const running = gate;
     return {
       db,
       embedder,
@@ -244,7 +301,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       documents,
       admin,
       queue,
-      s3: { client, endpoint, bucket },
+      recovery,
+      reconciled,
+      s3: { client, endpoint, bucket, credentials, allowOrigin: (o) => running.allowOrigin(o) },
       logger,
       async stop() {
         await queue.stop();
@@ -256,7 +315,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
     };
   } catch (err) {
-    await s3rver?.close().catch(() => undefined);
+    await gate?.close().catch(() => undefined);
     await dynamo.stop();
     await embedder.close?.();
     if (!options.db) await db.close();

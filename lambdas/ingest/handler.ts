@@ -3,6 +3,10 @@
  * object is synced through the ingestion use case; one bad message never fails its batch-mates
  * (partial batch response), and a message that fails for a transient reason is retried by SQS
  * and lands in the dead-letter queue after the configured number of receives.
+ *
+ * The same function consumes that dead-letter queue (the documents a message names are marked
+ * `failed` with the reason) and, on a schedule, sweeps the `processing` documents whose lease
+ * ran out (core/ingestion/recovery.ts).
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -15,15 +19,23 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeS3EventKey } from '../core/ingestion/object-attributes';
 import type { Ingestion, SyncOutcome } from '../core/ingestion/ingest';
-import { s3EventMessageSchema, s3TestEventSchema } from './s3-event';
+import type { IngestRecovery } from '../core/ingestion/recovery';
+import { leaseSweepEventSchema, s3EventMessageSchema, s3TestEventSchema } from './s3-event';
 
 export interface IngestHandlerDeps {
   readonly ingestion: Ingestion;
+  /** Dead letters and the lease sweep; without it both are ignored (with a log line). */
+  readonly recovery?: IngestRecovery;
+  /** Records from this queue are dead letters of the ingest queue. */
+  readonly deadLetterQueueArn?: string;
   readonly logger: Logger;
   readonly metrics: Metrics;
   /** X-Ray: a subsegment for the handler, under which calls record theirs; absent: no tracing. */
   readonly tracer?: Tracer | undefined;
 }
+
+/** The event the schedule sends to run the lease sweep. */
+export type LeaseSweepEvent = { readonly groundwork: 'lease-sweep' };
 
 /** Thrown for a message that can never succeed; it still fails only its own record. */
 export class MalformedMessageError extends Error {
@@ -54,25 +66,74 @@ export async function processRecord(
   return outcomes;
 }
 
+/**
+ * A dead letter: the message exhausted its receives. Every object it names is failed with the
+ * reason (a malformed message names none: it is logged and dropped).
+ */
+export async function processDeadLetter(
+  recovery: IngestRecovery,
+  record: SQSRecord,
+): Promise<number> {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    return 0;
+  }
+  const parsed = s3EventMessageSchema.safeParse(body);
+  if (!parsed.success) return 0;
+  const receives = Number(record.attributes?.ApproximateReceiveCount);
+  for (const r of parsed.data.Records) {
+    await recovery.deadLettered(
+      r.s3.bucket.name,
+      decodeS3EventKey(r.s3.object.key),
+      Number.isFinite(receives) && receives > 0 ? receives : null,
+    );
+  }
+  return parsed.data.Records.length;
+}
+
 /** Builds the handler from its dependencies (the production entry and local/ both call this). */
 export function makeHandler(deps: IngestHandlerDeps) {
   const processor = new BatchProcessor(EventType.SQS);
-  const base = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
-    processPartialResponse(
-      event,
-      async (record: SQSRecord) => {
-        try {
-          return await processRecord(deps.ingestion, record);
-        } catch (err) {
-          deps.logger.error('ingest record failed', { messageId: record.messageId, err });
-          throw err;
+  const { recovery, deadLetterQueueArn, logger } = deps;
+  const handleRecord = async (record: SQSRecord) => {
+    try {
+      if (deadLetterQueueArn && record.eventSourceARN === deadLetterQueueArn) {
+        if (!recovery) {
+          logger.error('dead letter dropped: no recovery configured', {
+            messageId: record.messageId,
+          });
+          return 0;
         }
-      },
-      processor,
-      { context, throwOnFullBatchFailure: false },
-    );
+        const named = await processDeadLetter(recovery, record);
+        if (named === 0)
+          logger.error('dead letter names no object', { messageId: record.messageId });
+        return named;
+      }
+      return await processRecord(deps.ingestion, record);
+    } catch (err) {
+      logger.error('ingest record failed', { messageId: record.messageId, err });
+      throw err;
+    }
+  };
+  // A scheduled invocation ignores the result: the sweep answers with an empty batch response.
+  const base = async (
+    event: SQSEvent | LeaseSweepEvent,
+    context: Context,
+  ): Promise<SQSBatchResponse> => {
+    if (leaseSweepEventSchema.safeParse(event).success) {
+      const outcomes = recovery ? await recovery.sweepExpiredLeases() : [];
+      logger.info('lease sweep', { swept: outcomes.length, outcomes });
+      return { batchItemFailures: [] };
+    }
+    return processPartialResponse(event as SQSEvent, handleRecord, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+    });
+  };
   const handler = middy(base);
   // The batch's result lists message ids only, but keep responses out of traces everywhere.
   if (deps.tracer) handler.use(captureLambdaHandler(deps.tracer, { captureResponse: false }));
-  return handler.use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
+  return handler.use(injectLambdaContext(logger)).use(logMetrics(deps.metrics));
 }

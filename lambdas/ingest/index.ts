@@ -26,11 +26,14 @@ import { createDocumentRepository } from '../adapters/postgres/document-reposito
 import { createS3ObjectStore } from '../adapters/s3/s3-object-store';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createIngestion } from '../core/ingestion/ingest';
+import { createIngestRecovery } from '../core/ingestion/recovery';
 import { makeHandler } from './handler';
 
 /** The `ingest` function's environment (set by the CDK app's grant helpers). */
 export const ingestEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'ingest'),
+  /** The ingest queue's dead-letter queue, which this function also consumes (IngestRecovery). */
+  DEAD_LETTER_QUEUE_ARN: z.optional(z.string().check(z.minLength(1))),
 });
 export type IngestEnv = z.infer<typeof ingestEnvSchema>;
 
@@ -49,9 +52,11 @@ const embedder = createBedrockEmbedder({
   dimension: env.EMBEDDING_DIMENSION,
 });
 
+const store = createDocumentRepository(db);
+const objects = createS3ObjectStore(traceClient(tracer, new S3Client({ region: env.AWS_REGION })));
 const ingestion = createIngestion({
-  store: createDocumentRepository(db),
-  objects: createS3ObjectStore(traceClient(tracer, new S3Client({ region: env.AWS_REGION }))),
+  store,
+  objects,
   parser: createDocumentParser(),
   embedder,
   tokens: createTokenCounter(),
@@ -60,5 +65,23 @@ const ingestion = createIngestion({
   metrics: metricsSink(metrics),
 });
 
-/** SQS batch handler with partial batch responses (`reportBatchItemFailures`). */
-export const handler = makeHandler({ ingestion, logger, metrics, tracer });
+const recovery = createIngestRecovery({
+  store,
+  objects,
+  ingestion,
+  log: logPort(logger),
+  metrics: metricsSink(metrics),
+});
+
+/**
+ * SQS batch handler with partial batch responses (`reportBatchItemFailures`), for the ingest
+ * queue and its dead-letter queue; the scheduled lease sweep.
+ */
+export const handler = makeHandler({
+  ingestion,
+  recovery,
+  ...(env.DEAD_LETTER_QUEUE_ARN ? { deadLetterQueueArn: env.DEAD_LETTER_QUEUE_ARN } : {}),
+  logger,
+  metrics,
+  tracer,
+});

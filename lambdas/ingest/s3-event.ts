@@ -22,3 +22,6 @@ export const s3TestEventSchema = z.object({ Event: z.literal('s3:TestEvent') });
 export const s3EventMessageSchema = z.object({ Records: z.array(s3EventRecordSchema) });
 export type S3EventMessage = z.infer<typeof s3EventMessageSchema>;
 export type S3EventRecord = z.infer<typeof s3EventRecordSchema>;
+
+/** What the schedule sends to run the lease sweep (lib/constructs/ingest-recovery.ts). */
+export const leaseSweepEventSchema = z.object({ groundwork: z.literal('lease-sweep') });

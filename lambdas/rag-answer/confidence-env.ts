@@ -3,19 +3,22 @@
  * from their environment (set by the CDK app from `confidence*` in its configuration).
  */
 import * as z from '../core/zod';
-import type { ConfidenceCalibration } from '../core/answer/confidence';
+import { DEFAULT_CALIBRATION, type ConfidenceCalibration } from '../core/answer/confidence';
 
 const unitInterval = z.coerce.number().check(z.gte(0), z.lte(1));
 
 /** Spread into a function's environment schema; check it with `confidenceEnvRefinement`. */
 export const confidenceEnvShape = {
-  /** Thresholds for the configured embedding model (see core/answer/confidence). */
-  CONFIDENCE_HIGH: z._default(unitInterval, 0.75),
-  CONFIDENCE_MEDIUM: z._default(unitInterval, 0.6),
-  /** Weight of cosine in a chunk's relevance; the rest is keyword coverage. */
-  CONFIDENCE_COSINE_WEIGHT: z._default(unitInterval, 1),
+  /**
+   * Thresholds for the configured embedding model (see core/answer/confidence); unset, the
+   * defaults for a model without a calibration, in units of the question's background.
+   */
+  CONFIDENCE_HIGH: z._default(unitInterval, DEFAULT_CALIBRATION.high),
+  CONFIDENCE_MEDIUM: z._default(unitInterval, DEFAULT_CALIBRATION.medium),
+  /** Weight of the background-normalised cosine in a chunk's relevance; the rest is coverage. */
+  CONFIDENCE_COSINE_WEIGHT: z._default(unitInterval, DEFAULT_CALIBRATION.cosineWeight),
   /** Relevance below which a chunk of the top 5 is not evidence; 0 averages all five. */
-  CONFIDENCE_EVIDENCE_FLOOR: z._default(unitInterval, 0),
+  CONFIDENCE_EVIDENCE_FLOOR: z._default(unitInterval, DEFAULT_CALIBRATION.evidenceFloor ?? 0),
 };
 
 type ConfidenceEnv = { [K in keyof typeof confidenceEnvShape]: number };

@@ -16,18 +16,31 @@ import { parseArgs } from 'node:util';
 import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
 import { createPromptRepository } from '../../lambdas/adapters/postgres/conversation-repository';
 import { createAnswering } from '../../lambdas/core/answer/answer';
+import { BACKGROUND_TEXTS, backgroundStats } from '../../lambdas/core/answer/background';
 import {
   assessConfidence,
   DEFAULT_CALIBRATION,
+  gateEvidence,
   type ConfidenceCalibration,
 } from '../../lambdas/core/answer/confidence';
 import { buildContext } from '../../lambdas/core/answer/context';
-import { extractiveAnswer } from '../../lambdas/core/answer/extractive';
+import { extractiveAnswer, MIN_RELATIVE_SCORE } from '../../lambdas/core/answer/extractive';
 import type { SearchHit } from '../../lambdas/core/retrieval/types';
 import type { SearchFilters } from '../../lambdas/core/retrieval/filters';
 import { sampleIds, type BeirDataset } from '../evaluation/beir';
+import {
+  emptyTally,
+  loadNaturalSets,
+  naturalCorpus,
+  normaliseAnswer,
+  type NaturalQuestion,
+  type NaturalSet,
+  type NaturalTally,
+  type Split,
+  tally,
+} from '../evaluation/natural';
 import type { LocalStack } from '../stack';
-import { corpusIdOf, groupOf, openEvalIndex } from './eval';
+import { corpusIdOf, groupOf, loadCorpus, openEvalIndex } from './eval';
 
 type Hits = Pick<SearchHit, 'score' | 'keywordCoverage'>[];
 
@@ -71,17 +84,41 @@ export function gateRates(pairs: readonly Pair[], calibration: ConfidenceCalibra
   return rates;
 }
 
+/** Questions outside SQuAD's four cases, e.g. one natural set's answerable questions. */
+export interface GateGroup {
+  readonly name: string;
+  /** Whether the right level is medium/high (the corpus answers) or low. */
+  readonly wantsAnswer: boolean;
+  readonly hits: readonly Hits[];
+}
+
 export interface FitOptions {
   /** Evidence floors tried; `[0]` fits the plain mean of the top 5. Default 0 to 1 by 0.01. */
   readonly floors?: readonly number[];
   /** The cases whose worst rate is maximised. Default all four. */
   readonly cases?: readonly GateCase[];
+  /** Further groups whose rates count in the worst rate too (the natural sets' fit split). */
+  readonly groups?: readonly GateGroup[];
+}
+
+/** Per group, the share of its questions the gate gets right. */
+export function groupRates(
+  groups: readonly GateGroup[],
+  calibration: ConfidenceCalibration,
+): Record<string, number> {
+  const rates: Record<string, number> = {};
+  for (const g of groups)
+    rates[g.name] =
+      g.hits.filter((h) => (assessConfidence(h, calibration).level !== 'low') === g.wantsAnswer)
+        .length / Math.max(g.hits.length, 1);
+  return rates;
 }
 
 /**
  * Fits the cosine weight (0 to 1 by 0.05), the evidence floor and the medium threshold (0 to 1
- * by 0.001) to maximise the worst of the cases' rates, ties going to the larger sum of them. High
- * is the score that at most 2 % of the questions whose article was removed reach.
+ * by 0.001) to maximise the worst of the rates of the cases and groups, ties going to the larger
+ * sum of them. High is the score that at most 2 % of the questions whose article was removed
+ * reach.
  */
 export function fitCalibration(
   pairs: readonly Pair[],
@@ -89,17 +126,25 @@ export function fitCalibration(
 ): { calibration: ConfidenceCalibration; fit: GateRates } {
   const floors = options.floors ?? Array.from({ length: 101 }, (_, i) => i / 100);
   const objective = new Set(options.cases ?? CASES);
-  const n = pairs.length;
+  const columns = [
+    ...CASES.map((c) => ({
+      hits: pairs.map((p) => p[c]),
+      wantsAnswer: WANTS_ANSWER[c],
+      counts: objective.has(c),
+    })),
+    ...(options.groups ?? []).map((g) => ({ ...g, counts: true })),
+  ].filter((col) => col.hits.length > 0);
+  const absentColumn = CASES.indexOf('absent');
   let best: { worst: number; sum: number; calibration: ConfidenceCalibration } | null = null;
   for (let wi = 0; wi <= 20; wi++) {
     const cosineWeight = wi / 20;
     for (const evidenceFloor of floors) {
       const probe = { cosineWeight, evidenceFloor, high: 2, medium: 2 };
       // The gated score of each question, ascending; no evidence can never pass a threshold.
-      const scores = CASES.map((c) =>
-        pairs
-          .map((p) => {
-            const a = assessConfidence(p[c], probe);
+      const scores = columns.map((col) =>
+        col.hits
+          .map((h) => {
+            const a = assessConfidence(h, probe);
             return a.evidenceChunks > 0 ? a.avgRelevance : -1;
           })
           .sort((a, b) => a - b),
@@ -110,22 +155,23 @@ export function fitCalibration(
         const i = Math.floor(x * 1000);
         for (const ti of [i, i + 1]) if (ti >= 0 && ti <= 1000) steps.add(ti);
       }
-      const below = CASES.map(() => 0); // per case, how many scores are below the threshold
+      const below = columns.map(() => 0); // per column, how many scores are below the threshold
       for (const ti of [...steps].sort((a, b) => a - b)) {
         const t = ti / 1000;
-        let worst = n;
+        let worst = 1;
         let sum = 0;
-        CASES.forEach((c, k) => {
+        columns.forEach((col, k) => {
           const sorted = scores[k]!;
+          const n = sorted.length;
           while (below[k]! < n && sorted[below[k]!]! < t) below[k]! += 1;
-          if (!objective.has(c)) return;
-          const right = WANTS_ANSWER[c] ? n - below[k]! : below[k]!;
+          if (!col.counts) return;
+          const right = (col.wantsAnswer ? n - below[k]! : below[k]!) / n;
           worst = Math.min(worst, right);
           sum += right;
         });
         if (!best || worst > best.worst || (worst === best.worst && sum > best.sum)) {
-          const absent = scores[CASES.indexOf('absent')]!;
-          const high = Math.max(t, absent[Math.floor(n * 0.98)] ?? t);
+          const absent = scores[absentColumn] ?? [];
+          const high = Math.max(t, absent[Math.floor(absent.length * 0.98)] ?? t);
           best = {
             worst,
             sum,
@@ -180,11 +226,14 @@ export async function collectPairs(
   };
   const pairs: Pair[] = [];
   const identity = { tenantId: tenant, userId: 'calibrate' };
+  const backgroundVectors = await stack.embedder.embed(BACKGROUND_TEXTS);
   for (let i = 0; i < ids.length; i += 32) {
     const batch = ids.slice(i, i + 32);
     const vectors = await stack.embedder.embed(batch.map((q) => data.queries.get(q)!));
     for (let j = 0; j < batch.length; j++) {
       const q = batch[j]!;
+      const question = data.queries.get(q)!;
+      const background = backgroundStats(vectors[j]!, backgroundVectors);
       const gold = [...data.qrels.get(q)!.keys()][0]!;
       const group = groupOf(gold);
       const goldDoc = docs.get(gold);
@@ -201,19 +250,17 @@ export async function collectPairs(
       }
       const otherDocs = others.map((id) => docs.get(id)!);
       const run = async (filters: SearchFilters) =>
-        (
-          await stack.search.searchWithEmbedding(
-            identity,
-            {
-              queryText: data.queries.get(q)!,
-              topK: 8,
-              mode: 'hybrid',
-              maxChunksPerSource: 3,
-              filters,
-            },
-            vectors[j]!,
-          )
-        ).hits.map(({ score, keywordCoverage }) => ({ score, keywordCoverage }));
+        gateEvidence(
+          question,
+          (
+            await stack.search.searchWithEmbedding(
+              identity,
+              { queryText: question, topK: 8, mode: 'hybrid', maxChunksPerSource: 3, filters },
+              vectors[j]!,
+            )
+          ).hits,
+          background,
+        );
       pairs.push({
         present: await run({}),
         absent: await run({ metadata: { notEquals: { key: 'group', value: group } } }),
@@ -225,17 +272,137 @@ export async function collectPairs(
   return pairs;
 }
 
+/** The tenant a natural set is indexed under, next to the SQuAD index. */
+const naturalTenant = (set: NaturalSet) => `natural-${set.name}`.slice(0, 60);
+
+/** Indexes each natural set's documents in a tenant of its own (unchanged ones cost nothing). */
+export async function indexNaturalSets(
+  stack: LocalStack,
+  sets: readonly NaturalSet[],
+): Promise<void> {
+  for (const set of sets)
+    await loadCorpus(stack, await naturalCorpus(set), naturalTenant(set), false);
+}
+
+/** A natural question with the gate's evidence from its retrieval (as the answer use case runs it). */
+export interface NaturalProbe {
+  readonly question: NaturalQuestion;
+  readonly evidence: Hits;
+}
+
+export async function collectNatural(
+  stack: LocalStack,
+  sets: readonly NaturalSet[],
+): Promise<NaturalProbe[]> {
+  const backgroundVectors = await stack.embedder.embed(BACKGROUND_TEXTS);
+  const probes: NaturalProbe[] = [];
+  for (const set of sets) {
+    const identity = { tenantId: naturalTenant(set), userId: 'calibrate' };
+    const vectors = await stack.embedder.embed(set.questions.map((q) => q.question));
+    for (const [i, q] of set.questions.entries()) {
+      const { hits } = await stack.search.searchWithEmbedding(
+        identity,
+        { queryText: q.question, topK: 8, mode: 'hybrid', maxChunksPerSource: 3, filters: {} },
+        vectors[i]!,
+      );
+      probes.push({
+        question: q,
+        evidence: gateEvidence(q.question, hits, backgroundStats(vectors[i]!, backgroundVectors)),
+      });
+    }
+  }
+  return probes;
+}
+
+/** The natural questions of a split as two fit groups: answerable and unanswerable. */
+export function naturalGroups(probes: readonly NaturalProbe[], split: Split): GateGroup[] {
+  const of = (answerable: boolean) =>
+    probes
+      .filter((p) => p.question.split === split && (p.question.facts !== null) === answerable)
+      .map((p) => p.evidence);
+  return [
+    { name: 'natural answerable', wantsAnswer: true, hits: of(true) },
+    { name: 'natural unanswerable', wantsAnswer: false, hits: of(false) },
+  ];
+}
+
+/** Per set and split, each question asked through the answer use case (no LLM) with a calibration. */
+export async function naturalAnswerRates(
+  stack: LocalStack,
+  sets: readonly NaturalSet[],
+  calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>,
+): Promise<Record<string, Record<Split, NaturalTally>>> {
+  const answering = createAnswering({
+    search: stack.search,
+    embedder: stack.embedder,
+    tokens: createTokenCounter(),
+    conversations: stack.conversations,
+    prompts: createPromptRepository(stack.db),
+    llm: null,
+    settings: { calibrationByModel },
+  });
+  const out: Record<string, Record<Split, NaturalTally>> = {};
+  for (const set of sets) {
+    const tallies = { fit: emptyTally(), heldout: emptyTally() };
+    for (const q of set.questions) {
+      const result = await answering.answer(
+        { tenantId: naturalTenant(set), userId: 'calibrate' },
+        {
+          queryText: q.question,
+          filters: {},
+          useMemory: false,
+          memory: { limit: 5, tokenBudget: 1000 },
+          maxTokens: 512,
+          temperature: 0,
+          debug: false,
+        },
+      );
+      tally(tallies[q.split], q, result.answer.confidence !== 'low', result.answer.text);
+    }
+    out[set.name] = tallies;
+  }
+  return out;
+}
+
+/** The natural rates as lines: per set and split, answered with the fact and refused. */
+function describeNatural(rates: Record<string, Record<Split, NaturalTally>>): string[] {
+  const pct = (k: number, n: number) => `${k}/${n} (${((k / Math.max(n, 1)) * 100).toFixed(1)} %)`;
+  const total = (split: Split) =>
+    Object.values(rates).reduce((t, r) => {
+      const x = r[split];
+      return {
+        answerable: t.answerable + x.answerable,
+        answeredWithFact: t.answeredWithFact + x.answeredWithFact,
+        unanswerable: t.unanswerable + x.unanswerable,
+        refused: t.refused + x.refused,
+      };
+    }, emptyTally());
+  const rows = [
+    ...Object.entries(rates),
+    ['all sets', { fit: total('fit'), heldout: total('heldout') }] as const,
+  ];
+  return rows.flatMap(([name, r]) =>
+    (['fit', 'heldout'] as const).map(
+      (split) =>
+        `    ${name} ${split}: answered with the fact ${pct(r[split].answeredWithFact, r[split].answerable)}, unanswerable refused ${pct(r[split].refused, r[split].unanswerable)}`,
+    ),
+  );
+}
+
 export async function calibrateCommand(args: string[], dataDir: string): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     options: {
       sample: { type: 'string', default: '1000' },
+      natural: { type: 'string', default: 'eval/natural' },
       json: { type: 'boolean', default: false },
     },
   });
   if (!positionals[0]) {
-    console.error('Usage: groundwork calibrate <squad-dir> [--sample N] [--json]');
+    console.error(
+      'Usage: groundwork calibrate <squad-dir> [--sample N] [--natural <sets-dir>] [--json]',
+    );
     return 2;
   }
   const { stack, data, tenant } = await openEvalIndex({
@@ -244,6 +411,9 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
     progress: process.stderr.isTTY === true,
   });
   try {
+    const sets = await loadNaturalSets(values.natural);
+    await indexNaturalSets(stack, sets);
+    const probes = await collectNatural(stack, sets);
     const ids = sampleIds(
       [...data.qrels.keys()].filter((q) => data.queries.has(q)),
       Number(values.sample),
@@ -253,7 +423,10 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
     const half = Math.floor(pairs.length / 2);
     const fitPairs = pairs.slice(0, half);
     const heldOutPairs = pairs.slice(half);
-    const fitted = fitCalibration(fitPairs);
+    const fitted = fitCalibration(fitPairs, { groups: naturalGroups(probes, 'fit') });
+    const modelId = stack.embedder.modelId;
+    const natural = await naturalAnswerRates(stack, sets, { [modelId]: fitted.calibration });
+    const naturalUncalibrated = await naturalAnswerRates(stack, sets, {});
     // The previous method, for comparison: the plain mean of the top 5, fitted on the large
     // corpus only.
     const plain = fitCalibration(fitPairs, { floors: [0], cases: ['present', 'absent'] });
@@ -266,6 +439,7 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
       calibration: fitted.calibration,
       fitRates: fitted.fit,
       heldOutRates: gateRates(heldOutPairs, fitted.calibration),
+      natural,
       previousMethod: {
         calibration: plain.calibration,
         fitRates: plain.fit,
@@ -274,6 +448,7 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
       designDefaults: {
         calibration: DEFAULT_CALIBRATION,
         heldOutRates: gateRates(heldOutPairs, DEFAULT_CALIBRATION),
+        natural: naturalUncalibrated,
       },
     };
     const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -289,11 +464,15 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
             `  ${describe(report.calibration)}`,
             `  fitted:   ${rates(report.fitRates)}`,
             `  held out: ${rates(report.heldOutRates)}`,
-            `previous method (plain mean of the top 5, fitted on present/absent only): ${describe(report.previousMethod.calibration)}`,
+            `  natural sets (${values.natural}), through the answer use case without an LLM:`,
+            ...describeNatural(natural),
+            `previous method (plain mean of the top 5, fitted on SQuAD present/absent only): ${describe(report.previousMethod.calibration)}`,
             `  fitted:   ${rates(report.previousMethod.fitRates)}`,
             `  held out: ${rates(report.previousMethod.heldOutRates)}`,
-            `design defaults: ${describe(DEFAULT_CALIBRATION)}`,
+            `uncalibrated (the defaults, as for a model without a calibration): ${describe(DEFAULT_CALIBRATION)}`,
             `  held out: ${rates(report.designDefaults.heldOutRates)}`,
+            `  natural sets:`,
+            ...describeNatural(naturalUncalibrated),
             `(present: gated medium/high with the gold paragraph in the index; absent: gated low with its article removed; small: a ${SMALL_CORPUS}-document corpus with and without the gold paragraph)`,
           ].join('\n'),
     );
@@ -301,16 +480,6 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
   } finally {
     await stack.stop();
   }
-}
-
-/** Lower-cased, punctuation and articles removed, as the SQuAD evaluation normalises answers. */
-export function normaliseAnswer(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
-    .replace(/\b(a|an|the)\b/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
 }
 
 export async function evalAnswersCommand(args: string[], dataDir: string): Promise<number> {
@@ -368,7 +537,7 @@ export async function evalAnswersCommand(args: string[], dataDir: string): Promi
       const text = normaliseAnswer(
         extractiveAnswer(question, buildContext(hits, tokens), {
           maxSentences,
-          minRelativeScore: 0.8,
+          minRelativeScore: MIN_RELATIVE_SCORE,
         }),
       );
       if (gold.some((g) => text.includes(g))) containsGold += 1;

@@ -124,7 +124,7 @@ export async function ingestFolder(
   tenant: string,
   options: { prefix?: string; progress?: boolean; userId?: string } = {},
 ): Promise<IngestReport> {
-  const client = localS3Client(session.s3Endpoint);
+  const client = localS3Client(session.s3Endpoint, session.s3Credentials);
   try {
     const keys = await uploadFolder(folder, tenant, { client, bucket }, options);
     const token = session.token(options.userId ?? 'cli', tenant);

@@ -58,6 +58,7 @@ export async function startCommand(
       token: (userId, tenantId) => api.issuer.issueToken({ sub: userId, tenantId }),
       stack,
       s3Endpoint: stack.s3.endpoint,
+      s3Credentials: stack.s3.credentials,
       close: async () => undefined,
     };
     const report = await ingestFolder(session, stack.s3.bucket, SAMPLE_CORPUS, DEMO_TENANT, {

@@ -339,6 +339,28 @@ describe('ingestion', () => {
     });
   });
 
+  it('consumes the dead-letter queue and runs the lease sweep every 5 minutes (nothing stranded)', () => {
+    const [ingestId, ingest] = functionByService('ingest');
+    const variables = (ingest.Properties?.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    expect(variables.DEAD_LETTER_QUEUE_ARN).toBeDefined();
+    // The event source reads the queue the variable names, so the handler recognises its records.
+    built.apiTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: ingestId },
+      EventSourceArn: variables.DEAD_LETTER_QUEUE_ARN,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    built.apiTemplate.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: Match.arrayWith([
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [ingestId, 'Arn'] },
+          Input: JSON.stringify({ groundwork: 'lease-sweep' }),
+        }),
+      ]),
+    });
+  });
+
   it.each([
     [
       'ingest',

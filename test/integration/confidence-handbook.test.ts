@@ -15,6 +15,7 @@ import { startLocalStack, type LocalStack } from '../../local/stack';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 interface AnswerBody {
+  thread_id: string;
   answer: { text: string; confidence: string | null; model: string };
   citations: { source_uri: string }[];
   context_used: { chunks_retrieved: number; avg_relevance: number };
@@ -56,11 +57,11 @@ describe('confidence gate on the sample handbook (local model, shipped calibrati
     await stack?.stop();
   });
 
-  const ask = async (question: string): Promise<AnswerBody> => {
+  const ask = async (question: string, extra: object = {}): Promise<AnswerBody> => {
     const res = await fetch(`${api.server.url}/answer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query_text: question }),
+      body: JSON.stringify({ query_text: question, ...extra }),
     });
     expect(res.status).toBe(200);
     return (await res.json()) as AnswerBody;
@@ -82,5 +83,28 @@ describe('confidence gate on the sample handbook (local model, shipped calibrati
     expect(body.answer.confidence).toBe('low');
     expect(body.answer.model).toBe('none');
     expect(body.answer.text).toBe(INSUFFICIENT_CONTEXT_TEXT);
+  });
+
+  // The examples a newcomer tries first: the banner's curl and the README's `groundwork ask`.
+  it("answers the banner's example with the refund period", async () => {
+    const body = await ask('How long do refunds take?', { top_k: 3 });
+    expect(['medium', 'high']).toContain(body.answer.confidence);
+    expect(body.answer.text).toContain('within 14 days');
+    expect(body.citations[0]?.source_uri).toMatch(/\/samples\/returns-and-refunds\.md$/);
+  });
+
+  it("answers the README's warranty example with what it covers, not what it excludes", async () => {
+    const body = await ask('What does the warranty cover?');
+    expect(['medium', 'high']).toContain(body.answer.confidence);
+    expect(body.answer.text).toContain('defects in materials and workmanship');
+    expect(body.answer.text).not.toContain('does not cover');
+  });
+
+  it('answers a question that names its own subject as asked, after another topic', async () => {
+    const first = await ask('What does the warranty cover?');
+    const body = await ask('How long do refunds take?', { thread_id: first.thread_id });
+    expect(body.thread_id).toBe(first.thread_id);
+    expect(body.answer.text).toContain('within 14 days');
+    expect(body.citations[0]?.source_uri).toMatch(/\/samples\/returns-and-refunds\.md$/);
   });
 });

@@ -175,7 +175,10 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     await put('tenants/acme/retry.txt', 'Retry me: the embedding model was down the first time.');
     const failed = await doc('tenants/acme/retry.txt');
     expect(failed).toMatchObject({ status: 'failed' });
-    expect(failed!.failure_reason).toMatch(/Temporary failure/);
+    // The dead-letter consumer names the attempts, the cause and what to do.
+    expect(failed!.failure_reason).toMatch(
+      /^Indexing failed after 3 attempts: embedding model unavailable \(injected\)\. Retry it/,
+    );
     expect(stack.queue.deadLetters.length).toBeGreaterThan(0);
     const outcome = await stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/retry.txt');
     expect(outcome.action).toBe('indexed');

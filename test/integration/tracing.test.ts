@@ -113,7 +113,11 @@ beforeAll(async () => {
   s3Dir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-tracing-'));
   s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir });
   const { port } = (await s3rver.run()) as unknown as AddressInfo;
-  s3 = localS3Client(`http://127.0.0.1:${port}`);
+  // s3rver itself, without the local stack's signature gate: its own fixed credentials.
+  s3 = localS3Client(`http://127.0.0.1:${port}`, {
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+  });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
   await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'doc.txt', Body: 'hello' }));
 

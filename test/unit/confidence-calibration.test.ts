@@ -3,7 +3,7 @@
  * in the large corpus the gold paragraph comes with weak same-article chunks, so the plain mean
  * cannot separate it from a retrieval without the article; an evidence floor can.
  */
-import { fitCalibration, gateRates, type Pair } from '../../local/commands/answer-eval';
+import { fitCalibration, gateRates, groupRates, type Pair } from '../../local/commands/answer-eval';
 
 // Relevance equals the score whatever the cosine weight: coverage is set to the same value.
 const hits = (scores: number[]) => scores.map((s) => ({ score: s, keywordCoverage: s }));
@@ -41,5 +41,21 @@ describe('confidence calibration fit', () => {
     const large: Pair = { ...pair, absent: hits([0.25, 0.25, 0.25, 0.25, 0.25]) };
     const { fit } = fitCalibration([large], { floors: [0], cases: ['present', 'absent'] });
     expect(fit).toMatchObject({ present: 1, absent: 1, smallPresent: 0 });
+  });
+
+  it('counts further groups (the natural sets) in the worst rate it maximises', () => {
+    // Natural questions that only the cosine separates (SQuAD's synthetic hits do not care about
+    // the weight): fitted on SQuAD alone the first weight tried (coverage only) gets them wrong,
+    // fitted with them the weight moves to the cosine.
+    const one = (score: number, keywordCoverage: number) => [{ score, keywordCoverage }];
+    const natural = [
+      { name: 'answerable', wantsAnswer: true, hits: [one(0.9, 0.1), one(0.85, 0.1)] },
+      { name: 'unanswerable', wantsAnswer: false, hits: [one(0.1, 0.9), one(0.15, 0.9)] },
+    ];
+    const alone = fitCalibration(pairs);
+    expect(groupRates(natural, alone.calibration).answerable).toBeLessThan(1);
+    const both = fitCalibration(pairs, { groups: natural });
+    expect(groupRates(natural, both.calibration)).toEqual({ answerable: 1, unanswerable: 1 });
+    expect(both.fit).toEqual({ present: 1, absent: 1, smallPresent: 1, smallAbsent: 1 });
   });
 });

@@ -74,6 +74,7 @@ interface DocumentViewRow {
   chunk_count: number;
   metadata: Record<string, unknown>;
   progress: Record<string, unknown> | null;
+  lease_renewed_at: Date | null;
   created_at: Date;
   updated_at: Date;
   source_updated_at: Date | null;
@@ -94,6 +95,7 @@ const toView = (r: DocumentViewRow): DocumentView => ({
   chunkCount: r.chunk_count,
   metadata: r.metadata,
   progress: r.progress,
+  leaseRenewedAt: r.lease_renewed_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   sourceUpdatedAt: r.source_updated_at,
@@ -101,8 +103,8 @@ const toView = (r: DocumentViewRow): DocumentView => ({
 
 /** The columns `toView` reads. */
 const VIEW_COLUMNS = `id, tenant_id, source_uri, title, source_type, language, visibility, owner_user_id,
-                uploaded_by, status, failure_reason, chunk_count, metadata, progress, created_at,
-                updated_at, source_updated_at`;
+                uploaded_by, status, failure_reason, chunk_count, metadata, progress, lease_renewed_at,
+                created_at, updated_at, source_updated_at`;
 
 /** The documents API's view of the `documents` and `chunks` tables. */
 export function createDocumentCatalog(db: Database): DocumentCatalog {
@@ -165,13 +167,16 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
       }));
     },
 
-    async markRequeued(documentId) {
+    async markRequeued(documentId, stuckBefore) {
       const { rows } = await db.query(
         `UPDATE documents SET status = 'queued', failure_reason = NULL, progress = NULL,
-                updated_at = now()
-          WHERE id = $1::uuid AND status = 'failed'
+                lease_renewed_at = NULL, updated_at = now()
+          WHERE id = $1::uuid
+            AND (status = 'failed'
+                 OR (status IN ('queued', 'processing')
+                     AND coalesce(lease_renewed_at, updated_at) < $2))
           RETURNING id`,
-        [documentId],
+        [documentId, stuckBefore],
       );
       return rows.length > 0;
     },

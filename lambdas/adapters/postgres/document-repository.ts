@@ -3,6 +3,8 @@ import type {
   ChunkRecord,
   DocumentAttributes,
   DocumentStore,
+  RecoveryStore,
+  SourceState,
   StoredDocument,
 } from '../../core/ingestion/document-store';
 import { toVectorLiteral, type Database, type Queryable } from './database';
@@ -16,6 +18,7 @@ interface DocumentRow {
   attributes_hash: string | null;
   source_updated_at: Date | null;
   chunk_count: number;
+  failure_reason: string | null;
 }
 
 const UPSERT_COLUMNS = `tenant_id, source_uri, title, source_type, language, owner_user_id, visibility, metadata, source_updated_at`;
@@ -78,11 +81,12 @@ async function insertChunks(
 }
 
 /** Creates the repository over a pool or the embedded database. */
-export function createDocumentRepository(db: Database): DocumentStore {
+export function createDocumentRepository(db: Database): DocumentStore & RecoveryStore {
   return {
     async find(tenantId, sourceUri) {
       const { rows } = await db.query<DocumentRow>(
-        `SELECT id, status, content_hash, embedding_model, attributes_hash, source_updated_at, chunk_count
+        `SELECT id, status, content_hash, embedding_model, attributes_hash, source_updated_at, chunk_count,
+                failure_reason
            FROM documents WHERE tenant_id = $1 AND source_uri = $2`,
         [tenantId, sourceUri],
       );
@@ -96,15 +100,16 @@ export function createDocumentRepository(db: Database): DocumentStore {
         attributesHash: row.attributes_hash,
         sourceUpdatedAt: row.source_updated_at,
         chunkCount: row.chunk_count,
+        failureReason: row.failure_reason,
       };
     },
 
     async markProcessing(attrs) {
       const { rows } = await db.query<{ id: string }>(
         UPSERT_DOCUMENT(
-          `, status = 'processing', failure_reason = NULL`,
-          ', status',
-          `, 'processing'`,
+          `, status = 'processing', failure_reason = NULL, lease_renewed_at = now()`,
+          ', status, lease_renewed_at',
+          `, 'processing', now()`,
         ),
         attributeParams(attrs),
       );
@@ -119,7 +124,7 @@ export function createDocumentRepository(db: Database): DocumentStore {
         const { rows } = await tx.query<{ id: string }>(
           UPSERT_DOCUMENT(
             `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
-               embedding_model = $12, chunk_count = $13`,
+               embedding_model = $12, chunk_count = $13, lease_renewed_at = NULL, lease_expiries = 0`,
             ', status, content_hash, attributes_hash, embedding_model, chunk_count',
             `, 'indexed', $10, $11, $12, $13`,
           ),
@@ -182,7 +187,8 @@ export function createDocumentRepository(db: Database): DocumentStore {
 
     async reportProgress(documentId, progress) {
       await db.query(
-        `UPDATE documents SET progress = $2::jsonb WHERE id = $1 AND status = 'processing'`,
+        `UPDATE documents SET progress = $2::jsonb, lease_renewed_at = now()
+          WHERE id = $1 AND status = 'processing'`,
         [documentId, JSON.stringify(progress)],
       );
     },
@@ -214,6 +220,73 @@ export function createDocumentRepository(db: Database): DocumentStore {
       );
       const row = rows[0];
       return row ? { id: row.id, title: row.title, sourceUri: row.source_uri } : null;
+    },
+
+    async listSources(sourceUriPrefix) {
+      const { rows } = await db.query<{
+        tenant_id: string;
+        source_uri: string;
+        status: SourceState['status'];
+        failure_reason: string | null;
+        source_updated_at: Date | null;
+        updated_at: Date;
+        reserved: boolean;
+      }>(
+        `SELECT tenant_id, source_uri, status, failure_reason, source_updated_at, updated_at,
+                uploaded_by IS NOT NULL AS reserved
+           FROM documents WHERE starts_with(source_uri, $1)`,
+        [sourceUriPrefix],
+      );
+      return rows.map((r) => ({
+        tenantId: r.tenant_id,
+        sourceUri: r.source_uri,
+        status: r.status,
+        failureReason: r.failure_reason,
+        sourceUpdatedAt: r.source_updated_at,
+        updatedAt: r.updated_at,
+        reserved: r.reserved,
+      }));
+    },
+
+    async claimExpiredLeases(renewedBefore, limit) {
+      // SKIP LOCKED: two sweeps at once claim different documents.
+      const { rows } = await db.query<{
+        tenant_id: string;
+        source_uri: string;
+        lease_expiries: number;
+      }>(
+        `UPDATE documents d SET lease_renewed_at = now(), lease_expiries = d.lease_expiries + 1
+          WHERE d.id IN (SELECT id FROM documents
+                          WHERE status = 'processing'
+                            AND coalesce(lease_renewed_at, updated_at) < $1
+                          ORDER BY coalesce(lease_renewed_at, updated_at)
+                          LIMIT $2 FOR UPDATE SKIP LOCKED)
+          RETURNING d.tenant_id, d.source_uri, d.lease_expiries`,
+        [renewedBefore, limit],
+      );
+      return rows.map((r) => ({
+        tenantId: r.tenant_id,
+        sourceUri: r.source_uri,
+        expiries: r.lease_expiries,
+      }));
+    },
+
+    async failUnfinished(tenantId, sourceUri, reason) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(
+          `UPDATE documents SET status = 'failed', failure_reason = $3, progress = NULL,
+                  chunk_count = 0, content_hash = NULL, attributes_hash = NULL,
+                  lease_renewed_at = NULL, lease_expiries = 0, updated_at = now()
+            WHERE tenant_id = $1 AND source_uri = $2
+              AND status IN ('queued', 'processing', 'failed')
+            RETURNING id`,
+          [tenantId, sourceUri, reason],
+        );
+        const documentId = rows[0]?.id;
+        if (!documentId) return null;
+        await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+        return documentId;
+      });
     },
   };
 }

@@ -1,22 +1,70 @@
 /** `Database` over node-postgres: used for PostgreSQL 15 + pgvector in tests and Aurora in AWS. */
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { UnavailableError } from '../../core/errors';
 import { setLocalSql, type Database, type LocalSettings, type Queryable } from './database';
+
+/** Socket errors of a server that is down or unreachable. */
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/**
+ * SQLSTATEs of a server that cannot serve now: connection exceptions (class 08),
+ * admin_shutdown (a terminated backend), crash_shutdown, cannot_connect_now,
+ * too_many_connections.
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+
+/** Whether `err` says the database is unreachable (rather than the query being wrong). */
+export function isConnectionFailure(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_ERRNOS.has(code) || UNAVAILABLE_SQLSTATE.test(code)))
+    return true;
+  // node-postgres's own errors for a lost or never-made connection carry no code.
+  return /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/.test(
+    err.message,
+  );
+}
+
+/** A lost database is a 503 the client may retry (lambdas/core/errors.ts), not a 500. */
+function translate(err: unknown): unknown {
+  return isConnectionFailure(err)
+    ? new UnavailableError('The database is unavailable; retry shortly.', err)
+    : err;
+}
 
 function wrap(client: Pool | PoolClient): Queryable {
   return {
     async query<R extends object>(text: string, params: readonly unknown[] = []) {
-      const result = await client.query(text, params as unknown[]);
+      const result = await client.query(text, params as unknown[]).catch((err: unknown) => {
+        throw translate(err);
+      });
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     },
     async exec(script: string) {
-      await client.query(script);
+      await client.query(script).catch((err: unknown) => {
+        throw translate(err);
+      });
     },
   };
 }
 
 /** Creates a pooled `Database`. Create it once per process (module scope in a Lambda). */
 export function createPgDatabase(config: PoolConfig): Database {
-  const pool = new Pool({ max: 4, idleTimeoutMillis: 30_000, ...config });
+  // A server that does not answer fails the request (503) rather than holding it for ever.
+  const pool = new Pool({
+    max: 4,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    ...config,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   const root = wrap(pool);
@@ -28,7 +76,10 @@ export function createPgDatabase(config: PoolConfig): Database {
       fn: (tx: Queryable) => Promise<T>,
       settings: LocalSettings = {},
     ): Promise<T> {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((err: unknown) => {
+        throw translate(err);
+      });
+      let broken = false;
       try {
         // One round trip for BEGIN and the transaction's settings (simple protocol, no params).
         const local = setLocalSql(settings);
@@ -37,10 +88,13 @@ export function createPgDatabase(config: PoolConfig): Database {
         await client.query('COMMIT');
         return result;
       } catch (err) {
+        broken =
+          isConnectionFailure(err) || isConnectionFailure((err as { cause?: unknown }).cause);
         await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
+        throw translate(err);
       } finally {
-        client.release();
+        // A client whose connection failed is discarded, not returned to the pool.
+        client.release(broken);
       }
     },
     async close() {

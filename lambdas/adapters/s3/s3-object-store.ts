@@ -2,10 +2,11 @@
 import {
   GetObjectCommand,
   HeadObjectCommand,
+  paginateListObjectsV2,
   S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { ObjectInfo, ObjectStore } from '../../core/ingestion/object-store';
+import type { ListedObject, ObjectInfo, ObjectStore } from '../../core/ingestion/object-store';
 
 function isNotFound(err: unknown): boolean {
   return (
@@ -34,6 +35,15 @@ export function createS3ObjectStore(client: S3Client): ObjectStore {
         if (isNotFound(err)) return null;
         throw err;
       }
+    },
+    async list(bucket) {
+      const out: ListedObject[] = [];
+      for await (const page of paginateListObjectsV2({ client }, { Bucket: bucket })) {
+        for (const o of page.Contents ?? []) {
+          if (o.Key) out.push({ key: o.Key, lastModified: o.LastModified ?? new Date(0) });
+        }
+      }
+      return out;
     },
   };
 }

@@ -3,7 +3,7 @@ import { citedIndexes, mapCitations } from './citations';
 import { extractiveAnswer } from './extractive';
 import { isConversational } from './intent';
 import { buildPrompt, escapeDelimiters, recentHistory } from './prompt';
-import { carryKeyTerms, looksLikeFollowUp } from './standalone';
+import { carryKeyTerms, looksLikeFollowUp, makeStandalone } from './standalone';
 import type { SearchHit } from '../retrieval/types';
 import type { TokenCounter } from '../ports';
 import type { ChatMessage } from './llm';
@@ -198,6 +198,61 @@ describe('extractive answerer', () => {
   });
 });
 
+describe('extractive answerer: the question asked', () => {
+  const warranty =
+    'All Northwind tents, backpacks and sleeping bags carry a five-year warranty against defects in materials and workmanship. Clothing carries a two-year warranty. The warranty does not cover normal wear and tear, damage from accidents, or repairs made by third parties.';
+  const one = { maxSentences: 1, minRelativeScore: 0.8 };
+
+  it('does not answer what something covers with what it does not cover', () => {
+    const blocks = buildContext([hit('warranty', warranty, 0)], words);
+    const covers = extractiveAnswer('What does the warranty cover?', blocks);
+    expect(covers).toContain('against defects in materials and workmanship');
+    expect(covers).not.toContain('does not cover');
+    // Asked about the exclusion, the negated sentence is the answer.
+    expect(extractiveAnswer('What is not covered by the warranty?', blocks, one)).toMatch(
+      /^The warranty does not cover normal wear/,
+    );
+  });
+
+  it('prefers the sentence that holds the kind of answer asked for', () => {
+    const blocks = buildContext(
+      [
+        hit(
+          'refunds',
+          'Refunds are always issued to the original payment method. Approved refunds take 14 days to reach your account.',
+          0,
+        ),
+      ],
+      words,
+    );
+    expect(extractiveAnswer('How long do refunds take to arrive?', blocks, one)).toBe(
+      'Approved refunds take 14 days to reach your account. [1]',
+    );
+    expect(extractiveAnswer('How are refunds paid?', blocks, one)).toMatch(/^Refunds are always/);
+  });
+
+  it('adds the next sentence when it holds the answer the named subject lacks', () => {
+    const blocks = buildContext(
+      [
+        hit(
+          'probation',
+          'New employees start with a probation period during which either side may end the contract. It lasts six months and can be extended once.',
+          0,
+        ),
+      ],
+      words,
+    );
+    expect(
+      extractiveAnswer('How long is the probation period?', blocks, {
+        maxSentences: 2,
+        minRelativeScore: 0.8,
+      }),
+    ).toBe(
+      'New employees start with a probation period during which either side may end the contract. [1] It lasts six months and can be extended once. [1]',
+    );
+  });
+});
+
 describe('follow-ups without an LLM', () => {
   it('detects follow-ups and carries the previous key terms, not a replaced year', () => {
     expect(looksLikeFollowUp('and in 2019?')).toBe(true);
@@ -205,5 +260,31 @@ describe('follow-ups without an LLM', () => {
     expect(carryKeyTerms('and in 2019?', 'How long did refunds take in 2018?')).toBe(
       'and in 2019? (long refunds take)',
     );
+  });
+
+  it('answers a question that names its own subject as asked, however short', () => {
+    // After a warranty question, the banner's example is not a follow-up.
+    expect(looksLikeFollowUp('How long do refunds take?')).toBe(false);
+    expect(looksLikeFollowUp('Can I return shoes?')).toBe(false);
+    expect(looksLikeFollowUp('Express delivery cost?')).toBe(false);
+  });
+
+  it('takes the thread for a continuation, a pronoun or a question without a subject', () => {
+    expect(looksLikeFollowUp('What about shoes?')).toBe(true);
+    expect(looksLikeFollowUp('How much does it cost?')).toBe(true);
+    expect(looksLikeFollowUp('How long?')).toBe(true);
+    expect(looksLikeFollowUp('In 2019?')).toBe(true);
+  });
+
+  it('rewrites against the thread only when the question needs it', async () => {
+    const thread: ChatMessage[] = [
+      { role: 'user', content: 'What does the warranty cover?' },
+      { role: 'assistant', content: 'Manufacturing defects. [1]' },
+    ];
+    expect(await makeStandalone('How long do refunds take?', thread, null)).toBe(
+      'How long do refunds take?',
+    );
+    const years: ChatMessage[] = [{ role: 'user', content: 'What was the revenue in 2018?' }];
+    expect(await makeStandalone('and in 2019?', years, null)).toBe('and in 2019? (revenue)');
   });
 });

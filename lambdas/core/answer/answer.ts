@@ -12,11 +12,13 @@ import { noMetrics, silentLog, systemClock } from '../ports';
 import type { SearchFilters } from '../retrieval/filters';
 import type { Search } from '../retrieval/search';
 import type { SearchHit } from '../retrieval/types';
+import { createBackground } from './background';
 import { CALIBRATIONS } from './calibrations';
 import { mapCitations, MAX_CITATIONS, type Citation } from './citations';
 import {
   assessConfidence,
   DEFAULT_CALIBRATION,
+  gateEvidence,
   type ConfidenceCalibration,
   type ConfidenceLevel,
 } from './confidence';
@@ -34,7 +36,7 @@ import type {
   PromptStore,
   StoredCitation,
 } from './conversations';
-import { EXTRACTIVE_MODEL_ID, extractiveAnswer } from './extractive';
+import { EXTRACTIVE_MODEL_ID, extractiveAnswer, MIN_RELATIVE_SCORE } from './extractive';
 import { conversationalReply, isConversational } from './intent';
 import { LlmUnavailableError, type ChatMessage, type LlmProvider, type TokenUsage } from './llm';
 import { buildPrompt } from './prompt';
@@ -190,6 +192,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
   const metrics = deps.metrics ?? noMetrics;
   const clock = deps.clock ?? systemClock;
   const calibration = settings.calibrationByModel[deps.embedder.modelId] ?? DEFAULT_CALIBRATION;
+  const background = createBackground(deps.embedder);
 
   return {
     async answer(identity, request, hooks = {}) {
@@ -374,10 +377,26 @@ export function createAnswering(deps: AnswerDeps): Answering {
           async () => buildContext(hits, deps.tokens, settings.context),
           (b) => b.map((x) => ({ index: x.index, source: x.sourceUri, tokens: x.tokens })),
         );
-        const gate = assessConfidence(hits, calibration);
+        const t0 = performance.now();
+        // The query's similarity to unrelated text, which the gate measures cosines against.
+        const queryBackground =
+          retrievalEmbedding && hits.length > 0
+            ? await background.of(retrievalEmbedding).catch((err: unknown) => {
+                log.error('could not embed the confidence background; gating on raw cosine', {
+                  err,
+                });
+                metrics.count('EmbeddingErrors');
+                return null;
+              })
+            : null;
+        const gate = assessConfidence(gateEvidence(standalone, hits, queryBackground), calibration);
         avgRelevance = gate.avgRelevance;
         confidence = flags.retrieval_failed ? null : gate.level;
-        steps.push({ name: 'confidence', ms: 0, detail: request.debug ? gate : undefined });
+        steps.push({
+          name: 'confidence',
+          ms: Math.round((performance.now() - t0) * 10) / 10,
+          detail: request.debug ? { ...gate, background: queryBackground } : undefined,
+        });
 
         const built = buildPrompt(
           {
@@ -406,7 +425,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
           text = await step('generate', async () =>
             extractiveAnswer(standalone, blocks, {
               maxSentences: settings.extractiveSentences,
-              minRelativeScore: 0.8,
+              minRelativeScore: MIN_RELATIVE_SCORE,
             }),
           );
           if (!text) {

@@ -1,4 +1,11 @@
-import { assessConfidence, relevanceOf, type ConfidenceCalibration } from './confidence';
+import {
+  assessConfidence,
+  gateEvidence,
+  normalisedCosine,
+  questionCoverage,
+  relevanceOf,
+  type ConfidenceCalibration,
+} from './confidence';
 
 // Cosine-only hits, so that relevance is the score itself.
 const hits = (scores: number[]) => scores.map((score) => ({ score, keywordCoverage: 0 }));
@@ -107,5 +114,43 @@ describe('confidence gate with an evidence floor', () => {
       level: 'medium',
       evidenceChunks: 1,
     });
+  });
+});
+
+describe('gate evidence: background-normalised cosine and question coverage', () => {
+  it('measures a cosine in standard deviations above the question background, / 10', () => {
+    expect(normalisedCosine(0.5, { mean: 0.1, sd: 0.1 })).toBeCloseTo(0.4, 10);
+    // The same standing above its own background on another model's scale means the same.
+    expect(normalisedCosine(0.86, { mean: 0.7, sd: 0.04 })).toBeCloseTo(0.4, 10);
+    expect(normalisedCosine(0.05, { mean: 0.1, sd: 0.1 })).toBe(0);
+    expect(normalisedCosine(0.99, { mean: 0, sd: 0.01 })).toBe(1);
+  });
+
+  it('does not count the interrogative frame as missing evidence, and stems both sides', () => {
+    const [answer, other] = questionCoverage('How long do refunds take?', [
+      'Refunds are issued within 14 days.',
+      'Shipping is free above 75 EUR.',
+    ]);
+    expect(answer).toBe(1);
+    expect(other).toBe(0);
+    // "probation period" against "Probation lasts six months": one of its two terms, as rare.
+    const [p] = questionCoverage('How long is the probation period?', [
+      'Probation lasts six months.',
+      'The notice period is one month.',
+    ]);
+    expect(p).toBeCloseTo(0.5, 10);
+  });
+
+  it('gates the top 5 on the normalised cosine and coverage, raw cosine without a background', () => {
+    const top = [
+      // The search's coverage counts "long" and "take" too: half of the question's words.
+      { score: 0.5, keywordCoverage: 0.5, text: 'Refunds are issued within 14 days.' },
+      { score: 0.2, keywordCoverage: 0, text: 'Tents carry a warranty.' },
+    ];
+    expect(gateEvidence('How long do refunds take?', top, { mean: 0.1, sd: 0.1 })).toEqual([
+      { score: expect.closeTo(0.4, 10), keywordCoverage: 0.75 },
+      { score: expect.closeTo(0.1, 10), keywordCoverage: 0 },
+    ]);
+    expect(gateEvidence('How long do refunds take?', top, null)[0]!.score).toBe(0.5);
   });
 });

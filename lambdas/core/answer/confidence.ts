@@ -1,19 +1,30 @@
 /**
  * The confidence gate. `avg_relevance` is the mean relevance of the top 5 retrieved chunks that
- * count as evidence; relevance is the chunk's cosine similarity to the question, or, for a model
- * whose cosine separates relevant from irrelevant text poorly, a weighted mix of cosine and
- * keyword coverage (the idf-weighted share of the question's terms found in the chunk). A chunk
- * below the evidence floor is not evidence: it is left out of the mean, so a small corpus, whose
- * top 5 always holds unrelated chunks, is not gated low for that alone. No evidence at all is
- * `low`. The weight, the floor and the two thresholds are calibrated per embedding model
- * (`groundwork calibrate`, docs/confidence.md).
+ * count as evidence; a chunk's relevance is a weighted mix of two measures that mean the same
+ * whatever the embedding model:
+ *
+ * - its cosine to the question in standard deviations above the question's own background (its
+ *   cosine to unrelated text, ./background.ts), divided by 10 and clamped to [0, 1];
+ * - its coverage of the question: the mean of the search's keyword coverage (the idf-weighted
+ *   share of the question's words in the chunk, idf over the corpus) and the share of the
+ *   question's terms, less its interrogative frame ("how long", "can I"), found in the chunk
+ *   after the same normalisation on both sides, each term weighted by its idf among the top 5.
+ *
+ * A chunk below the evidence floor is not evidence: it is left out of the mean, so a small
+ * corpus, whose top 5 always holds unrelated chunks, is not gated low for that alone. No evidence
+ * at all is `low`. The weight, the floor and the two thresholds are calibrated per embedding
+ * model (`groundwork calibrate`, docs/confidence.md); a model without a calibration uses the
+ * defaults below, which are stated in standard deviations of the background and so mean the same
+ * for every model.
  */
 import type { SearchHit } from '../retrieval/types';
+import type { BackgroundStats } from './background';
+import { contentWords, questionTerms } from './text';
 
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
 
 export interface ConfidenceCalibration {
-  /** Weight of cosine in the relevance estimate (1: cosine only, as for Titan). */
+  /** Weight of the background-normalised cosine in the relevance estimate; the rest is coverage. */
   readonly cosineWeight: number;
   /**
    * Relevance below which a chunk of the top 5 is not evidence and is not averaged.
@@ -26,13 +37,22 @@ export interface ConfidenceCalibration {
   readonly medium: number;
 }
 
-/** The design defaults, for models without a calibration of their own. */
+/**
+ * The defaults, for models without a calibration of their own, set from what the units mean
+ * rather than fitted: cosine and coverage weigh the same (coverage does not depend on the model);
+ * a chunk is evidence at relevance 0.3 (e.g. a cosine 3 standard deviations above the question's
+ * background with 30 % coverage), `medium` when the evidence averages 0.4, `high` 0.6
+ * (docs/decisions/0133-background-normalised-confidence.md).
+ */
 export const DEFAULT_CALIBRATION: ConfidenceCalibration = {
-  cosineWeight: 1,
-  evidenceFloor: 0,
-  high: 0.75,
-  medium: 0.6,
+  cosineWeight: 0.5,
+  evidenceFloor: 0.3,
+  high: 0.6,
+  medium: 0.4,
 };
+
+/** Standard deviations of the background that make a normalised cosine of 1. */
+export const BACKGROUND_SCALE = 10;
 
 export const TOP_FOR_CONFIDENCE = 5;
 
@@ -74,4 +94,49 @@ export function assessConfidence(
           ? 'medium'
           : 'low';
   return { avgRelevance, level, evidenceChunks: evidence.length };
+}
+
+/** A chunk's cosine in standard deviations above the question's background, / 10, in [0, 1]. */
+export function normalisedCosine(cosine: number, background: BackgroundStats): number {
+  const z = (cosine - background.mean) / Math.max(background.sd, 1e-3);
+  return Math.min(1, Math.max(0, z / BACKGROUND_SCALE));
+}
+
+/**
+ * Per text, the idf-weighted share of the question's terms (without its interrogative frame) that
+ * it contains; idf over the texts given. A question with no such terms covers nothing.
+ */
+export function questionCoverage(question: string, texts: readonly string[]): number[] {
+  const terms = questionTerms(question);
+  const bags = texts.map((t) => new Set(contentWords(t)));
+  const n = bags.length;
+  const idf = new Map(
+    terms.map((w) => [w, Math.log(1 + (n + 0.5) / (bags.filter((b) => b.has(w)).length + 0.5))]),
+  );
+  const total = terms.reduce((s, w) => s + idf.get(w)!, 0);
+  return bags.map((b) =>
+    total === 0 ? 0 : terms.filter((w) => b.has(w)).reduce((s, w) => s + idf.get(w)!, 0) / total,
+  );
+}
+
+/**
+ * The top 5 hits as the gate measures them: `score` the background-normalised cosine (the raw
+ * cosine if the background is unknown) and `keywordCoverage` the mean of the search's coverage
+ * (every word of the question, idf over the corpus) and the question's coverage above (without
+ * its interrogative frame, idf over the top 5).
+ */
+export function gateEvidence(
+  question: string,
+  hits: readonly Pick<SearchHit, 'score' | 'keywordCoverage' | 'text'>[],
+  background: BackgroundStats | null,
+): Pick<SearchHit, 'score' | 'keywordCoverage'>[] {
+  const top = hits.slice(0, TOP_FOR_CONFIDENCE);
+  const coverage = questionCoverage(
+    question,
+    top.map((h) => h.text),
+  );
+  return top.map((h, i) => ({
+    score: background ? normalisedCosine(h.score, background) : h.score,
+    keywordCoverage: (h.keywordCoverage + (coverage[i] ?? 0)) / 2,
+  }));
 }

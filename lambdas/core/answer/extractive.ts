@@ -1,12 +1,29 @@
 /**
  * The offline answerer, used when no LLM is configured: it picks the sentences of the context
  * that best answer the question and returns them verbatim with their citation markers. Scoring:
- * idf-weighted overlap of the question's content words with the sentence (idf over the
- * context's sentences), a bonus for the sentence's neighbourhood matching too, and a small prior
- * for sources retrieval ranked higher. It never writes text that is not in the documents.
+ * idf-weighted overlap of the question's terms (without its interrogative frame) with the
+ * sentence's words that it does not negate (idf over the context's sentences), a bonus for the
+ * sentence's neighbourhood matching too, a bonus for holding the kind of answer the question asks
+ * for (a duration for "how long", ./answer-type.ts), and small priors for sources retrieval
+ * ranked higher and for sentences early in their passage. When the best sentence names the subject but the sentence next to it holds the
+ * answer, both are given. It never writes text that is not in the documents.
  */
+import { expectedAnswerType, holdsAnswerType } from './answer-type';
 import type { ContextBlock } from './context';
-import { contentWords, sentences } from './text';
+import { affirmedWords, contentWords, isNegated, questionTerms, sentences } from './text';
+
+/** Score for holding the kind of answer the question asks for (a full match of its terms is 1). */
+const ANSWER_TYPE_BONUS = 0.2;
+/** Score taken from a sentence that negates when the question does not. */
+const NEGATION_PENALTY = 0.05;
+/** Weight of the question's terms found only in the sentence before. */
+const NEAR_WEIGHT = 0.5;
+/** Score taken per rank of the sentence's source below the first. */
+const SOURCE_RANK_PENALTY = 0.05;
+/** Score taken per sentence before this one in its passage (up to 5): a passage states its subject first. */
+const POSITION_PENALTY = 0.005;
+/** A further sentence is kept when it scores at least this share of the best (a default). */
+export const MIN_RELATIVE_SCORE = 0.6;
 
 export const EXTRACTIVE_MODEL_ID = 'extractive';
 
@@ -21,27 +38,40 @@ interface Candidate {
   readonly block: ContextBlock;
   readonly text: string;
   readonly words: string[];
+  readonly passage: number;
   readonly order: number;
+  /** Position of the sentence in its passage, from 0. */
+  readonly position: number;
+  readonly typed: boolean;
   score: number;
 }
 
 export function extractiveAnswer(
   question: string,
   blocks: readonly ContextBlock[],
-  options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: 0.8 },
+  options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
 ): string {
+  const type = expectedAnswerType(question);
+  const negatedQuestion = isNegated(question);
   const candidates: Candidate[] = [];
   let order = 0;
+  let passage = 0;
   for (const block of blocks) {
     for (const p of block.passages) {
+      passage += 1;
+      let position = 0;
       for (const s of sentences(p.text)) {
         // Headings and fragments carry no answer.
         if (s.text.length < 20) continue;
         candidates.push({
           block,
           text: s.text,
-          words: contentWords(s.text),
+          // What a sentence denies does not answer a question that does not ask about a denial.
+          words: negatedQuestion ? contentWords(s.text) : affirmedWords(s.text),
+          passage,
           order: order++,
+          position: position++,
+          typed: type !== null && holdsAnswerType(s.text, type),
           score: 0,
         });
       }
@@ -51,7 +81,8 @@ export function extractiveAnswer(
   const df = new Map<string, number>();
   for (const c of candidates) for (const w of new Set(c.words)) df.set(w, (df.get(w) ?? 0) + 1);
   const idf = (w: string) => Math.log(1 + (candidates.length + 0.5) / ((df.get(w) ?? 0) + 0.5));
-  const q = [...new Set(contentWords(question))];
+  const terms = questionTerms(question);
+  const q = terms.length > 0 ? terms : [...new Set(contentWords(question))];
   const qWeight = q.reduce((s, w) => s + idf(w), 0) || 1;
   for (const c of candidates) {
     const words = new Set(c.words);
@@ -63,16 +94,31 @@ export function extractiveAnswer(
       q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
     c.score =
       matched +
-      0.25 * near -
-      0.02 * (c.block.index - 1) -
+      NEAR_WEIGHT * near +
+      (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
+      (!negatedQuestion && isNegated(c.text) ? NEGATION_PENALTY : 0) -
+      SOURCE_RANK_PENALTY * (c.block.index - 1) -
+      POSITION_PENALTY * Math.min(c.position, 5) -
       (0.002 * Math.min(c.words.length, 60)) / 6;
   }
   const ranked = [...candidates].sort((a, b) => b.score - a.score);
-  const best = ranked[0]!.score;
-  // Further sentences only when they answer nearly as well as the best one.
-  const chosen = ranked
-    .slice(0, options.maxSentences)
-    .filter((c, i) => i === 0 || c.score >= best * options.minRelativeScore);
+  const top = ranked[0]!;
+  const best = top.score;
+  // Further sentences only when they answer nearly as well as the best one, or when the best
+  // names the subject without the kind of answer asked for and the next sentence holds it.
+  const next = candidates[top.order + 1];
+  const adjacent =
+    options.maxSentences >= 2 &&
+    type !== null &&
+    !top.typed &&
+    next &&
+    next.passage === top.passage &&
+    next.typed
+      ? next
+      : null;
+  const chosen = (adjacent ? [top, adjacent] : ranked.slice(0, options.maxSentences)).filter(
+    (c, i) => i === 0 || adjacent || c.score >= best * options.minRelativeScore,
+  );
   // Present them in document order within a source, best source first.
   chosen.sort((a, b) => a.block.index - b.block.index || a.order - b.order);
   // A sentence wrapped over lines in its document reads as one line in the answer.

@@ -4,14 +4,22 @@
  * question's key terms into a question that looks like a follow-up.
  */
 import type { ChatMessage, LlmProvider } from './llm';
-import { contentWords } from './text';
+import { contentWords, questionTerms } from './text';
 
-const FOLLOW_UP =
-  /^(and|but|also|what about|how about|and what|or|then|so)\b|\b(it|its|they|them|their|this|that|those|these|he|she|his|her)\b/i;
+/** Opens like a continuation ("and in 2019?", "what about shoes?"). */
+const CONTINUATION = /^(and|but|also|what about|how about|and what|or|then|so)\b/i;
+/** Refers back to something named earlier in the thread. */
+const REFERENCE = /\b(it|its|they|them|their|this|that|those|these|he|she|his|her|him)\b/i;
 
-/** True when the question probably depends on the conversation before it. */
+/**
+ * True when the question needs its thread: it opens as a continuation, refers back with a
+ * pronoun, or names no subject of its own (nothing but its interrogative frame and numbers:
+ * "how long?", "in 2019?"). A question that names its subject ("How long do refunds take?") is
+ * answered as asked, however short.
+ */
 export function looksLikeFollowUp(question: string): boolean {
-  return FOLLOW_UP.test(question.trim()) || contentWords(question).length <= 3;
+  const q = question.trim();
+  return CONTINUATION.test(q) || REFERENCE.test(q) || !questionTerms(q).some((w) => /\D/.test(w));
 }
 
 /** Without an LLM: the previous question's content words that the follow-up lacks, appended. */

@@ -40,11 +40,20 @@ const STOP = new Set(
   ).split(' '),
 );
 
-/** A light stemmer: enough to match plurals and common suffixes across question and text. */
+/**
+ * A light stemmer: enough to match plurals and common suffixes across question and text
+ * ("shipping" and "ship", "refunds" and "refund", "addresses" and "address").
+ */
 export function stem(word: string): string {
   let w = word;
   if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
-  if (w.length > 5 && (w.endsWith('ing') || w.endsWith('ed'))) w = w.replace(/(ing|ed)$/, '');
+  if (w.length > 5 && w.endsWith('sses')) return w.slice(0, -2);
+  if (w.length > 5 && (w.endsWith('ing') || w.endsWith('ed'))) {
+    w = w.replace(/(ing|ed)$/, '');
+    // A doubled final consonant is the suffix's ("shipped", "planning"), not the word's.
+    if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz|ff)$/.test(w)) w = w.slice(0, -1);
+    return w;
+  }
   if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) w = w.slice(0, -1);
   return w;
 }
@@ -52,4 +61,55 @@ export function stem(word: string): string {
 /** Lower-cased, stemmed words without stop words. */
 export function contentWords(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOP.has(w)).map(stem);
+}
+
+/**
+ * Words that say what kind of answer a question wants ("how long", "how much", "can I get"),
+ * not what it is about: a passage that answers the question rarely contains them.
+ */
+const QUESTION_FRAME = new Set(
+  'long much many often far soon big get take need happen mean allow allowed there kind way tell know want go like please'
+    .split(' ')
+    .map(stem),
+);
+
+/** The content words of a question without its interrogative frame, normalised as `contentWords`. */
+export function questionTerms(question: string): string[] {
+  return [...new Set(contentWords(question).filter((w) => !QUESTION_FRAME.has(w)))];
+}
+
+/** Words that negate what follows them ("does not cover", "no refund", "never", "except"). */
+const NEGATORS = new Set(
+  'not no never cannot nor without except excluding excludes exclude neither none nt'.split(' '),
+);
+/** How many words after a negator it reaches. */
+const NEGATION_SCOPE = 3;
+
+/** True when the text negates something: "not", "no", "never", "n't", "except" ... */
+export function isNegated(text: string): boolean {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).some((w) => NEGATORS.has(w));
+}
+
+/**
+ * The content words of a text that are not negated: "The warranty does not cover wear" affirms
+ * "warranty" but not "cover" or "wear". Normalised as `contentWords`.
+ */
+export function affirmedWords(text: string): string[] {
+  const out: string[] = [];
+  let scope = 0;
+  for (const w of text
+    .toLowerCase()
+    .replace(/n't\b/g, ' nt')
+    .match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (NEGATORS.has(w)) {
+      scope = NEGATION_SCOPE;
+      continue;
+    }
+    if (scope > 0) {
+      scope -= 1;
+      continue;
+    }
+    if (!STOP.has(w)) out.push(stem(w));
+  }
+  return out;
 }

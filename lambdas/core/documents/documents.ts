@@ -22,7 +22,11 @@ import {
   reservedAttributeName,
   SIDECAR_SUFFIX,
 } from '../ingestion/object-attributes';
-import type { DocumentStatus, Visibility } from '../ingestion/document-store';
+import {
+  DEFAULT_PROCESSING_LEASE_SECONDS,
+  type DocumentStatus,
+  type Visibility,
+} from '../ingestion/document-store';
 
 /** Who is asking (the identity the API verified). */
 export interface Caller {
@@ -48,6 +52,8 @@ export interface DocumentView {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** While processing: `{ stage, chunks_total, chunks_embedded }`. */
   readonly progress: Readonly<Record<string, unknown>> | null;
+  /** When ingestion last renewed its lease on the document (while processing). */
+  readonly leaseRenewedAt: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly sourceUpdatedAt: Date | null;
@@ -80,8 +86,11 @@ export interface DocumentCatalog {
   findVisible(caller: Caller, id: string): Promise<DocumentView | null>;
   /** The chunks of a visible document that overlap [start, end), in order (at most `limit`). */
   passage(documentId: string, start: number, end: number, limit: number): Promise<PassageChunk[]>;
-  /** Marks a failed document queued again; false if it was no longer failed. */
-  markRequeued(documentId: string): Promise<boolean>;
+  /**
+   * Marks a failed document, or a stuck one (`queued` or `processing` with no lease renewed
+   * since `stuckBefore`), queued again; false if it was neither.
+   */
+  markRequeued(documentId: string, stuckBefore: Date): Promise<boolean>;
   /** Puts a queued document back to failed (a retry that could not be announced). */
   markFailed(documentId: string, reason: string): Promise<void>;
   /**
@@ -119,6 +128,11 @@ export interface DocumentsSettings {
   readonly uploadGraceSeconds: number;
   /** Tenants whose admins may publish `global` documents (ingestion's key layout holds the same). */
   readonly globalPublishers: readonly string[];
+  /**
+   * A `queued` or `processing` document that nothing has touched for this long is stuck (its
+   * worker died or its event was lost): POST /documents/{id}/retry accepts it.
+   */
+  readonly processingLeaseSeconds: number;
 }
 
 export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
@@ -126,6 +140,7 @@ export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
   uploadUrlTtlSeconds: 900,
   uploadGraceSeconds: 2700,
   globalPublishers: DEFAULT_KEY_LAYOUT.globalPublishers,
+  processingLeaseSeconds: DEFAULT_PROCESSING_LEASE_SECONDS,
 };
 
 /**
@@ -402,15 +417,21 @@ export function createDocuments(deps: {
     async retry(caller, id) {
       const doc = await visible(caller, id);
       assertMayChange(caller, doc);
-      if (doc.status !== 'failed') {
+      const stuckBefore = new Date(now().getTime() - settings.processingLeaseSeconds * 1000);
+      const lastTouched = doc.leaseRenewedAt ?? doc.updatedAt;
+      const stuck =
+        (doc.status === 'queued' || doc.status === 'processing') && lastTouched < stuckBefore;
+      if (doc.status !== 'failed' && !stuck) {
         throw new ConflictError(
           'not_failed',
-          `Only a failed document can be retried; this one is ${doc.status}.`,
+          doc.status === 'queued' || doc.status === 'processing'
+            ? `This document is ${doc.status}; it can be retried if nothing moves it for ${Math.round(settings.processingLeaseSeconds / 60)} minutes.`
+            : `Only a failed or stuck document can be retried; this one is ${doc.status}.`,
         );
       }
       const key = objectKey(doc);
       // Queued before the object is re-announced, so the pipeline's own status always wins.
-      if (!(await catalog.markRequeued(doc.id))) {
+      if (!(await catalog.markRequeued(doc.id, stuckBefore))) {
         throw new ConflictError('not_failed', 'The document is already being retried.');
       }
       if (!(await bucket.touch(key))) {

@@ -29,7 +29,35 @@ export interface StoredDocument {
   readonly attributesHash: string | null;
   readonly sourceUpdatedAt: Date | null;
   readonly chunkCount: number;
+  readonly failureReason: string | null;
 }
+
+/** What the start-up reconciliation compares with the bucket (one row per source object). */
+export interface SourceState {
+  readonly tenantId: string;
+  readonly sourceUri: string;
+  readonly status: DocumentStatus;
+  readonly failureReason: string | null;
+  readonly sourceUpdatedAt: Date | null;
+  readonly updatedAt: Date;
+  /** Announced through POST /documents (a `queued` row may be waiting for its file). */
+  readonly reserved: boolean;
+}
+
+/** A `processing` document whose lease ran out, claimed by one sweep. */
+export interface ExpiredLease {
+  readonly tenantId: string;
+  readonly sourceUri: string;
+  /** How often its lease has run out since it was last indexed, this time included. */
+  readonly expiries: number;
+}
+
+/**
+ * How long a `processing` document may go without its lease being renewed (at the start of
+ * processing and with each progress report) before it counts as abandoned: longer than the
+ * ingest function's timeout, shorter than an operator's patience.
+ */
+export const DEFAULT_PROCESSING_LEASE_SECONDS = 900;
 
 /** Progress of a document being processed. */
 export interface IngestionProgress {
@@ -51,7 +79,10 @@ export interface ChunkRecord {
 
 export interface DocumentStore {
   find(tenantId: string, sourceUri: string): Promise<StoredDocument | null>;
-  /** Marks the document as being processed (creating its row if needed); returns its id. */
+  /**
+   * Marks the document as being processed (creating its row if needed) and takes its lease;
+   * returns its id.
+   */
   markProcessing(attrs: DocumentAttributes): Promise<string>;
   /**
    * Replaces the document's chunks in one transaction, so a reader never sees a half-indexed
@@ -67,7 +98,10 @@ export interface DocumentStore {
   updateAttributes(attrs: DocumentAttributes, attributesHash: string): Promise<void>;
   /** Records a failure with its reason; removes stale chunks so search never serves them. */
   markFailed(attrs: DocumentAttributes, reason: string): Promise<string>;
-  /** How far a processing document has got (shown by GET /documents/{id}); cleared by any write above. */
+  /**
+   * How far a processing document has got (shown by GET /documents/{id}; cleared by any write
+   * above); renews its lease.
+   */
   reportProgress?(documentId: string, progress: IngestionProgress): Promise<void>;
   /** The object is gone: removes the chunks, keeps a `deleted` row. */
   markDeleted(tenantId: string, sourceUri: string): Promise<boolean>;
@@ -83,4 +117,22 @@ export interface DuplicateOf {
   readonly id: string;
   readonly title: string | null;
   readonly sourceUri: string;
+}
+
+/** What recovering stranded documents needs besides the pipeline's own writes. */
+export interface RecoveryStore {
+  find(tenantId: string, sourceUri: string): Promise<StoredDocument | null>;
+  markFailed(attrs: DocumentAttributes, reason: string): Promise<string>;
+  /** Every document whose source URI starts with the prefix (the objects of one bucket). */
+  listSources(sourceUriPrefix: string): Promise<SourceState[]>;
+  /**
+   * Claims up to `limit` `processing` documents whose lease was last renewed before
+   * `renewedBefore`: renews their lease (so a concurrent sweep skips them) and counts the expiry.
+   */
+  claimExpiredLeases(renewedBefore: Date, limit: number): Promise<ExpiredLease[]>;
+  /**
+   * Fails a document that is not finished (`queued`, `processing` or `failed`) with the reason,
+   * removing its chunks; returns its id, or null when it has no such row.
+   */
+  failUnfinished(tenantId: string, sourceUri: string, reason: string): Promise<string | null>;
 }

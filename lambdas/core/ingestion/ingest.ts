@@ -42,6 +42,12 @@ export interface IngestionSettings {
   readonly embedWindowTokens: number | null;
 }
 
+/**
+ * How the reason of a transient failure starts (the database or the embedding model was down):
+ * the message is retried, and recovery (recovery.ts) treats the document as unfinished.
+ */
+export const TRANSIENT_FAILURE_PREFIX = 'Temporary failure, will be retried: ';
+
 export const DEFAULT_INGESTION_SETTINGS: IngestionSettings = {
   chunking: { targetTokens: 512, overlapTokens: 128 },
   maxObjectBytes: 50 * 1024 * 1024,
@@ -382,7 +388,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         await store
           .markFailed(
             attrs,
-            `Temporary failure, will be retried: ${err instanceof Error ? err.message : String(err)}`,
+            `${TRANSIENT_FAILURE_PREFIX}${err instanceof Error ? err.message : String(err)}`,
           )
           .catch((recordErr: unknown) => log.error('could not record failure', { key, recordErr }));
       }

@@ -6,9 +6,17 @@ export interface ObjectInfo {
   readonly contentType?: string;
 }
 
+/** One object of a listing. */
+export interface ListedObject {
+  readonly key: string;
+  readonly lastModified: Date;
+}
+
 export interface ObjectStore {
   /** Size and dates without the body, or null when the object does not exist. */
   head(bucket: string, key: string): Promise<ObjectInfo | null>;
   /** The whole object, or null when it does not exist. */
   get(bucket: string, key: string): Promise<{ info: ObjectInfo; bytes: Uint8Array } | null>;
+  /** Every object of the bucket (recovery compares them with the index). */
+  list?(bucket: string): Promise<ListedObject[]>;
 }

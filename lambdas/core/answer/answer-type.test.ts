@@ -1,0 +1,30 @@
+import { expectedAnswerType, holdsAnswerType } from './answer-type';
+
+describe('expected answer type', () => {
+  it.each([
+    ['How long do refunds take?', 'duration'],
+    ['How much does express delivery cost?', 'amount'],
+    ['How many tents are in stock?', 'number'],
+    ['When is the weekly meeting?', 'date'],
+    ['In what year did Tesla die?', 'date'],
+    ['Who is the product owner?', 'person'],
+    ['Where is the warehouse?', 'place'],
+    ['Can I return worn shoes?', 'rule'],
+    ['What does the warranty cover?', null],
+  ])('"%s" asks for %s', (question, type) => {
+    expect(expectedAnswerType(question)).toBe(type);
+  });
+
+  it('recognises the kinds in text', () => {
+    expect(holdsAnswerType('Refunds are issued within 14 days.', 'duration')).toBe(true);
+    expect(
+      holdsAnswerType('Standard delivery takes three to five business days.', 'duration'),
+    ).toBe(true);
+    expect(holdsAnswerType('Refunds go to the original payment method.', 'duration')).toBe(false);
+    expect(holdsAnswerType('Express delivery costs 14.95 EUR.', 'amount')).toBe(true);
+    expect(holdsAnswerType('The cathedral was finished in 1880.', 'date')).toBe(true);
+    expect(holdsAnswerType('The decision was made by Sofia Martens.', 'person')).toBe(true);
+    expect(holdsAnswerType('the decision was made by the team.', 'person')).toBe(false);
+    expect(holdsAnswerType('Worn footwear cannot be returned.', 'rule')).toBe(true);
+  });
+});

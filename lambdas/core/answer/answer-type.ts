@@ -1,0 +1,81 @@
+/**
+ * What kind of answer a question asks for, and whether a sentence holds one: a duration for "how
+ * long", an amount for "how much", a number for "how many", a date or time for "when", a person
+ * or organisation for "who", a place for "where", a rule for "can I". The offline answerer
+ * prefers sentences that hold the expected kind (./extractive.ts). Recognised by patterns over
+ * English text; a question of another kind ("what", "why") expects nothing in particular.
+ */
+
+export type AnswerType = 'duration' | 'amount' | 'number' | 'date' | 'person' | 'place' | 'rule';
+
+const NUMBER_WORD =
+  '(?:\\d[\\d,.]*|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|few|several|many)';
+const COUNT =
+  '(?:\\d[\\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|dozens?|thousands?|millions?|billions?)';
+const UNIT = '(?:second|minute|hour|day|night|week|fortnight|month|quarter|year|decade|centur)';
+const MONTH =
+  '(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)';
+const WEEKDAY = '(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)';
+
+const DETECT: Readonly<Record<AnswerType, RegExp>> = {
+  duration: new RegExp(
+    `\\b${NUMBER_WORD}(?:[\\s-]+(?:to|or|and)[\\s-]+${NUMBER_WORD})?[\\s-]+(?:\\w+[\\s-]+)?${UNIT}s?\\b|\\b(?:instantly|immediately|same day|overnight|weekly|monthly|annually|daily)\\b`,
+    'i',
+  ),
+  amount:
+    /[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:%|percent|per cent|eur|euros?|usd|dollars?|gbp|pounds?|cents?|kg|g|ml|l|litres?|liters?|bar|w|watts?|v|mm|cm|m|km|°c)\b|\b(?:free|no charge|at cost)\b|\b\d[\d,.]*\b/i,
+  number: new RegExp(`\\b${COUNT}\\b`, 'i'),
+  date: new RegExp(
+    `\\b(?:1[0-9]{3}|20[0-9]{2})s?\\b|\\b${MONTH}\\b|\\b${WEEKDAY}s?\\b|\\b\\d{1,2}[:.]\\d{2}\\b|\\b(?:century|decade|morning|afternoon|evening|noon|midnight|spring|summer|autumn|winter|yesterday|today|tomorrow|week|month|year|before|after|until|during)\\b`,
+    'i',
+  ),
+  // A capitalised word that does not open the sentence.
+  person: /(?<=[\p{Ll},;:]\s+(?:\p{Lu}\.\s*)?)\p{Lu}[\p{L}.'-]+/u,
+  place: /\b(?:in|at|from|to|near|into|across|outside|inside)\s+(?:the\s+)?\p{Lu}[\p{L}-]+/u,
+  rule: /\b(?:can|cannot|can't|may|must|mustn't|not|only|allowed|permitted|required|need|needs|should|prohibited|forbidden|eligible|entitled|unless|if|up to|at most|at least|maximum|minimum)\b/i,
+};
+
+/** The kind of answer the question asks for, or null when it does not say. */
+export function expectedAnswerType(question: string): AnswerType | null {
+  const q = question.trim().toLowerCase();
+  if (
+    /\bhow (?:long|soon)\b|\bhow many (?:days|weeks|months|years|hours|minutes)\b|\bwhat(?:'s| is)? the (?:deadline|duration|period)\b/.test(
+      q,
+    )
+  )
+    return 'duration';
+  if (
+    /\bhow much\b|\bwhat(?:'s| is| does)? (?:it |the )?(?:cost|price|fee|charge|amount|rate|budget)\b|\bwhat percentage\b/.test(
+      q,
+    )
+  )
+    return 'amount';
+  if (/\bhow many\b|\bhow (?:often|far|big|large|heavy|high|old|fast)\b|\bwhat number\b/.test(q))
+    return 'number';
+  if (
+    /^when\b|\bwhen (?:is|was|were|did|does|do|will|can|should|are)\b|\bwhat (?:year|date|day|time|month|century|decade)\b|\bwhich (?:year|date|day|month|century)\b|\bby when\b/.test(
+      q,
+    )
+  )
+    return 'date';
+  if (
+    /^(?:who|whom)\b|\bwho (?:is|was|were|did|does|do|will|can|should|are|has|had)\b|\bwhose\b|\bwhich (?:person|company|team|organi[sz]ation|group|manager)\b/.test(
+      q,
+    )
+  )
+    return 'person';
+  if (
+    /^where\b|\bwhere (?:is|was|were|did|does|do|can|should|are)\b|\bwhich (?:country|city|place|region)\b/.test(
+      q,
+    )
+  )
+    return 'place';
+  if (/^(?:can|may|am|is it|are we|do i|does|must|should|is there|are there)\b/.test(q))
+    return 'rule';
+  return null;
+}
+
+/** True when the text holds an answer of the kind. */
+export function holdsAnswerType(text: string, type: AnswerType): boolean {
+  return DETECT[type].test(text);
+}

@@ -1,0 +1,223 @@
+/**
+ * Nothing stranded: what brings documents that a dead worker or a lost message left behind back
+ * into the pipeline (docs/ingestion.md, "Nothing stranded").
+ *
+ * - `reconcile` (the embedded default, at start): compares the bucket with the index and names
+ *   the keys to announce again: objects with no row, documents a previous process left `queued`,
+ *   `processing` or failed for a transient reason, objects changed or removed while it was down.
+ * - `sweepExpiredLeases` (in AWS, on a schedule): processes again the `processing` documents
+ *   whose lease ran out, and fails one whose lease ran out too often.
+ * - `deadLettered` (the dead-letter queue's consumer): a message that exhausted its receives
+ *   fails the documents it names, with the reason.
+ */
+import type { Clock, Log, MetricsSink } from '../ports';
+import { noMetrics, silentLog, systemClock } from '../ports';
+import {
+  DEFAULT_PROCESSING_LEASE_SECONDS,
+  type DocumentAttributes,
+  type RecoveryStore,
+} from './document-store';
+import { TRANSIENT_FAILURE_PREFIX, type Ingestion, type SyncOutcome } from './ingest';
+import {
+  DEFAULT_KEY_LAYOUT,
+  isSidecarKey,
+  parseKey,
+  SIDECAR_SUFFIX,
+  UNASSIGNED_TENANT,
+  type KeyLayout,
+} from './object-attributes';
+import type { ObjectStore } from './object-store';
+
+export interface RecoverySettings {
+  /** A `processing` document whose lease is older than this is abandoned. */
+  readonly leaseSeconds: number;
+  /** After this many expiries without being indexed, the document fails instead. */
+  readonly maxLeaseExpiries: number;
+  /** Documents one sweep processes at most. */
+  readonly sweepBatch: number;
+  readonly keyLayout: KeyLayout;
+}
+
+export const DEFAULT_RECOVERY_SETTINGS: RecoverySettings = {
+  leaseSeconds: DEFAULT_PROCESSING_LEASE_SECONDS,
+  maxLeaseExpiries: 3,
+  sweepBatch: 10,
+  keyLayout: DEFAULT_KEY_LAYOUT,
+};
+
+/** A key to announce again, and why. */
+export interface Reannouncement {
+  readonly key: string;
+  readonly reason: 'new' | 'unfinished' | 'changed' | 'removed';
+  /** Whether the object exists (an S3 "created" event) or not (a "removed" one). */
+  readonly exists: boolean;
+}
+
+export interface IngestRecovery {
+  reconcile(bucket: string): Promise<Reannouncement[]>;
+  sweepExpiredLeases(): Promise<SyncOutcome[]>;
+  deadLettered(bucket: string, key: string, receiveCount: number | null): Promise<void>;
+}
+
+/** `s3://bucket/key` → key, or null for another bucket. */
+function keyOf(bucket: string, sourceUri: string): string | null {
+  const prefix = `s3://${bucket}/`;
+  return sourceUri.startsWith(prefix) ? sourceUri.slice(prefix.length) : null;
+}
+
+export function createIngestRecovery(deps: {
+  readonly store: RecoveryStore;
+  readonly objects: ObjectStore;
+  readonly ingestion: Ingestion;
+  readonly settings?: Partial<RecoverySettings>;
+  readonly clock?: Clock;
+  readonly log?: Log;
+  readonly metrics?: MetricsSink;
+}): IngestRecovery {
+  const settings = { ...DEFAULT_RECOVERY_SETTINGS, ...deps.settings };
+  const clock = deps.clock ?? systemClock;
+  const log = deps.log ?? silentLog;
+  const metrics = deps.metrics ?? noMetrics;
+  const { store, objects, ingestion } = deps;
+
+  const tenantOf = (key: string): string => {
+    try {
+      return parseKey(key, settings.keyLayout).tenantId;
+    } catch {
+      return UNASSIGNED_TENANT;
+    }
+  };
+
+  return {
+    async reconcile(bucket) {
+      if (!objects.list) return [];
+      const listed = await objects.list(bucket);
+      const rows = new Map(
+        (await store.listSources(`s3://${bucket}/`)).map((r) => [r.sourceUri, r] as const),
+      );
+      const objectsByKey = new Map<string, Date>();
+      const sidecars = new Map<string, Date>();
+      for (const o of listed) {
+        if (o.key.endsWith('/')) continue;
+        if (isSidecarKey(o.key))
+          sidecars.set(o.key.slice(0, -SIDECAR_SUFFIX.length), o.lastModified);
+        else objectsByKey.set(o.key, o.lastModified);
+      }
+      const out: Reannouncement[] = [];
+      for (const [key, lastModified] of objectsByKey) {
+        const row = rows.get(`s3://${bucket}/${key}`);
+        const sidecarModified = sidecars.get(key);
+        if (!row) out.push({ key, reason: 'new', exists: true });
+        else if (
+          row.status === 'queued' ||
+          row.status === 'processing' ||
+          (row.status === 'failed' && row.failureReason?.startsWith(TRANSIENT_FAILURE_PREFIX))
+        )
+          out.push({ key, reason: 'unfinished', exists: true });
+        else if (
+          row.status === 'deleted' ||
+          !row.sourceUpdatedAt ||
+          lastModified > row.sourceUpdatedAt ||
+          (sidecarModified !== undefined && sidecarModified > row.updatedAt)
+        )
+          out.push({ key, reason: 'changed', exists: true });
+      }
+      for (const row of rows.values()) {
+        const key = keyOf(bucket, row.sourceUri);
+        if (key === null || objectsByKey.has(key)) continue;
+        // A reserved upload whose file has not arrived yet is waiting, not stranded; a failed
+        // document keeps its reason until its file comes back.
+        const stranded =
+          row.status === 'processing' ||
+          row.status === 'indexed' ||
+          (row.status === 'queued' && !row.reserved);
+        if (stranded) out.push({ key, reason: 'removed', exists: false });
+      }
+      if (out.length > 0) {
+        log.warn('reconciling the index with the bucket', {
+          reannounced: out.length,
+          byReason: out.reduce<Record<string, number>>(
+            (acc, r) => ({ ...acc, [r.reason]: (acc[r.reason] ?? 0) + 1 }),
+            {},
+          ),
+        });
+        metrics.count('DocumentsReconciled', out.length);
+      }
+      return out;
+    },
+
+    async sweepExpiredLeases() {
+      const cutoff = new Date(clock.now().getTime() - settings.leaseSeconds * 1000);
+      const claimed = await store.claimExpiredLeases(cutoff, settings.sweepBatch);
+      const outcomes: SyncOutcome[] = [];
+      for (const lease of claimed) {
+        const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(lease.sourceUri);
+        if (!match) continue;
+        const [, bucket, key] = match as unknown as [string, string, string];
+        metrics.count('LeasesExpired');
+        if (lease.expiries > settings.maxLeaseExpiries) {
+          const reason =
+            `Indexing stopped ${lease.expiries} times without finishing (the worker ran out of time or memory). ` +
+            'Split the file or retry it (POST /documents/{id}/retry).';
+          const id = await store.failUnfinished(lease.tenantId, lease.sourceUri, reason);
+          log.warn('document failed after repeated lease expiries', {
+            key,
+            expiries: lease.expiries,
+          });
+          outcomes.push({ action: 'failed', documentId: id ?? '', reason });
+          continue;
+        }
+        log.warn('processing lease expired; processing the document again', {
+          key,
+          expiries: lease.expiries,
+        });
+        outcomes.push(await ingestion.syncObject(bucket, key));
+      }
+      return outcomes;
+    },
+
+    async deadLettered(bucket, key, receiveCount) {
+      const objectKey = isSidecarKey(key) ? key.slice(0, -SIDECAR_SUFFIX.length) : key;
+      const tenantId = tenantOf(objectKey);
+      const sourceUri = `s3://${bucket}/${objectKey}`;
+      const existing = await store.find(tenantId, sourceUri);
+      const attempts = receiveCount === null ? 'every attempt' : `${receiveCount} attempts`;
+      const cause = existing?.failureReason?.startsWith(TRANSIENT_FAILURE_PREFIX)
+        ? existing.failureReason.slice(TRANSIENT_FAILURE_PREFIX.length)
+        : 'the worker did not finish (it ran out of time or memory, or stopped)';
+      const reason = `Indexing failed after ${attempts}: ${cause}. Retry it (POST /documents/{id}/retry) once the cause is fixed.`;
+      if (existing && (existing.status === 'indexed' || existing.status === 'deleted')) {
+        // A later event already brought the document up to date: the dead letter is stale.
+        log.info('dead-lettered event for a document that is up to date', { key: objectKey });
+        return;
+      }
+      metrics.count('DocumentsDeadLettered');
+      // The failure-rate alarm counts it with the other failures.
+      metrics.count('DocumentsFailed');
+      if (existing) {
+        await store.failUnfinished(tenantId, sourceUri, reason);
+      } else {
+        const attrs: DocumentAttributes = {
+          tenantId,
+          sourceUri,
+          title: objectKey.split('/').pop() ?? objectKey,
+          sourceType: 'doc',
+          language: 'en',
+          ownerUserId: null,
+          visibility: 'tenant',
+          metadata: {},
+          sourceUpdatedAt: null,
+        };
+        // A private key's owner is named by the key; keep the row in their scope.
+        try {
+          const { userId } = parseKey(objectKey, settings.keyLayout);
+          if (userId) Object.assign(attrs, { ownerUserId: userId, visibility: 'user' });
+        } catch {
+          // no tenant: the row goes to the reserved unassigned tenant
+        }
+        await store.markFailed(attrs, reason);
+      }
+      log.error('ingestion gave up on a document', { key: objectKey, reason });
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * IngestRecovery: nothing stranded in AWS (docs/ingestion.md). The ingest function also consumes
+ * the ingest queue's dead-letter queue (each document a dead message names is marked `failed`
+ * with the reason) and runs, on a schedule, the lease sweep that processes again the documents
+ * left `processing` past their lease by a worker that timed out or was killed.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+export interface IngestRecoveryProps {
+  /** The ingest function (lambdas/ingest): it handles dead letters and the sweep event too. */
+  readonly ingestFunction: lambda.Function;
+  /** The ingest queue's dead-letter queue (DocumentSource.deadLetterQueue). */
+  readonly deadLetterQueue: sqs.IQueue;
+  /**
+   * How often the lease sweep runs; a document is retried at most this long after its lease
+   * (15 minutes) ran out. @default Duration.minutes(5)
+   */
+  readonly sweepInterval?: Duration;
+}
+
+export class IngestRecovery extends Construct {
+  readonly sweepRule: events.Rule;
+
+  constructor(scope: Construct, id: string, props: IngestRecoveryProps) {
+    super(scope, id);
+    const fn = props.ingestFunction;
+    fn.addEnvironment('DEAD_LETTER_QUEUE_ARN', props.deadLetterQueue.queueArn);
+    fn.addEventSource(
+      new SqsEventSource(props.deadLetterQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: 2,
+      }),
+    );
+    this.sweepRule = new events.Rule(this, 'LeaseSweep', {
+      description: 'Processes again the documents left processing past their lease',
+      schedule: events.Schedule.rate(props.sweepInterval ?? Duration.minutes(5)),
+      targets: [
+        new targets.LambdaFunction(fn, {
+          event: events.RuleTargetInput.fromObject({ groundwork: 'lease-sweep' }),
+          // The next run retries; an invocation that failed is not worth repeating at once.
+          retryAttempts: 0,
+        }),
+      ],
+    });
+  }
+}

@@ -1,0 +1,319 @@
+/**
+ * Nothing stranded, on both databases: the embedded default's reconciliation at start (objects
+ * whose events were lost, documents a previous process left unfinished, objects removed while
+ * it was down), the lease sweep that processes abandoned documents again, the dead-letter
+ * consumer that fails a document with its reason, and POST /documents/{id}/retry on a stuck one.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { SQSRecord } from 'aws-lambda';
+import type { Database } from '../../lambdas/adapters/postgres/database';
+import { TRANSIENT_FAILURE_PREFIX } from '../../lambdas/core/ingestion/ingest';
+import { makeHandler } from '../../lambdas/ingest/handler';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { startLocalApi } from '../../local/api';
+import { lambdaContext } from '../../local/ingest-queue';
+import { localS3Event, startLocalStack, type LocalStack } from '../../local/stack';
+import { ENGINES, openTestDatabase, type EngineName } from '../support/databases';
+import { createHashEmbedder } from '../support/hash-embedder';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const TEXT = (marker: string) =>
+  Array.from(
+    { length: 12 },
+    (_, i) => `Section ${i} of the ${marker} manual explains step ${i} in plain words.`,
+  ).join('\n\n');
+
+interface Row {
+  id: string;
+  status: string;
+  failure_reason: string | null;
+  chunk_count: number;
+}
+
+describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
+  let dataDir: string;
+  let db: Database | undefined;
+  const embedder = createHashEmbedder();
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'gw-recovery-'));
+    // PostgreSQL is shared by both processes of a test; PGlite lives in the data folder.
+    db = engine === 'postgres' ? await openTestDatabase('postgres') : undefined;
+  });
+  afterEach(async () => {
+    await db?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const start = (extra: Parameters<typeof startLocalStack>[0] = {}) =>
+    startLocalStack({
+      dataDir,
+      ...(db ? { db } : {}),
+      embedder,
+      logLevel: 'SILENT',
+      ingestion: { chunking: { targetTokens: 40, overlapTokens: 0 } },
+      ...extra,
+    });
+
+  const row = async (stack: LocalStack, key: string): Promise<Row | undefined> =>
+    (
+      await stack.db.query<Row>(
+        'SELECT id, status, failure_reason, chunk_count FROM documents WHERE source_uri = $1',
+        [`s3://${stack.s3.bucket}/${key}`],
+      )
+    ).rows[0];
+
+  const put = (stack: LocalStack, key: string, body: string) =>
+    stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body }));
+
+  it('at start, indexes what a previous process left behind, and only that', async () => {
+    const first = await start();
+    await put(first, 'tenants/acme/done.md', TEXT('done'));
+    await put(first, 'tenants/acme/removed.md', TEXT('removed'));
+    await put(first, 'tenants/acme/interrupted.md', TEXT('interrupted'));
+    await put(first, 'tenants/acme/transient.md', TEXT('transient'));
+    await first.queue.idle();
+    // What a killed process leaves: a document mid-processing, one whose transient failure was
+    // still to be retried, events never delivered (the queue stops listening), and a removal.
+    await first.db.query(
+      `UPDATE documents SET status = 'processing', lease_renewed_at = now() WHERE source_uri = $1`,
+      [`s3://${first.s3.bucket}/tenants/acme/interrupted.md`],
+    );
+    await first.db.query(
+      `UPDATE documents SET status = 'failed', failure_reason = $2, chunk_count = 0 WHERE source_uri = $1`,
+      [`s3://${first.s3.bucket}/tenants/acme/transient.md`, `${TRANSIENT_FAILURE_PREFIX}db down`],
+    );
+    await first.queue.stop();
+    await put(first, 'tenants/acme/unannounced.md', TEXT('unannounced'));
+    await put(first, 'tenants/acme/users/u1/private.md', TEXT('private'));
+    await first.s3.client.send(
+      new DeleteObjectCommand({ Bucket: first.s3.bucket, Key: 'tenants/acme/removed.md' }),
+    );
+    const doneBefore = await row(first, 'tenants/acme/done.md');
+    await first.stop();
+
+    const second = await start();
+    try {
+      await second.queue.idle();
+      expect(
+        [...second.reconciled].sort((a, b) => a.key.localeCompare(b.key)).map((r) => r.reason),
+      ).toEqual(['unfinished', 'removed', 'unfinished', 'new', 'new']);
+      for (const key of [
+        'tenants/acme/interrupted.md',
+        'tenants/acme/transient.md',
+        'tenants/acme/unannounced.md',
+        'tenants/acme/users/u1/private.md',
+      ]) {
+        const r = await row(second, key);
+        expect({ key, status: r?.status, failure: r?.failure_reason }).toEqual({
+          key,
+          status: 'indexed',
+          failure: null,
+        });
+        expect(r!.chunk_count).toBeGreaterThan(0);
+      }
+      expect((await row(second, 'tenants/acme/removed.md'))?.status).toBe('deleted');
+      // Untouched: same row, same status.
+      expect(await row(second, 'tenants/acme/done.md')).toEqual(doneBefore);
+      // One row per object, one set of chunks per document.
+      const { rows } = await second.db.query<{ n: number; d: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT source_uri)::int AS d FROM documents`,
+      );
+      expect(rows[0]!.n).toBe(rows[0]!.d);
+      const dup = await second.db.query(
+        `SELECT document_id, chunk_index FROM chunks GROUP BY 1, 2 HAVING count(*) > 1`,
+      );
+      expect(dup.rows).toEqual([]);
+
+      // A third start finds nothing to do.
+      await second.stop();
+      const third = await start();
+      await third.queue.idle();
+      expect(third.reconciled).toEqual([]);
+      await third.stop();
+    } finally {
+      await second.stop().catch(() => undefined);
+    }
+  });
+
+  it('without reconciliation the same leftovers stay stranded (the check can fail)', async () => {
+    const first = await start();
+    await first.queue.stop();
+    await put(first, 'tenants/acme/unannounced.md', TEXT('unannounced'));
+    await first.stop();
+    const second = await start({ reconcile: false });
+    await second.queue.idle();
+    expect(await row(second, 'tenants/acme/unannounced.md')).toBeUndefined();
+    await second.stop();
+  });
+
+  it('the lease sweep processes abandoned documents again, and fails one that keeps dying', async () => {
+    const stack = await start({ reconcile: false });
+    try {
+      await put(stack, 'tenants/acme/abandoned.md', TEXT('abandoned'));
+      await put(stack, 'tenants/acme/fresh.md', TEXT('fresh'));
+      await put(stack, 'tenants/acme/cursed.md', TEXT('cursed'));
+      await stack.queue.idle();
+      const uri = (k: string) => `s3://${stack.s3.bucket}/tenants/acme/${k}`;
+      await stack.db.query(
+        `UPDATE documents SET status = 'processing', lease_renewed_at = now() - interval '1 hour'
+          WHERE source_uri = ANY($1)`,
+        [[uri('abandoned.md'), uri('cursed.md')]],
+      );
+      await stack.db.query(`UPDATE documents SET lease_expiries = 3 WHERE source_uri = $1`, [
+        uri('cursed.md'),
+      ]);
+      await stack.db.query(
+        `UPDATE documents SET status = 'processing', lease_renewed_at = now() WHERE source_uri = $1`,
+        [uri('fresh.md')],
+      );
+      const outcomes = await stack.recovery.sweepExpiredLeases();
+      expect(outcomes.map((o) => o.action).sort()).toEqual(['failed', 'indexed']);
+      expect((await row(stack, 'tenants/acme/abandoned.md'))?.status).toBe('indexed');
+      expect(await row(stack, 'tenants/acme/cursed.md')).toMatchObject({
+        status: 'failed',
+        failure_reason: expect.stringContaining('stopped 4 times without finishing'),
+        chunk_count: 0,
+      });
+      // A live lease is left alone.
+      expect((await row(stack, 'tenants/acme/fresh.md'))?.status).toBe('processing');
+      expect(await stack.recovery.sweepExpiredLeases()).toEqual([]);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('a message that exhausts its receives marks its document failed with the reason', async () => {
+    const stack = await start({ reconcile: false });
+    try {
+      embedder.failNext = 100;
+      await put(stack, 'tenants/acme/unlucky.md', TEXT('unlucky'));
+      await stack.queue.idle();
+      embedder.failNext = 0;
+      expect(stack.queue.deadLetters).toHaveLength(1);
+      expect(await row(stack, 'tenants/acme/unlucky.md')).toMatchObject({
+        status: 'failed',
+        failure_reason:
+          'Indexing failed after 3 attempts: embedding model unavailable (injected). ' +
+          'Retry it (POST /documents/{id}/retry) once the cause is fixed.',
+      });
+
+      // In AWS the same function consumes the dead-letter queue: a record from its ARN.
+      const dlq = 'arn:aws:sqs:us-east-1:000000000000:dead-letters';
+      const handler = makeHandler({
+        ingestion: stack.ingestion,
+        recovery: stack.recovery,
+        deadLetterQueueArn: dlq,
+        logger: new Logger({ logLevel: 'SILENT' }),
+        metrics: new Metrics({ namespace: 'test' }),
+      });
+      await put(stack, 'tenants/acme/stuck.md', TEXT('stuck'));
+      await stack.queue.idle();
+      await stack.db.query(`UPDATE documents SET status = 'processing' WHERE source_uri = $1`, [
+        `s3://${stack.s3.bucket}/tenants/acme/stuck.md`,
+      ]);
+      const record = (key: string, receives: string): SQSRecord => ({
+        messageId: key,
+        receiptHandle: key,
+        body: JSON.stringify(localS3Event(stack.s3.bucket, key, true)),
+        attributes: {
+          ApproximateReceiveCount: receives,
+          SentTimestamp: '0',
+          SenderId: 's3',
+          ApproximateFirstReceiveTimestamp: '0',
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: dlq,
+        awsRegion: 'us-east-1',
+      });
+      const res = await handler(
+        {
+          Records: [
+            record('tenants/acme/stuck.md', '5'),
+            record('tenants/acme/never-seen.md', '5'),
+          ],
+        },
+        lambdaContext('ingest'),
+      );
+      expect(res.batchItemFailures).toEqual([]);
+      expect(await row(stack, 'tenants/acme/stuck.md')).toMatchObject({
+        status: 'failed',
+        failure_reason: expect.stringMatching(
+          /^Indexing failed after 5 attempts: the worker did not finish/,
+        ),
+      });
+      // An object the index never recorded still gets a row saying why.
+      expect((await row(stack, 'tenants/acme/never-seen.md'))?.status).toBe('failed');
+      // A stale dead letter for a document indexed since changes nothing.
+      await handler({ Records: [record('tenants/acme/unlucky.md', '5')] }, lambdaContext('x'));
+      await put(stack, 'tenants/acme/unlucky.md', TEXT('lucky now'));
+      await stack.queue.idle();
+      await handler({ Records: [record('tenants/acme/unlucky.md', '5')] }, lambdaContext('x'));
+      expect((await row(stack, 'tenants/acme/unlucky.md'))?.status).toBe('indexed');
+    } finally {
+      embedder.failNext = 0;
+      await stack.stop();
+    }
+  });
+
+  it('POST /documents/{id}/retry re-indexes a stuck document, and refuses a live one', async () => {
+    const stack = await start({ reconcile: false });
+    const api = await startLocalApi(stack);
+    try {
+      const token = api.issuer.issueToken({ sub: 'alice', tenantId: 'acme' });
+      const call = async (method: string, p: string, body?: unknown) => {
+        const res = await fetch(`${api.server.url}${p}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      };
+      const bytes = new TextEncoder().encode(TEXT('retry'));
+      const created = await call('POST', '/documents', {
+        filename: 'retry.md',
+        content_type: 'text/markdown',
+        size_bytes: bytes.byteLength,
+      });
+      expect(created.status).toBe(201);
+      const put = await fetch(created.body.upload.url, {
+        method: 'PUT',
+        headers: created.body.upload.headers,
+        body: bytes,
+      });
+      expect(put.status).toBe(200);
+      await stack.queue.idle();
+      const id = created.body.document.id as string;
+      await stack.db.query(
+        `UPDATE documents SET status = 'processing', lease_renewed_at = now() WHERE id = $1`,
+        [id],
+      );
+      const live = await call('POST', `/documents/${id}/retry`);
+      expect(live.status).toBe(409);
+      expect(live.body.error.code).toBe('not_failed');
+
+      await stack.db.query(
+        `UPDATE documents SET lease_renewed_at = now() - interval '1 hour' WHERE id = $1`,
+        [id],
+      );
+      const retried = await call('POST', `/documents/${id}/retry`);
+      expect(retried.status).toBeLessThan(300);
+      expect(retried.body.status).toBe('queued');
+      await stack.queue.idle();
+      expect((await call('GET', `/documents/${id}`)).body).toMatchObject({ status: 'indexed' });
+    } finally {
+      await api.close();
+      await stack.stop();
+    }
+  });
+});
