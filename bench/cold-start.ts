@@ -95,6 +95,8 @@ function dummyEnvironment(): Record<string, string> {
     TOKEN_AUDIENCES: '["benchmark-client"]',
     POWERTOOLS_METRICS_NAMESPACE: 'Groundwork',
     POWERTOOLS_LOG_LEVEL: 'WARN',
+    // Set by the Lambda runtime: with it the functions create the X-Ray tracer at init, as deployed.
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
     // The SDK warns about Node.js 20 on stderr at load; the Lambda runtime is Node.js 22.
     AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
   };

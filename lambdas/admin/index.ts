@@ -31,13 +31,15 @@ export const adminEnvSchema = z.extend(lambdaEnvSchema, {
 export type AdminEnv = z.infer<typeof adminEnvSchema>;
 
 const env = parseEnv(adminEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = observability;
 
-const db = databaseFromEnv(env);
-const limiter = limiterFromEnv(env, { logger, metrics });
+const db = databaseFromEnv(env, tracer);
+const limiter = limiterFromEnv(env, observability);
 const h = makeAdminHandlers({
   logger,
   metrics,
+  tracer,
   limiter,
   admin: createAdmin({ store: createAdminStore(db), limiter }),
 });

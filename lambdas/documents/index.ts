@@ -19,7 +19,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
-import { createObservability } from '../adapters/observability/powertools';
+import { createObservability, traceClient } from '../adapters/observability/powertools';
 import { createDocumentCatalog } from '../adapters/postgres/document-queries';
 import { createUploadBucket } from '../adapters/s3/upload-bucket';
 import { createDocuments } from '../core/documents/documents';
@@ -38,20 +38,24 @@ export const documentsEnvSchema = z.extend(lambdaEnvSchema, {
 export type DocumentsEnv = z.infer<typeof documentsEnvSchema>;
 
 const env = parseEnv(documentsEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = observability;
 
-const db = databaseFromEnv(env);
-const limiter = limiterFromEnv(env, { logger, metrics });
+const db = databaseFromEnv(env, tracer);
+const limiter = limiterFromEnv(env, observability);
 const documents = createDocuments({
   catalog: createDocumentCatalog(db),
-  bucket: createUploadBucket(new S3Client({ region: env.AWS_REGION }), env.DOCUMENTS_BUCKET),
+  bucket: createUploadBucket(
+    traceClient(tracer, new S3Client({ region: env.AWS_REGION })),
+    env.DOCUMENTS_BUCKET,
+  ),
   settings: {
     // The same limit the ingest function enforces.
     maxUploadBytes: env.MAX_OBJECT_BYTES,
     uploadUrlTtlSeconds: env.UPLOAD_URL_TTL_SECONDS,
   },
 });
-const h = makeDocumentHandlers({ logger, metrics, limiter, db, documents });
+const h = makeDocumentHandlers({ logger, metrics, tracer, limiter, db, documents });
 
 /** The routes this function serves, by API Gateway route key. */
 export const routes: Readonly<Record<string, RouteHandler>> = {

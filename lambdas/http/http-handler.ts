@@ -1,7 +1,8 @@
 /**
- * The one way API handlers are built: middy with Powertools logging and metrics, JSON body
- * parsing, the caller's identity, zod validation of the body, and the single error middleware
- * that renders `{ "error": { "code", "message", "retryable" } }` and never leaks a stack trace.
+ * The one way API handlers are built: middy with Powertools tracing, logging and metrics, JSON
+ * body parsing, the caller's identity, zod validation of the body, and the single error
+ * middleware that renders `{ "error": { "code", "message", "retryable" } }` and never leaks a
+ * stack trace.
  *
  * Every request is held to the same limits before any schema sees it: a body of at most
  * MAX_BODY_BYTES, JSON nested at most MAX_JSON_DEPTH levels, and no string (value, key, query
@@ -11,6 +12,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type {
   APIGatewayProxyEventV2,
@@ -55,6 +58,8 @@ export interface HttpResponse {
 export interface HttpHandlerDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** X-Ray: a subsegment for the handler, under which calls record theirs; absent: no tracing. */
+  readonly tracer?: Tracer | undefined;
   readonly identity?: IdentityConfig;
   /** Quotas, rate limits and cost caps, checked after authentication and before any work. */
   readonly limiter?: Limiter;
@@ -215,5 +220,8 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       deps.logger.removeKeys(['tenantId', 'userId', 'route']);
     }
   };
-  return middy(base).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
+  const handler = middy(base);
+  // First, so that its subsegment spans the other middlewares; responses are callers' data.
+  if (deps.tracer) handler.use(captureLambdaHandler(deps.tracer, { captureResponse: false }));
+  return handler.use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
 }

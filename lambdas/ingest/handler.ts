@@ -13,6 +13,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeS3EventKey } from '../core/ingestion/object-attributes';
@@ -28,6 +30,8 @@ export interface IngestHandlerDeps {
   readonly deadLetterQueueArn?: string;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** X-Ray: a subsegment for the handler, under which calls record theirs; absent: no tracing. */
+  readonly tracer?: Tracer | undefined;
 }
 
 /** The event the schedule sends to run the lease sweep. */
@@ -128,5 +132,8 @@ export function makeHandler(deps: IngestHandlerDeps) {
       throwOnFullBatchFailure: false,
     });
   };
-  return middy(base).use(injectLambdaContext(logger)).use(logMetrics(deps.metrics));
+  const handler = middy(base);
+  // The batch's result lists message ids only, but keep responses out of traces everywhere.
+  if (deps.tracer) handler.use(captureLambdaHandler(deps.tracer, { captureResponse: false }));
+  return handler.use(injectLambdaContext(logger)).use(logMetrics(deps.metrics));
 }

@@ -14,7 +14,12 @@ import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
-import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import {
+  createObservability,
+  logPort,
+  metricsSink,
+  traceClient,
+} from '../adapters/observability/powertools';
 import { createDocumentParser } from '../adapters/parsers';
 import type { Database } from '../adapters/postgres/database';
 import { createDocumentRepository } from '../adapters/postgres/document-repository';
@@ -33,19 +38,22 @@ export const ingestEnvSchema = z.extend(lambdaEnvSchema, {
 export type IngestEnv = z.infer<typeof ingestEnvSchema>;
 
 const env = parseEnv(ingestEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
-const db: Database = databaseFromEnv(env);
+const db: Database = databaseFromEnv(env, tracer);
 
 const embedder = createBedrockEmbedder({
   // Bulk ingestion: adaptive retries slow the whole client down once Bedrock throttles.
-  client: createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
+  client: traceClient(
+    tracer,
+    createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
+  ),
   modelId: env.EMBEDDING_MODEL_ID,
   dimension: env.EMBEDDING_DIMENSION,
 });
 
 const store = createDocumentRepository(db);
-const objects = createS3ObjectStore(new S3Client({ region: env.AWS_REGION }));
+const objects = createS3ObjectStore(traceClient(tracer, new S3Client({ region: env.AWS_REGION })));
 const ingestion = createIngestion({
   store,
   objects,
@@ -75,4 +83,5 @@ export const handler = makeHandler({
   ...(env.DEAD_LETTER_QUEUE_ARN ? { deadLetterQueueArn: env.DEAD_LETTER_QUEUE_ARN } : {}),
   logger,
   metrics,
+  tracer,
 });

@@ -23,7 +23,7 @@ import {
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
-import { createObservability } from '../adapters/observability/powertools';
+import { createLogger } from '../adapters/observability/powertools';
 import { APP_GROUP_ROLE, ensureAppRole } from '../adapters/postgres/app-role';
 import { ensureEmbeddingModel } from '../adapters/postgres/embedding-guard';
 import { loadMigrations, migrate } from '../adapters/postgres/migrate';
@@ -53,7 +53,8 @@ export interface MigrationResult {
 export const PHYSICAL_RESOURCE_ID = 'groundwork-schema';
 
 const env = parseEnv(migrateEnvSchema);
-const { logger } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+// Logs only: a deploy-time function, not instrumented for X-Ray (no Tracer, no X-Ray SDK loaded).
+const logger = createLogger({ serviceName: env.POWERTOOLS_SERVICE_NAME });
 const migrationsDir = env.MIGRATIONS_DIR ?? path.join(__dirname, 'migrations');
 // Only its id and dimension are read: no Bedrock call is made here.
 const embedder = createBedrockEmbedder({

@@ -21,7 +21,12 @@ import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import {
+  createObservability,
+  logPort,
+  metricsSink,
+  traceClient,
+} from '../adapters/observability/powertools';
 import {
   createConversationRepository,
   createPromptRepository,
@@ -44,12 +49,13 @@ export const answerEnvSchema = z
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
 const env = parseEnv(answerEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = observability;
 
-const db: Database = databaseFromEnv(env);
+const db: Database = databaseFromEnv(env, tracer);
 
 const conversations = createConversationRepository(db);
-const limiter = limiterFromEnv(env, { logger, metrics });
+const limiter = limiterFromEnv(env, observability);
 
 let pipeline: Promise<Answering> | undefined;
 /** Builds the answer pipeline on the first POST /answer (its modules are the heavy ones). */
@@ -71,7 +77,10 @@ async function buildAnswering(): Promise<Answering> {
     import('../adapters/embeddings/bedrock-embedder'),
     import('../adapters/llm/bedrock-converse'),
   ]);
-  const client = bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION });
+  const client = traceClient(
+    tracer,
+    bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION }),
+  );
   const embedder = embeddings.createBedrockEmbedder({
     client,
     modelId: env.EMBEDDING_MODEL_ID,
@@ -99,7 +108,7 @@ const answering: Answering = {
   answer: async (...args) => (await (pipeline ??= buildAnswering())).answer(...args),
 };
 
-const deps = { logger, metrics, limiter };
+const deps = { logger, metrics, tracer, limiter };
 const threads = makeThreadHandlers({ ...deps, conversations });
 
 /** The routes this function serves, by API Gateway route key. */

@@ -25,7 +25,13 @@ import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createBedrockLlm } from '../adapters/llm/bedrock-converse';
-import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import {
+  createObservability,
+  logPort,
+  metricsSink,
+  traceClient,
+  withTracing,
+} from '../adapters/observability/powertools';
 import {
   createConversationRepository,
   createPromptRepository,
@@ -87,12 +93,13 @@ export const streamEnvSchema = z
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
 const env = parseEnv(streamEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
-const db: Database = databaseFromEnv(env);
+const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = observability;
+const db: Database = databaseFromEnv(env, tracer);
 
 const log = logPort(logger);
 const sink = metricsSink(metrics);
-const bedrock = createBedrockRuntimeClient({ region: env.AWS_REGION });
+const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
 const embedder = createBedrockEmbedder({
   client: bedrock,
   modelId: env.EMBEDDING_MODEL_ID,
@@ -113,7 +120,7 @@ const answering = createAnswering({
   log,
   metrics: sink,
 });
-const limiter = limiterFromEnv(env, { logger, metrics });
+const limiter = limiterFromEnv(env, observability);
 
 /**
  * The REST API's Cognito authorizer accepts the ID tokens of every app client of the pool (the
@@ -208,4 +215,4 @@ export async function streamHandler(
 }
 
 /** The Lambda handler: `streamHandler` with response streaming (InvokeWithResponseStream). */
-export const handler = awslambda.streamifyResponse(streamHandler);
+export const handler = awslambda.streamifyResponse(withTracing(tracer, streamHandler));

@@ -11,7 +11,12 @@ import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
-import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
+import {
+  createObservability,
+  logPort,
+  metricsSink,
+  traceClient,
+} from '../adapters/observability/powertools';
 import type { Database } from '../adapters/postgres/database';
 import { createSearchRepository } from '../adapters/postgres/search-repository';
 import { createSearch } from '../core/retrieval/search';
@@ -25,14 +30,15 @@ export const searchEnvSchema = z.extend(lambdaEnvSchema, {
 export type SearchEnv = z.infer<typeof searchEnvSchema>;
 
 const env = parseEnv(searchEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = observability;
 
-const db: Database = databaseFromEnv(env);
+const db: Database = databaseFromEnv(env, tracer);
 
 const search = createSearch({
   store: createSearchRepository(db),
   embedder: createBedrockEmbedder({
-    client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
+    client: traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION })),
     modelId: env.EMBEDDING_MODEL_ID,
     dimension: env.EMBEDDING_DIMENSION,
   }),
@@ -40,7 +46,7 @@ const search = createSearch({
   metrics: metricsSink(metrics),
 });
 
-const limiter = limiterFromEnv(env, { logger, metrics });
+const limiter = limiterFromEnv(env, observability);
 
 /** POST /search. */
-export const handler = makeHandler({ logger, metrics, search, limiter });
+export const handler = makeHandler({ logger, metrics, tracer, search, limiter });

@@ -48,7 +48,7 @@ export function makeHandler(deps: HttpHandlerDeps & { limiter: Limiter }) {
 export const HEALTH_ROUTE = 'health';
 
 /** GET /health: liveness, no authorizer; touches neither the database nor DynamoDB. */
-export function makeHealthHandler(deps: Pick<HttpHandlerDeps, 'logger' | 'metrics'>) {
+export function makeHealthHandler(deps: Pick<HttpHandlerDeps, 'logger' | 'metrics' | 'tracer'>) {
   return createHttpHandler(
     deps,
     { route: HEALTH_ROUTE, schema: z.looseObject({}), authenticated: false },

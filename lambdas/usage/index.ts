@@ -30,14 +30,15 @@ export const usageEnvSchema = z.object({
 export type UsageEnv = z.infer<typeof usageEnvSchema>;
 
 const env = parseEnv(usageEnvSchema);
-const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
+const { logger, metrics, tracer } = observability;
 
-const limiter = limiterFromEnv(env, { logger, metrics });
+const limiter = limiterFromEnv(env, observability);
 
 /** The routes this function serves, by API Gateway route key. */
 export const routes: Readonly<Record<string, RouteHandler>> = {
-  'GET /usage': makeHandler({ logger, metrics, limiter }),
-  'GET /health': makeHealthHandler({ logger, metrics }),
+  'GET /usage': makeHandler({ logger, metrics, tracer, limiter }),
+  'GET /health': makeHealthHandler({ logger, metrics, tracer }),
 };
 
 export const handler = dispatchByRouteKey(routes, logger);

@@ -1,7 +1,9 @@
 /** Opens the PostgreSQL pool in AWS with credentials read once from Secrets Manager. */
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { errorCode } from '../../core/errors';
 import * as z from '../../core/zod';
+import { traceClient } from '../observability/powertools';
 import type { Database } from '../postgres/database';
 import { createPgDatabase } from '../postgres/pg-database';
 
@@ -19,8 +21,9 @@ export type DatabaseSecret = z.infer<typeof secretSchema>;
 export async function readDatabaseSecret(
   secretArn: string,
   region: string,
+  tracer?: Tracer,
 ): Promise<DatabaseSecret> {
-  const client = new SecretsManagerClient({ region });
+  const client = traceClient(tracer, new SecretsManagerClient({ region }));
   const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
   return parseDatabaseSecret(out.SecretString, secretArn);
 }
@@ -55,8 +58,10 @@ export async function createDatabaseFromSecret(options: {
   database: string;
   /** Give up on a connection attempt after this long; unset: wait as long as TCP does. */
   connectTimeoutMs?: number;
+  /** Traces the Secrets Manager read. */
+  tracer?: Tracer;
 }): Promise<Database> {
-  const secret = await readDatabaseSecret(options.secretArn, options.region);
+  const secret = await readDatabaseSecret(options.secretArn, options.region, options.tracer);
   return createPgDatabase({
     host: options.host ?? secret.host,
     port: secret.port ?? 5432,
@@ -116,6 +121,7 @@ export function lazyDatabaseFromSecret(options: {
   region: string;
   host?: string;
   database: string;
+  tracer?: Tracer;
 }): Database {
   return lazyDatabase(() => createDatabaseFromSecret(options));
 }

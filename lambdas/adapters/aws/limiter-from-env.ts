@@ -6,7 +6,7 @@ import * as z from '../../core/zod';
 import { parseLimitsConfigJson } from '../../core/limits/config';
 import { createLimiter, type Limiter } from '../../core/limits/limiter';
 import { createDynamoLimitStore, createLimitsDynamoDbClient } from '../dynamodb/limit-store';
-import { logPort, metricsSink } from '../observability/powertools';
+import { logPort, metricsSink, traceClient, type Observability } from '../observability/powertools';
 
 /** The variables the limiter needs (set by the CDK app's `grantLimitsTable`). */
 export const limitsEnvShape = {
@@ -19,14 +19,14 @@ export const limitsEnvShape = {
 /** The limiter on the environment's table; the limits config is parsed here, at cold start. */
 export function limiterFromEnv(
   env: { AWS_REGION: string; LIMITS_TABLE: string; LIMITS_CONFIG?: string | undefined },
-  observability: {
-    logger: Parameters<typeof logPort>[0];
-    metrics: Parameters<typeof metricsSink>[0];
-  },
+  observability: Pick<Observability, 'logger' | 'metrics' | 'tracer'>,
 ): Limiter {
   return createLimiter({
     store: createDynamoLimitStore({
-      client: createLimitsDynamoDbClient({ region: env.AWS_REGION }),
+      client: traceClient(
+        observability.tracer,
+        createLimitsDynamoDbClient({ region: env.AWS_REGION }),
+      ),
       tableName: env.LIMITS_TABLE,
     }),
     config: parseLimitsConfigJson(env.LIMITS_CONFIG, 'LIMITS_CONFIG'),
