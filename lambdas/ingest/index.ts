@@ -8,11 +8,11 @@
  * (see adapters/tokenizer); in AWS all four ship beside the bundle (lib/bundling.ts).
  */
 import { databaseFromEnv } from '../adapters/aws/lambda-wiring';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
 import { createDocumentParser } from '../adapters/parsers';
@@ -34,12 +34,10 @@ const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
 const db: Database = databaseFromEnv(env);
 
-const embedder = createBedrockEmbedder({
-  // Bulk ingestion: adaptive retries slow the whole client down once Bedrock throttles.
-  client: createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
-  modelId: env.EMBEDDING_MODEL_ID,
-  dimension: env.EMBEDDING_DIMENSION,
-});
+// Bulk ingestion: adaptive retries slow the whole Bedrock client down once Bedrock throttles.
+const embedder = embedderFromEnv(env, () =>
+  createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
+);
 
 const ingestion = createIngestion({
   store: createDocumentRepository(db),

@@ -17,7 +17,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import * as z from '../core/zod';
 import { createDatabaseFromSecret, readDatabaseSecret } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createObservability } from '../adapters/observability/powertools';
 import { APP_GROUP_ROLE, ensureAppRole } from '../adapters/postgres/app-role';
@@ -51,12 +51,8 @@ export const PHYSICAL_RESOURCE_ID = 'groundwork-schema';
 const env = parseEnv(migrateEnvSchema);
 const { logger } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 const migrationsDir = env.MIGRATIONS_DIR ?? path.join(__dirname, 'migrations');
-// Only its id and dimension are read: no Bedrock call is made here.
-const embedder = createBedrockEmbedder({
-  client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
-  modelId: env.EMBEDDING_MODEL_ID,
-  dimension: env.EMBEDDING_DIMENSION,
-});
+// Only its id and dimension are read: no embedding call is made here.
+const embedder = embedderFromEnv(env, () => createBedrockRuntimeClient({ region: env.AWS_REGION }));
 
 /** Applies pending migrations on Create and Update; Delete keeps the data. */
 export async function handler(event: CloudFormationCustomResourceEvent): Promise<MigrationResult> {

@@ -61,7 +61,7 @@ async function buildAnswering(): Promise<Answering> {
     { createSearchRepository },
     { createTokenCounter },
     bedrock,
-    embeddings,
+    { embedderFromEnv },
     llm,
   ] = await Promise.all([
     import('../core/answer/answer'),
@@ -69,15 +69,11 @@ async function buildAnswering(): Promise<Answering> {
     import('../adapters/postgres/search-repository'),
     import('../adapters/tokenizer/gpt-token-counter'),
     import('../adapters/embeddings/bedrock-runtime-client'),
-    import('../adapters/embeddings/bedrock-embedder'),
+    import('../adapters/aws/embedder-from-env'),
     import('../adapters/llm/bedrock-converse'),
   ]);
   const client = bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION });
-  const embedder = embeddings.createBedrockEmbedder({
-    client,
-    modelId: env.EMBEDDING_MODEL_ID,
-    dimension: env.EMBEDDING_DIMENSION,
-  });
+  const embedder = embedderFromEnv(env, () => client);
   const log = logPort(logger);
   const sink = metricsSink(metrics);
   return createAnswering({

@@ -15,6 +15,7 @@
  * the first answer (adapters/tokenizer; it ships beside the bundle).
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import type { Writable } from 'node:stream';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
@@ -22,7 +23,6 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import * as z from '../core/zod';
 import { calibrationFromEnv, confidenceEnvRefinement, confidenceEnvShape } from './confidence-env';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createBedrockLlm } from '../adapters/llm/bedrock-converse';
 import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
@@ -80,11 +80,7 @@ const db: Database = databaseFromEnv(env);
 const log = logPort(logger);
 const sink = metricsSink(metrics);
 const bedrock = createBedrockRuntimeClient({ region: env.AWS_REGION });
-const embedder = createBedrockEmbedder({
-  client: bedrock,
-  modelId: env.EMBEDDING_MODEL_ID,
-  dimension: env.EMBEDDING_DIMENSION,
-});
+const embedder = embedderFromEnv(env, () => bedrock);
 const answering = createAnswering({
   search: createSearch({ store: createSearchRepository(db), embedder, log, metrics: sink }),
   embedder,

@@ -7,9 +7,9 @@
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createObservability, logPort, metricsSink } from '../adapters/observability/powertools';
 import type { Database } from '../adapters/postgres/database';
@@ -31,11 +31,7 @@ const db: Database = databaseFromEnv(env);
 
 const search = createSearch({
   store: createSearchRepository(db),
-  embedder: createBedrockEmbedder({
-    client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
-    modelId: env.EMBEDDING_MODEL_ID,
-    dimension: env.EMBEDDING_DIMENSION,
-  }),
+  embedder: embedderFromEnv(env, () => createBedrockRuntimeClient({ region: env.AWS_REGION })),
   log: logPort(logger),
   metrics: metricsSink(metrics),
 });

@@ -182,7 +182,10 @@ export async function collectPairs(
   const identity = { tenantId: tenant, userId: 'calibrate' };
   for (let i = 0; i < ids.length; i += 32) {
     const batch = ids.slice(i, i + 32);
-    const vectors = await stack.embedder.embed(batch.map((q) => data.queries.get(q)!));
+    const vectors = await stack.embedder.embed(
+      batch.map((q) => data.queries.get(q)!),
+      'query',
+    );
     for (let j = 0; j < batch.length; j++) {
       const q = batch[j]!;
       const gold = [...data.qrels.get(q)!.keys()][0]!;

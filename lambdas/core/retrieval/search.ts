@@ -155,7 +155,7 @@ export function createSearch(deps: {
       const t0 = performance.now();
       let embedding: number[];
       try {
-        [embedding = []] = await deps.embedder.embed([request.queryText]);
+        [embedding = []] = await deps.embedder.embed([request.queryText], 'query');
       } catch (err) {
         log.error('query embedding failed', { err });
         metrics.count('EmbeddingErrors');
