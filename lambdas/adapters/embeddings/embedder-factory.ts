@@ -5,7 +5,13 @@
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { ConfigError } from '../../core/errors';
 import type { Embedder } from '../../core/ports';
-import { createBedrockEmbedder, TITAN_EMBED_TEXT_V2 } from './bedrock-embedder';
+import {
+  COHERE_EMBED_V3_DIMENSION,
+  createBedrockEmbedder,
+  createCohereEmbedder,
+  isCohereEmbedModel,
+  TITAN_EMBED_TEXT_V2,
+} from './bedrock-embedder';
 import type { EmbeddingSettings, RemoteEmbeddingProvider } from './embedding-env';
 import { createOpenAiCompatibleEmbedder } from './openai-compatible-embedder';
 
@@ -52,6 +58,18 @@ export function createConfiguredEmbedder(
     });
   }
   const modelId = settings.MODEL_ID ?? TITAN_EMBED_TEXT_V2;
+  if (isCohereEmbedModel(modelId)) {
+    if (settings.DIMENSION !== undefined && settings.DIMENSION !== COHERE_EMBED_V3_DIMENSION) {
+      throw new ConfigError(
+        `${name('DIMENSION')} must be ${COHERE_EMBED_V3_DIMENSION} (or unset) for ${modelId}, got ${settings.DIMENSION}`,
+      );
+    }
+    return createCohereEmbedder({
+      client: deps.bedrockClient(),
+      modelId,
+      ...defined({ batchSize: settings.BATCH_SIZE, concurrency: settings.CONCURRENCY }),
+    });
+  }
   const dimension = settings.DIMENSION ?? 512;
   if (dimension !== 256 && dimension !== 512 && dimension !== 1024) {
     throw new ConfigError(
