@@ -6,7 +6,8 @@
  * Routes are `POST /model/{modelId}/{operation}`. `invoke` answers as Titan Text Embeddings v2
  * (a deterministic embedding derived from the text), or as Cohere Embed v3 for `cohere.embed-*`
  * model ids (`texts`, `input_type`, at most 96 texts of at most 2,048 characters, 1,024
- * dimensions, the vector derived from input type and text); `converse` answers with a scripted text
+ * dimensions, the vector derived from input type and text), or as Amazon Rerank 1.0 and Cohere
+ * Rerank 3.5 for `*.rerank-*` model ids; `converse` answers with a scripted text
  * (`setAnswer`) in Bedrock's Converse JSON, and `converse-stream` streams the same text as a real
  * `application/vnd.amazon.eventstream` body (framed with the Smithy event-stream codec, as the
  * SDK decodes it), split into several `contentBlockDelta` events. Error behaviours (throttling,
@@ -23,6 +24,7 @@ import {
 import type { AddressInfo, Socket } from 'node:net';
 import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { fakeRerankResults, rerankRequestProblem } from './fake-rerank';
 
 /** Operations the fake routes (the last path segment). */
 export type FakeOperation = 'invoke' | 'converse' | 'converse-stream';
@@ -221,8 +223,38 @@ function renderCohereEmbed(request: RecordedRequest): Reply {
   });
 }
 
+/**
+ * Amazon Rerank 1.0's and Cohere Rerank 3.5's InvokeModel answer: `{ query, documents, top_n }`
+ * in (Cohere also `api_version` >= 2), `{ results: [{ index, relevance_score }] }` out, scored
+ * by `fakeRelevance` (fake-rerank.ts).
+ */
+function renderRerank(request: RecordedRequest): Reply {
+  const invalid = (detail: string) =>
+    bedrockError(400, 'ValidationException', `Malformed input request: ${detail}`);
+  const problem = rerankRequestProblem(request.body);
+  if (problem) return invalid(problem);
+  const body = request.body as {
+    query: string;
+    documents: string[];
+    top_n?: number;
+    api_version?: unknown;
+  };
+  if (/cohere\.rerank/.test(request.modelId)) {
+    if (typeof body.api_version !== 'number' || body.api_version < 2) {
+      return invalid('#/api_version: expected an integer >= 2');
+    }
+  }
+  const results = fakeRerankResults(
+    body.query,
+    body.documents,
+    body.top_n ?? body.documents.length,
+  );
+  return json(200, /cohere/.test(request.modelId) ? { id: 'fake-rerank', results } : { results });
+}
+
 /** The InvokeModel answer of the model the request names. */
 function renderInvoke(request: RecordedRequest): Reply {
+  if (/(^|[./])(amazon|cohere)\.rerank-/.test(request.modelId)) return renderRerank(request);
   return isCohereEmbed(request.modelId) ? renderCohereEmbed(request) : renderTitan(request);
 }
 
