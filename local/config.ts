@@ -5,6 +5,7 @@ import path from 'node:path';
 import * as z from 'zod';
 import { parseEnv } from '../lambdas/adapters/aws/lambda-env';
 import { embeddingEnvShape, embeddingSettings } from '../lambdas/adapters/embeddings/embedding-env';
+import { rerankEnvShape } from '../lambdas/adapters/rerank/rerank-env';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
 import { ConfigError } from '../lambdas/core/errors';
@@ -37,6 +38,10 @@ export const localEnvSchema = z.object({
   GROUNDWORK_EMBEDDER: z.enum(['local', 'bedrock', 'openai']).default('local'),
   /** GROUNDWORK_EMBED_MODEL_ID, _DIMENSION, _BASE_URL, ... (embedding-env.ts, docs/ingestion.md). */
   ...embeddingEnvShape('GROUNDWORK_EMBED_'),
+  /** Rerank stage after fusion: `none`, `bedrock` or `http` (a Cohere-style /rerank server). */
+  GROUNDWORK_RERANKER: z.enum(['none', 'bedrock', 'http']).default('none'),
+  /** GROUNDWORK_RERANK_MODEL_ID, _BASE_URL, _API_KEY, _CANDIDATES, _TIMEOUT_MS (rerank-env.ts). */
+  ...rerankEnvShape('GROUNDWORK_RERANK_'),
   /** e.g. http://127.0.0.1:11434/v1 for Ollama. */
   GROUNDWORK_OPENAI_BASE_URL: z.url().optional(),
   GROUNDWORK_OPENAI_MODEL: z.string().min(1).optional(),
@@ -89,15 +94,27 @@ export async function embedderFromEnv(env: LocalEnv): Promise<Embedder | undefin
   );
 }
 
+/** The rerank stage the environment asks for (null reranker: none). */
+export async function rerankFromLocalEnv(env: LocalEnv) {
+  const { rerankFromEnv } = await import('../lambdas/adapters/rerank/rerank-factory');
+  const { createBedrockRuntimeClient } =
+    await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
+  return rerankFromEnv(env.GROUNDWORK_RERANKER, env, 'GROUNDWORK_RERANK_', {
+    bedrockClient: () => createBedrockRuntimeClient({ region: env.AWS_REGION }),
+  });
+}
+
 /** The local stack's options from the environment. */
 export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
   const embedder = await embedderFromEnv(env);
+  const rerank = await rerankFromLocalEnv(env);
   return {
     dataDir: env.dataDir,
     bucket: env.GROUNDWORK_BUCKET,
     logLevel: env.GROUNDWORK_LOG_LEVEL,
     llm: await llmFromEnv(env),
     ...(embedder ? { embedder } : {}),
+    ...(rerank.reranker ? { reranker: rerank.reranker, search: { rerank: rerank.settings } } : {}),
     ...(env.GROUNDWORK_EMBED_THREADS === undefined
       ? {}
       : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),

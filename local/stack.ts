@@ -49,6 +49,7 @@ import {
 import type { ConversationStore } from '../lambdas/core/answer/conversations';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
+import type { Reranker } from '../lambdas/core/retrieval/rerank';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
 import { makeHandler as makeIngestHandler } from '../lambdas/ingest/handler';
 import { createDynamoLimitStore } from '../lambdas/adapters/dynamodb/limit-store';
@@ -71,6 +72,8 @@ export interface LocalStackOptions {
   /** Accumulates ingestion stage timings (benchmarks). */
   readonly ingestionTimings?: StageTimings;
   readonly search?: Partial<SearchSettings>;
+  /** Rerank stage after fusion; none when undefined. */
+  readonly reranker?: Reranker | null;
   readonly answer?: Partial<AnswerSettings>;
   /** Quotas and rate limits; defaults to the built-in plans. */
   readonly limits?: LimitsConfig;
@@ -183,6 +186,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const search = createSearch({
       store: createSearchRepository(db),
       embedder,
+      reranker: options.reranker ?? null,
       settings: options.search,
       log: logPort(logger),
       metrics: metricsSink(metrics),

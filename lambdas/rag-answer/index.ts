@@ -62,6 +62,7 @@ async function buildAnswering(): Promise<Answering> {
     { createTokenCounter },
     bedrock,
     { embedderFromEnv },
+    { rerankFromEnv },
     llm,
   ] = await Promise.all([
     import('../core/answer/answer'),
@@ -70,14 +71,25 @@ async function buildAnswering(): Promise<Answering> {
     import('../adapters/tokenizer/gpt-token-counter'),
     import('../adapters/embeddings/bedrock-runtime-client'),
     import('../adapters/aws/embedder-from-env'),
+    import('../adapters/rerank/rerank-factory'),
     import('../adapters/llm/bedrock-converse'),
   ]);
   const client = bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION });
   const embedder = embedderFromEnv(env, () => client);
+  const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', {
+    bedrockClient: () => client,
+  });
   const log = logPort(logger);
   const sink = metricsSink(metrics);
   return createAnswering({
-    search: createSearch({ store: createSearchRepository(db), embedder, log, metrics: sink }),
+    search: createSearch({
+      store: createSearchRepository(db),
+      embedder,
+      reranker: rerank.reranker,
+      settings: { rerank: rerank.settings },
+      log,
+      metrics: sink,
+    }),
     embedder,
     tokens: createTokenCounter(),
     conversations,

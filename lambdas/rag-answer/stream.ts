@@ -16,6 +16,7 @@
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
+import { rerankFromEnv } from '../adapters/rerank/rerank-factory';
 import type { Writable } from 'node:stream';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
@@ -81,8 +82,16 @@ const log = logPort(logger);
 const sink = metricsSink(metrics);
 const bedrock = createBedrockRuntimeClient({ region: env.AWS_REGION });
 const embedder = embedderFromEnv(env, () => bedrock);
+const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', { bedrockClient: () => bedrock });
 const answering = createAnswering({
-  search: createSearch({ store: createSearchRepository(db), embedder, log, metrics: sink }),
+  search: createSearch({
+    store: createSearchRepository(db),
+    embedder,
+    reranker: rerank.reranker,
+    settings: { rerank: rerank.settings },
+    log,
+    metrics: sink,
+  }),
   embedder,
   tokens: createTokenCounter(),
   conversations: createConversationRepository(db),

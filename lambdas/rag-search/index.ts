@@ -8,6 +8,7 @@
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
+import { rerankFromEnv } from '../adapters/rerank/rerank-factory';
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -29,9 +30,14 @@ const { logger, metrics } = createObservability(env.POWERTOOLS_SERVICE_NAME);
 
 const db: Database = databaseFromEnv(env);
 
+const bedrock = createBedrockRuntimeClient({ region: env.AWS_REGION });
+const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', { bedrockClient: () => bedrock });
+
 const search = createSearch({
   store: createSearchRepository(db),
-  embedder: embedderFromEnv(env, () => createBedrockRuntimeClient({ region: env.AWS_REGION })),
+  embedder: embedderFromEnv(env, () => bedrock),
+  reranker: rerank.reranker,
+  settings: { rerank: rerank.settings },
   log: logPort(logger),
   metrics: metricsSink(metrics),
 });
