@@ -5,7 +5,8 @@
 
 /**
  * What a text is embedded for. Asymmetric models embed the two differently (Cohere's
- * `input_type`, the query and passage prefixes of e5 or nomic models); the others ignore it.
+ * `input_type`, the query and passage prefixes of e5 or nomic models); the others ignore it
+ * (docs/decisions/0117-query-document-and-rerank.md).
  */
 export type EmbeddingPurpose = 'document' | 'query';
 

@@ -2,7 +2,7 @@
  * The optional rerank stage after fusion: a cross-encoder (Bedrock's Amazon or Cohere Rerank, or
  * any Cohere-style `/rerank` endpoint) re-scores the fused candidates against the question. It is
  * best-effort: when the reranker fails or runs past its timeout the fused order stands, and the
- * result says which happened.
+ * result says which happened (docs/decisions/0117-query-document-and-rerank.md).
  */
 import type { Log, MetricsSink } from '../ports';
 import type { SearchHit } from './types';
