@@ -27,6 +27,40 @@ const NAMED_Z_IMPORT = {
     "tree-shakes; the named `z` is zod/mini's whole namespace object (about 420 KB per bundle).",
 };
 
+/**
+ * The core is pure (STYLE.md): it reaches databases, AWS, files, HTTP and the handlers only
+ * through its ports (lambdas/core/ports.ts), which composition roots wire to adapters.
+ */
+const CORE_MESSAGE =
+  'lambdas/core is pure: depend on a port (lambdas/core/ports.ts) and wire the adapter in a ' +
+  'composition root; tests that need an adapter belong in test/.';
+const CORE_FORBIDDEN_PACKAGES = [
+  'pg',
+  'pg-*',
+  '@aws-sdk/*',
+  '@smithy/*',
+  '@electric-sql/*',
+  '@aws-lambda-powertools/*',
+  '@middy/*',
+  'aws-lambda',
+  'fs',
+  'fs/*',
+  'node:fs',
+  'node:fs/*',
+  'node:child_process',
+  'node:net',
+  'node:http',
+  'node:https',
+];
+/** Core's imports: `outside` is the relative prefix that leaves lambdas/core from its files. */
+const coreImports = (outside) => [
+  'error',
+  {
+    paths: [...CLASSIC_ZOD, ...ZOD_MINI_UNCONFIGURED],
+    patterns: [{ group: [...CORE_FORBIDDEN_PACKAGES, outside], message: CORE_MESSAGE }],
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -66,6 +100,14 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: [...CLASSIC_ZOD, ...ZOD_MINI_UNCONFIGURED] }],
       'no-restricted-syntax': ['error', NAMED_Z_IMPORT],
     },
+  },
+  {
+    files: ['lambdas/core/*.ts'],
+    rules: { 'no-restricted-imports': coreImports('../*') },
+  },
+  {
+    files: ['lambdas/core/*/**/*.ts'],
+    rules: { 'no-restricted-imports': coreImports('../../*') },
   },
   {
     files: ['lambdas/core/zod.ts'],

@@ -29,7 +29,7 @@
  * to the 10% tenant, the rest to the big tenant, independently of their topic (the hard case
  * for filtered vector search: the filter does not follow the vector space).
  */
-import { createPrng, createZipf, type Prng } from './prng';
+import { createPrng, createZipf, type Prng } from '../test/support/prng';
 
 /** Everything that determines the data; stored with the loaded schema to detect stale data. */
 export const GENERATOR = {

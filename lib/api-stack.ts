@@ -5,14 +5,12 @@
  */
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
-import * as s3 from 'aws-cdk-lib/aws-s3';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { LAMBDA_ENTRIES, SIDE_LOADED_BY } from './bundling';
 import type { GroundworkConfig } from './config';
 import { DatabaseMigration } from './constructs/database-migration';
-import { documentsBucketName } from './constructs/document-source';
 import {
   GroundworkFunction,
   type FunctionNetwork,
@@ -84,28 +82,27 @@ export class ApiStack extends Stack {
     const ingest = fn('Ingest', {
       entry: LAMBDA_ENTRIES.ingest,
       serviceName: SERVICES.ingest,
-      // Reserved concurrency caps the database connections ingestion can hold (2 per instance).
+      // The event source's maximum concurrency caps the database connections (2 per instance);
+      // reserving concurrency too is optional (a new account's quota of 10 cannot afford it).
       sizing: {
         memorySize: 1024,
         timeout: Duration.minutes(5),
-        reservedConcurrency: config.ingestConcurrency,
+        ...(config.ingestReservedConcurrency !== undefined
+          ? { reservedConcurrency: config.ingestReservedConcurrency }
+          : {}),
       },
       assets: { sideLoadedModules: SIDE_LOADED_BY.ingest ?? [] },
     });
     grantDatabase(ingest, data.database);
     grantBedrock(ingest, { embedding });
-    // By name, not by reference: the grant stays within this stack (see documentsBucketName).
-    grantDocumentsRead(
-      ingest,
-      s3.Bucket.fromBucketName(this, 'DocumentsByName', documentsBucketName(this, config.stage)),
-    );
+    grantDocumentsRead(ingest, data.documents.bucket);
     ingest.function.addEventSource(
       new SqsEventSource(data.documents.queue, {
         batchSize: 10,
         maxBatchingWindow: Duration.seconds(5),
         reportBatchItemFailures: true,
-        // No more pollers than reserved instances: a throttled batch would count as a receive
-        // and push healthy messages toward the dead-letter queue.
+        // Lambda invokes no more instances than this for the queue, so batches are not throttled
+        // (a throttled batch counts as a receive and pushes healthy messages toward the DLQ).
         maxConcurrency: config.ingestConcurrency,
       }),
     );
@@ -148,10 +145,13 @@ export class ApiStack extends Stack {
     this.streaming = new StreamingAnswerApi(this, 'Streaming', {
       handler: answerStream,
       userPool: data.users.userPool,
+      clients: [data.users.client],
       corsOrigins: config.corsOrigins,
       throttle: { rateLimit: config.apiRateLimit, burstLimit: config.apiBurstLimit },
       logRetention,
       timeout: Duration.minutes(2),
+      cloudWatchRole: config.apiGatewayCloudWatchRole,
+      ...(config.waf ? { firewall: { ratePer5Minutes: config.wafRateLimitPer5Minutes } } : {}),
     });
 
     const usage = fn('Usage', {
@@ -169,14 +169,7 @@ export class ApiStack extends Stack {
     grantDatabase(documents, data.database);
     grantLimitsTable(documents, data.limitsTable);
     documents.addEnvironment('LIMITS_CONFIG', config.limitsJson);
-    grantDocumentsWrite(
-      documents,
-      s3.Bucket.fromBucketName(
-        this,
-        'DocumentsForUploads',
-        documentsBucketName(this, config.stage),
-      ),
-    );
+    grantDocumentsWrite(documents, data.documents.bucket);
 
     const admin = fn('Admin', {
       entry: LAMBDA_ENTRIES.admin,
@@ -218,7 +211,21 @@ export class ApiStack extends Stack {
       database: {
         clusterIdentifier: data.database.cluster.clusterIdentifier,
         ...(data.database.proxy ? { proxyName: data.database.proxy.dbProxyName } : {}),
+        maxCapacityAcu: config.auroraMaxCapacity,
       },
+      restApi: this.streaming.api,
+      functions: Object.fromEntries(
+        Object.entries({ ingest, search, answer, answerStream, usage, documents, admin }).map(
+          ([name, f]) => [name, f.function],
+        ),
+      ),
+      bedrockModelIds: [
+        ...new Set(
+          [config.embeddingModelId, config.generationModelId].filter(
+            (id): id is string => typeof id === 'string',
+          ),
+        ),
+      ],
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
       dailyCostCapUsd: config.limitsConfig.costCaps.globalUsdPerDay,
     });

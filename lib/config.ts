@@ -97,16 +97,37 @@ export const groundworkConfigSchema = z
     /** Aurora Serverless v2 capacity in ACUs; a minimum of 0 pauses the database when idle. */
     auroraMinCapacity: num.pipe(z.number().min(0).max(256).multipleOf(0.5)).default(0),
     auroraMaxCapacity: num.pipe(z.number().min(1).max(256).multipleOf(0.5)).default(4),
+    /**
+     * The Aurora PostgreSQL version, `17.<minor>` from 17.4; unset: the newest minor this
+     * aws-cdk-lib knows (lib/constructs/serverless-database.ts AURORA_POSTGRES_VERSION).
+     */
+    auroraEngineVersion: z
+      .string()
+      .regex(/^17\.\d+$/, 'must be 17.<minor>')
+      .refine(
+        (v) => Number(v.split('.')[1]) >= 4,
+        'must be 17.4 or later (scale to zero, pgvector 0.8)',
+      )
+      .optional(),
     /** Minutes without connections before a 0-ACU minimum pauses the database (5 to 1440). */
     auroraAutoPauseMinutes: num.pipe(z.number().int().min(5).max(1440)).default(10),
     /** Database deletion protection (turn off before `cdk destroy`). */
     deletionProtection: bool.default(true),
     /** RDS Proxy between the functions and Aurora (about USD 88 a month at its 8-ACU minimum). */
     rdsProxy: bool.default(true),
-    /** Interface endpoints for SQS and CloudWatch Logs/monitoring, which the code does not call today (about USD 44 a month). */
-    optionalVpcEndpoints: bool.default(true),
+    /** Interface endpoints for SQS and CloudWatch Logs/monitoring, which the code does not call (about USD 44 a month in 2 AZs). */
+    optionalVpcEndpoints: bool.default(false),
     /** Where the functions' AWS SDK comes from: `bundled` (pinned, fastest init) or `runtime` (smaller bundles). */
     awsSdk: z.enum(['bundled', 'runtime']).default(DEFAULT_AWS_SDK),
+    /**
+     * A fixed name for the documents bucket; unset: CloudFormation names it. The bucket is kept
+     * when the stack is deleted, so a fixed name fails the next deploy until the old bucket is
+     * deleted or this names another one.
+     */
+    documentsBucketName: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'not an S3 bucket name')
+      .optional(),
     /** Where alarms are e-mailed; unset: the SNS topic has no subscription. */
     alarmEmail: z.email().optional(),
     /** Origins allowed to call the APIs and upload from a browser; empty: no CORS. */
@@ -134,8 +155,30 @@ export const groundworkConfigSchema = z
         'not a CloudWatch Logs retention period',
       )
       .default(30),
-    /** Reserved concurrency of the ingest function: the most database connections ingestion takes. */
-    ingestConcurrency: num.pipe(z.number().int().min(2).max(100)).default(5),
+    /**
+     * The most ingest instances the queue's event source runs at once (its maximum concurrency):
+     * what caps the database connections ingestion takes (2 per instance).
+     */
+    ingestConcurrency: num.pipe(z.number().int().min(2).max(1000)).default(5),
+    /**
+     * Reserved concurrency of the ingest function; unset: none. Reserving needs an account
+     * concurrency quota of at least this plus 100 (Lambda keeps 100 unreserved), which new
+     * accounts (quota 10) do not have.
+     */
+    ingestReservedConcurrency: num.pipe(z.number().int().min(1).max(1000)).optional(),
+    /**
+     * Create the regional API Gateway CloudWatch Logs role (AWS::ApiGateway::Account) that REST
+     * API access logs need. false: the account already has one in this region, managed elsewhere.
+     */
+    apiGatewayCloudWatchRole: bool.default(true),
+    /**
+     * A WAF web ACL on the REST API stage: AWS managed rules (common, known bad inputs, IP
+     * reputation) and a per-IP rate rule (`wafRateLimitPer5Minutes`). About USD 9 a month (web ACL USD 5, 4 rules at USD 1) plus
+     * USD 0.60 per million requests.
+     */
+    waf: bool.default(false),
+    /** Requests one IP may make in 5 minutes before the WAF blocks it (with `waf`). */
+    wafRateLimitPer5Minutes: num.pipe(z.number().int().min(10).max(2_000_000_000)).default(1000),
     /** API stage throttling: steady requests per second and burst. */
     apiRateLimit: num.pipe(z.number().positive()).default(50),
     apiBurstLimit: num.pipe(z.number().int().positive()).default(100),
@@ -168,6 +211,16 @@ export const groundworkConfigSchema = z
         code: 'custom',
         path: ['apiBurstLimit'],
         message: 'must be at least apiRateLimit',
+      });
+    }
+    if (
+      c.ingestReservedConcurrency !== undefined &&
+      c.ingestReservedConcurrency < c.ingestConcurrency
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ingestReservedConcurrency'],
+        message: 'must be at least ingestConcurrency (the event source would be throttled)',
       });
     }
     if ((c.account === undefined) !== (c.region === undefined)) {

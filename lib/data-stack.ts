@@ -8,7 +8,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { GroundworkConfig } from './config';
-import { DocumentSource, documentsBucketName } from './constructs/document-source';
+import { DocumentSource } from './constructs/document-source';
 import { IsolatedNetwork } from './constructs/isolated-network';
 import { ServerlessDatabase } from './constructs/serverless-database';
 import { UserDirectory } from './constructs/user-directory';
@@ -50,6 +50,9 @@ export class DataStack extends Stack {
       deletionProtection: config.deletionProtection,
       proxy: config.rdsProxy,
       logRetention,
+      ...(config.auroraEngineVersion ? { engineVersion: config.auroraEngineVersion } : {}),
+      // Rotation functions and the proxy reach only the interface endpoints (Secrets Manager).
+      restrictEgress: (group) => this.network.restrictToEndpoints(group, { gateways: false }),
     });
 
     // Rate windows, monthly quotas and daily spend (lambdas/adapters/dynamodb/limit-store.ts).
@@ -72,9 +75,19 @@ export class DataStack extends Stack {
     });
 
     this.documents = new DocumentSource(this, 'Documents', {
-      bucketName: documentsBucketName(this, config.stage),
+      ...(config.documentsBucketName ? { bucketName: config.documentsBucketName } : {}),
       uploadOrigins: config.corsOrigins,
     });
+    // What the functions do through the gateway endpoints (lib/grants.ts), and nothing more.
+    this.network.allowS3(
+      ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+      [this.documents.bucket.arnForObjects('*')],
+    );
+    this.network.allowS3(['s3:ListBucket'], [this.documents.bucket.bucketArn]);
+    this.network.allowDynamoDb(
+      ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+      [this.limitsTable.tableArn, `${this.limitsTable.tableArn}/index/*`],
+    );
     this.users = new UserDirectory(this, 'Users', {
       ...(config.userPoolId ? { existingUserPoolId: config.userPoolId } : {}),
       retain: config.deletionProtection,

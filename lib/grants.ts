@@ -17,26 +17,30 @@ import { acknowledgeWildcardResource } from './nag';
  * group (the only way to the proxy's port), and `DB_SECRET_ARN`, `DB_HOST` (the proxy endpoint,
  * which overrides the host stored in the secret), `DB_NAME`. Functions log in as the application
  * (DML only); only the migration function logs in as the owner, and reads the application's
- * secret too (`APP_DB_SECRET_ARN`) to create its role.
+ * secret too (`APP_DB_SECRET_ARN`) to create its role. The owner connects to the cluster
+ * directly (its own security group), not through the proxy: on a first deploy the proxy's target
+ * can still be registering when the migration runs.
  */
 export function grantDatabase(
   fn: GroundworkFunction,
   db: ServerlessDatabase,
   options: { readonly as?: 'application' | 'owner' } = {},
 ): void {
-  const secret = options.as === 'owner' ? db.secret : db.appSecret;
+  const owner = options.as === 'owner';
+  const secret = owner ? db.secret : db.appSecret;
   secret.grantRead(fn);
-  fn.function.connections.addSecurityGroup(db.clientSecurityGroup);
+  fn.function.connections.addSecurityGroup(owner ? db.ownerSecurityGroup : db.clientSecurityGroup);
   fn.addEnvironment('DB_SECRET_ARN', secret.secretArn);
-  if (options.as === 'owner') {
+  if (owner) {
     db.appSecret.grantRead(fn);
     fn.addEnvironment('APP_DB_SECRET_ARN', db.appSecret.secretArn);
   }
-  fn.addEnvironment('DB_HOST', db.endpoint);
+  const direct = owner || !db.proxy;
+  fn.addEnvironment('DB_HOST', direct ? db.clusterEndpoint : db.endpoint);
   fn.addEnvironment('DB_NAME', db.databaseName);
-  // Without the proxy, TLS goes to the cluster, whose certificate chains to the RDS CA that the
-  // Node.js runtime loads only when asked (RDS Proxy's ACM certificate chains to a public root).
-  if (!db.proxy) fn.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');
+  // TLS to the cluster itself: its certificate chains to the RDS CA that the Node.js runtime
+  // loads only when asked (RDS Proxy's ACM certificate chains to a public root).
+  if (direct) fn.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');
 }
 
 /**
@@ -67,24 +71,48 @@ export function grantLimitsTable(
 }
 
 /**
+ * A customer managed policy beside `bucket` (in its stack, so that its ARNs resolve there and
+ * cdk-nag findings on it are named by them), created once per id; the role that uses it
+ * references it across stacks, never the other way round.
+ */
+function bucketPolicy(
+  bucket: s3.IBucket,
+  id: string,
+  statements: iam.PolicyStatement[],
+  wildcard: { resource: string; reason: string },
+): iam.ManagedPolicy {
+  const existing = bucket.node.tryFindChild(id);
+  if (existing) return existing as iam.ManagedPolicy;
+  const policy = new iam.ManagedPolicy(bucket, id, { statements });
+  acknowledgeWildcardResource(policy, wildcard.resource, wildcard.reason);
+  return policy;
+}
+
+/**
  * What the documents API does to the bucket, under `tenants/` only: presigns PUTs and writes
  * sidecars (PutObject), removes objects (DeleteObject), and re-announces a failed document by
  * copying it onto itself (GetObject + PutObject).
  */
 export function grantDocumentsWrite(fn: GroundworkFunction, bucket: s3.IBucket): void {
   const objects = bucket.arnForObjects('tenants/*');
-  fn.role.addToPrincipalPolicy(
-    new iam.PolicyStatement({
-      actions: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
-      resources: [objects],
-    }),
+  fn.role.addManagedPolicy(
+    bucketPolicy(
+      bucket,
+      'WritePolicy',
+      [
+        new iam.PolicyStatement({
+          actions: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
+          resources: [objects],
+        }),
+      ],
+      {
+        resource: objects,
+        reason:
+          "The documents API writes under any tenant's prefix of the one documents bucket; the handler derives the prefix from the verified token.",
+      },
+    ),
   );
   fn.addEnvironment('DOCUMENTS_BUCKET', bucket.bucketName);
-  acknowledgeWildcardResource(
-    fn.role,
-    objects,
-    "The documents API writes under any tenant's prefix of the one documents bucket; the handler derives the prefix from the verified token.",
-  );
 }
 
 /**
@@ -93,16 +121,20 @@ export function grantDocumentsWrite(fn: GroundworkFunction, bucket: s3.IBucket):
  */
 export function grantDocumentsRead(fn: GroundworkFunction, bucket: s3.IBucket): void {
   const objects = bucket.arnForObjects('*');
-  fn.role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [objects] }),
-  );
-  fn.role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
-  );
-  acknowledgeWildcardResource(
-    fn.role,
-    objects,
-    'Ingestion reads any document of the one documents bucket: object keys are not known in advance.',
+  fn.role.addManagedPolicy(
+    bucketPolicy(
+      bucket,
+      'ReadPolicy',
+      [
+        new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [objects] }),
+        new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+      ],
+      {
+        resource: objects,
+        reason:
+          'Ingestion reads any document of the one documents bucket: object keys are not known in advance.',
+      },
+    ),
   );
 }
 

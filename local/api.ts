@@ -4,11 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
-import { METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
+import { createLogger, METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
 import { makeAdminHandlers } from '../lambdas/admin/handler';
 import { makeDocumentHandlers } from '../lambdas/documents/handler';
 import {
@@ -50,7 +49,7 @@ export function localRoutes(
   overrides: { answering?: LocalStack['answering'] } = {},
 ): LocalRoute[] {
   const answering = overrides.answering ?? stack.answering;
-  const logger = new Logger({
+  const logger = createLogger({
     serviceName: 'groundwork-api',
     logLevel: stack.logger.getLevelName(),
   });
@@ -153,7 +152,7 @@ function answerStream(
           body,
           (chunk) => response.write(chunk),
           response.signal,
-          (usage, model) => admission.recordUsage(usage, model),
+          admission,
         );
       } catch (err) {
         const { status: errorStatus, body: error } = toErrorResponse(err);
@@ -190,13 +189,37 @@ const PLAYGROUND_FILES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The playground's own content security policy: its script and style only, requests to this
+ * server and to loopback (the S3 emulator's presigned uploads), and no framing by other pages.
+ */
+export const PLAYGROUND_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self' http://127.0.0.1:* http://localhost:*",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+/**
  * What only the embedded default serves: the playground at `/`, the OpenAPI document, and
  * development tokens from the local issuer (the playground's sign-in; in AWS, Cognito's).
  */
 export function developmentRoutes(issuer: LocalIssuer): LocalRoute[] {
   const file = (name: string, contentType: string) => async () => ({
     statusCode: 200,
-    headers: { 'content-type': contentType, 'cache-control': 'no-cache' },
+    headers: {
+      'content-type': contentType,
+      'cache-control': 'no-cache',
+      ...PLAYGROUND_SECURITY_HEADERS,
+    },
     body: await readFile(path.join(PLAYGROUND_DIR, name), 'utf8'),
   });
   return [

@@ -378,6 +378,7 @@ export async function createLocalHttpServer(
     const baseHeaders: Record<string, string> = {
       ...corsHeaders(origin),
       'apigw-requestid': requestId,
+      'x-content-type-options': 'nosniff',
     };
     const log = { requestId, method, path: rawPath };
 

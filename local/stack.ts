@@ -7,11 +7,12 @@ import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import S3rver from 's3rver';
 import { createLocalEmbedder } from '../lambdas/adapters/embeddings/local-embedder';
 import {
+  createLogger,
   logPort,
   metricsSink,
   METRICS_NAMESPACE,
@@ -135,7 +136,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const bucket = options.bucket ?? 'groundwork-local';
   const logLevel = options.logLevel ?? 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-  const logger = new Logger({ serviceName: 'groundwork-local', logLevel });
+  const logger = createLogger({ serviceName: 'groundwork-local', logLevel });
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-local' });
 
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });

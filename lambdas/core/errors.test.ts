@@ -10,7 +10,6 @@ import {
 } from './errors';
 import { QUOTA_KINDS } from './limits/config';
 import { CostCapReachedError, QuotaExceededError, RateLimitExceededError } from './limits/errors';
-import { MalformedMessageError } from '../ingest/handler';
 
 // Bundles are minified without keeping class names (lib/bundling.ts), so each error must name
 // itself; a subclass that forgets would log as its parent.
@@ -27,7 +26,6 @@ describe('error names', () => {
     ['RateLimitExceededError', new RateLimitExceededError(1, 1, {})],
     ['QuotaExceededError', new QuotaExceededError(QUOTA_KINDS[0], 'free', 1, 1, new Date(), {})],
     ['CostCapReachedError', new CostCapReachedError('tenant', new Date(), {})],
-    ['MalformedMessageError', new MalformedMessageError('m')],
   ])('%s', (name, err) => {
     expect(err.name).toBe(name);
     expect(err.constructor.name).toBe(name);

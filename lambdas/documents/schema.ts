@@ -22,12 +22,19 @@ export const createDocumentRequestSchema = z.strictObject({
   content_type: z.string().check(z.minLength(1), z.maxLength(255)),
   /** The exact size the PUT will send (signed: S3 refuses another). */
   size_bytes: z.int().check(z.gte(1)),
-  /** `tenant` (default): everyone in the tenant; `user`: only you. */
-  visibility: z._default(z.enum(['tenant', 'user']), 'tenant'),
+  /**
+   * `tenant` (default): everyone in the tenant; `user`: only you; `global`: every tenant (an admin
+   * of a publishing tenant only).
+   */
+  visibility: z._default(z.enum(['tenant', 'user', 'global']), 'tenant'),
   title: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(500))),
   source_type: z.optional(sourceType),
   language: z.optional(z.string().check(z.regex(/^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})?$/))),
-  /** Filterable attributes, written as the Bedrock-KB metadata sidecar. */
+  /**
+   * Filterable attributes, written as the Bedrock-KB metadata sidecar. Reserved names (owner,
+   * owner_user_id, visibility, tenant, tenant_id, org_id, uploaded_by, title, source_type,
+   * language...) are refused: the server sets them.
+   */
   metadata: z.optional(attributes),
 });
 export type CreateDocumentRequest = z.infer<typeof createDocumentRequestSchema>;

@@ -86,10 +86,24 @@ function parseJsonBody(event: ApiEvent): unknown {
   }
 }
 
+/**
+ * Headers on every API response: the declared type is the only one a browser may use, and
+ * nothing (a shared proxy, the browser's cache) keeps a response, since each one is the
+ * caller's own data. They win over a handler's own headers.
+ */
+export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+};
+
 function json(status: number, body: unknown, headers: Record<string, string> = {}): ApiResult {
   return {
     statusCode: status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      ...headers,
+      ...API_RESPONSE_HEADERS,
+    },
     body: JSON.stringify(body),
   };
 }
@@ -131,7 +145,13 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       });
       status = response.status ?? 200;
       const headers = withLimitHeaders(response.headers, admission);
-      if (response.raw) return { statusCode: status, headers, body: String(response.body) };
+      if (response.raw) {
+        return {
+          statusCode: status,
+          headers: { ...headers, ...API_RESPONSE_HEADERS },
+          body: String(response.body),
+        };
+      }
       return json(status, response.body, headers);
     } catch (err) {
       const { status: errorStatus, body } = toErrorResponse(err);

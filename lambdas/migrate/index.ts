@@ -12,10 +12,14 @@
  * The SQL files are copied next to the bundle (`migrations/`) by the function's bundling hook.
  */
 import path from 'node:path';
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
-import { createDatabaseFromSecret, readDatabaseSecret } from '../adapters/aws/database-from-secret';
+import {
+  createDatabaseFromSecret,
+  openWhenReady,
+  readDatabaseSecret,
+} from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -54,8 +58,14 @@ const migrationsDir = env.MIGRATIONS_DIR ?? path.join(__dirname, 'migrations');
 // Only its id and dimension are read: no embedding call is made here.
 const embedder = embedderFromEnv(env, () => createBedrockRuntimeClient({ region: env.AWS_REGION }));
 
+/** Time left for migrating once the database answers; the rest of the timeout is for waiting. */
+const MIGRATION_RESERVE_MS = 90_000;
+
 /** Applies pending migrations on Create and Update; Delete keeps the data. */
-export async function handler(event: CloudFormationCustomResourceEvent): Promise<MigrationResult> {
+export async function handler(
+  event: CloudFormationCustomResourceEvent,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<MigrationResult> {
   logger.info('migration event', {
     requestType: event.RequestType,
     properties: event.ResourceProperties,
@@ -66,13 +76,25 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
   if (migrations.length === 0)
     throw new Error(`No migrations found in ${migrationsDir}: the bundle is incomplete`);
   // A fresh pool per event: a deploy is rare, and a pool kept across deploys could hold a
-  // connection whose credentials were rotated since.
-  const db = await createDatabaseFromSecret({
-    secretArn: env.DB_SECRET_ARN,
-    region: env.AWS_REGION,
-    database: env.DB_NAME,
-    ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
-  });
+  // connection whose credentials were rotated since. On a first deploy the new cluster (or an
+  // instance resuming from 0 ACUs) may not accept connections yet: wait for it, within the
+  // function's timeout.
+  const remaining = context?.getRemainingTimeInMillis() ?? 5 * 60_000;
+  const db = await openWhenReady(
+    () =>
+      createDatabaseFromSecret({
+        secretArn: env.DB_SECRET_ARN,
+        region: env.AWS_REGION,
+        database: env.DB_NAME,
+        ...(env.DB_HOST ? { host: env.DB_HOST } : {}),
+        // A paused instance resumes within about 15 seconds of the first connection attempt.
+        connectTimeoutMs: 30_000,
+      }),
+    {
+      deadline: Date.now() + Math.max(0, remaining - MIGRATION_RESERVE_MS),
+      onRetry: (attempt, err) => logger.warn('database not ready, retrying', { attempt, err }),
+    },
+  );
   try {
     const { applied, routines } = await migrate(db, migrations);
     await ensureEmbeddingModel(db, embedder);

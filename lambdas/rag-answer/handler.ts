@@ -7,6 +7,7 @@ import type { ConversationStore } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import { admissionOf } from '../http/limits-middleware';
+import type { Admission } from '../core/limits/limiter';
 import {
   answerRequestSchema,
   feedbackRequestSchema,
@@ -16,8 +17,25 @@ import {
 } from './schema';
 import * as z from '../core/zod';
 
-/** The API's JSON shape of an answer. */
-export function toResponseBody(r: AnswerResult): AnswerResponseBody {
+/**
+ * What `debug` shows a caller: the steps, the retrieved chunks (already in the caller's scope)
+ * and the standalone query for anyone; the rendered prompt, which carries the tenant's system
+ * prompt, for tenant admins only.
+ */
+export function debugFor(
+  debug: AnswerResult['debug'],
+  viewer: { readonly isAdmin: boolean },
+): AnswerResult['debug'] {
+  if (!debug || viewer.isAdmin) return debug;
+  return { ...debug, prompt: null };
+}
+
+/** The API's JSON shape of an answer, as `viewer` may see it. */
+export function toResponseBody(
+  r: AnswerResult,
+  viewer: { readonly isAdmin: boolean },
+): AnswerResponseBody {
+  const debug = debugFor(r.debug, viewer);
   return {
     status: r.status,
     query_text: r.queryText,
@@ -41,7 +59,7 @@ export function toResponseBody(r: AnswerResult): AnswerResponseBody {
       : null,
     flags: r.flags,
     processing_time_ms: r.processingTimeMs,
-    ...(r.debug ? { debug: r.debug } : {}),
+    ...(debug ? { debug } : {}),
   };
 }
 
@@ -58,6 +76,19 @@ export function toAnswerRequest(body: AnswerRequestBody) {
     temperature: body.options.temperature,
     debug: body.debug,
   };
+}
+
+/**
+ * What an answer costs its caller: the LLM's token usage is recorded for the daily spend, and a
+ * greeting answered without retrieval gives its quota unit back.
+ */
+export function chargeAnswer(
+  result: AnswerResult,
+  admission: Pick<Admission, 'recordUsage' | 'waiveQuota'> | undefined,
+): void {
+  if (!admission) return;
+  if (result.usage) admission.recordUsage(result.usage, result.answer.model);
+  if (result.flags.conversational) admission.waiveQuota();
 }
 
 /** Formats one Server-Sent Event. */
@@ -77,15 +108,15 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
     async ({ body, identity, event }) => {
       if (!body.stream) {
         const result = await deps.answering.answer(identity, toAnswerRequest(body));
-        if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
-        return { body: toResponseBody(result) };
+        chargeAnswer(result, admissionOf(event));
+        return { body: toResponseBody(result, identity) };
       }
       let events = '';
       const result = await deps.answering.answer(identity, toAnswerRequest(body), {
         onDelta: (text) => (events += sseEvent('delta', { text })),
       });
-      if (result.usage) admissionOf(event)?.recordUsage(result.usage, result.answer.model);
-      events += sseEvent('done', toResponseBody(result));
+      chargeAnswer(result, admissionOf(event));
+      events += sseEvent('done', toResponseBody(result, identity));
       return {
         body: events,
         raw: true,
@@ -101,18 +132,18 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
 /** Streams POST /answer as Server-Sent Events through `write`; errors become an `error` event. */
 export async function streamAnswer(
   answering: Answering,
-  identity: { tenantId: string; userId: string },
+  identity: { tenantId: string; userId: string; isAdmin: boolean },
   body: AnswerRequestBody,
   write: (chunk: string) => void,
   signal?: AbortSignal,
-  onUsage?: (usage: NonNullable<AnswerResult['usage']>, model: string) => void,
+  admission?: Pick<Admission, 'recordUsage' | 'waiveQuota'>,
 ): Promise<void> {
   const result = await answering.answer(identity, toAnswerRequest(body), {
     onDelta: (text) => write(sseEvent('delta', { text })),
     ...(signal ? { signal } : {}),
   });
-  if (result.usage) onUsage?.(result.usage, result.answer.model);
-  write(sseEvent('done', toResponseBody(result)));
+  chargeAnswer(result, admission);
+  write(sseEvent('done', toResponseBody(result, identity)));
 }
 
 const noBody = z.looseObject({});

@@ -35,11 +35,17 @@ import type { Database } from '../adapters/postgres/database';
 import { createSearchRepository } from '../adapters/postgres/search-repository';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
-import { AppError, NotFoundError, toErrorResponse, ValidationError } from '../core/errors';
+import {
+  AppError,
+  AuthenticationError,
+  NotFoundError,
+  toErrorResponse,
+  ValidationError,
+} from '../core/errors';
 import type { Admission } from '../core/limits/limiter';
 import { createSearch } from '../core/retrieval/search';
 import { parseOrThrow } from '../http/http-handler';
-import { identityFromEvent } from '../http/identity';
+import { claimsOf, identityFromEvent } from '../http/identity';
 import { withLimitHeaders } from '../http/limits-middleware';
 import { sseEvent, streamAnswer } from './handler';
 import { answerRequestSchema } from './schema';
@@ -70,6 +76,20 @@ export const streamEnvSchema = z
     ...limitsEnvShape,
     GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
     ...confidenceEnvShape,
+    /** The app clients whose ID tokens are accepted, a JSON array (the REST authorizer does not check `aud`). */
+    TOKEN_AUDIENCES: z.pipe(
+      z.pipe(
+        z.string(),
+        z.transform((s): unknown => {
+          try {
+            return JSON.parse(s);
+          } catch {
+            return s;
+          }
+        }),
+      ),
+      z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
+    ),
   })
   .check(z.refine(...confidenceEnvRefinement));
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
@@ -109,6 +129,17 @@ const answering = createAnswering({
 });
 const limiter = limiterFromEnv(env, { logger, metrics });
 
+/**
+ * The REST API's Cognito authorizer accepts the ID tokens of every app client of the pool (the
+ * HTTP API's JWT authorizer checks the audience itself): only our app clients' tokens pass.
+ */
+function requireAudience(event: APIGatewayProxyEvent, audiences: readonly string[]): void {
+  const claims = claimsOf(event);
+  const audience = claims?.aud ?? claims?.client_id;
+  if (typeof audience !== 'string' || !audiences.includes(audience))
+    throw new AuthenticationError('The token was issued to another application');
+}
+
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -141,7 +172,8 @@ export async function streamHandler(
   try {
     if (event.httpMethod !== 'POST' || event.resource !== '/answer')
       throw new NotFoundError('No such route');
-    // Claims the REST API's Cognito authorizer verified; none (a wiring mistake) is a 401.
+    // Claims the REST API's Cognito authorizer verified, issued to our app client; else a 401.
+    requireAudience(event, env.TOKEN_AUDIENCES);
     const identity = identityFromEvent(event);
     logger.appendKeys({
       tenantId: identity.tenantId,
@@ -165,7 +197,7 @@ export async function streamHandler(
         body,
         (chunk) => stream.write(chunk),
         undefined,
-        (usage, model) => admitted.recordUsage(usage, model),
+        admitted,
       );
     } catch (err) {
       const rendered = toErrorResponse(err);

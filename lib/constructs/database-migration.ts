@@ -73,8 +73,9 @@ export class DatabaseMigration extends Construct {
       entry: LAMBDA_ENTRIES.migrate,
       serviceName: SERVICES.migrate,
       network: props.network,
-      // An Aurora instance resuming from 0 ACUs takes about 15 seconds before the first query.
-      sizing: { timeout: Duration.minutes(5), memorySize: 256 },
+      // It waits for a database that does not accept connections yet (a new cluster, an
+      // instance resuming from 0 ACUs) for all but the last 90 seconds of this timeout.
+      sizing: { timeout: Duration.minutes(10), memorySize: 256 },
       environment: {
         EMBEDDING_MODEL_ID: props.embedding.modelId,
         EMBEDDING_DIMENSION: String(props.embedding.dimension),

@@ -6,13 +6,24 @@
  * emit. Cost: the limiter emits `AnswerCostMicroUsd` (the estimated cost of each answer's LLM
  * call) and `CostCapReached` (a daily cap crossed); the spend alarm sums the first over a rolling
  * 24 hours, which approximates the limiter's UTC day, and warns before the global cap.
+ *
+ * AWS metrics (lib/metrics.ts AWS_DOCUMENTED_METRICS and aws-cdk-lib's canned metrics, both
+ * checked by test/infra/metrics-emitted.test.ts): per function Lambda `Errors` (a crash or
+ * timeout: the handlers turn their own errors into responses) and `Throttles`; the ingest queue's
+ * `ApproximateAgeOfOldestMessage` and the dead-letter queue's depth; the REST API's `5XXError`
+ * (integration failures the function never sees); Aurora's `ServerlessDatabaseCapacity` at its
+ * maximum; RDS Proxy's `ClientConnectionsSetupFailedAuth` (the functions' login fails, e.g. after
+ * a broken rotation) and `DatabaseConnectionsBorrowLatency` (the pool is exhausted); Bedrock's
+ * `InvocationThrottles` per model.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -39,6 +50,14 @@ export interface AlarmThresholds {
   readonly ingestionFailureRatePercent: number;
   /** Share of the global daily cost cap at which the spend alarm fires, percent. @default 80 */
   readonly costCapWarningPercent: number;
+  /** Lambda invocation errors (crashes, timeouts) of one function in 5 minutes. @default 1 */
+  readonly functionErrors: number;
+  /** Age of the oldest message in the ingest queue, minutes. @default 60 */
+  readonly queueAgeMinutes: number;
+  /** Bedrock throttled invocations of one model in 5 minutes (after the SDK's retries). @default 5 */
+  readonly bedrockThrottles: number;
+  /** RDS Proxy: time to borrow a database connection, milliseconds (maximum over 5 minutes). @default 5000 */
+  readonly proxyBorrowMs: number;
 }
 
 export const DEFAULT_THRESHOLDS: AlarmThresholds = {
@@ -47,6 +66,10 @@ export const DEFAULT_THRESHOLDS: AlarmThresholds = {
   answerP95Ms: 20000,
   ingestionFailureRatePercent: 20,
   costCapWarningPercent: 80,
+  functionErrors: 1,
+  queueAgeMinutes: 60,
+  bedrockThrottles: 5,
+  proxyBorrowMs: 5000,
 };
 
 export interface GroundworkMonitoringProps {
@@ -54,7 +77,18 @@ export interface GroundworkMonitoringProps {
   readonly dashboardName: string;
   readonly api: apigwv2.IHttpApi;
   readonly queues: { readonly ingest: sqs.IQueue; readonly deadLetter: sqs.IQueue };
-  readonly database: { readonly clusterIdentifier: string; readonly proxyName?: string };
+  readonly database: {
+    readonly clusterIdentifier: string;
+    readonly proxyName?: string;
+    /** The cluster's maximum capacity: capacity held there means it cannot scale further. */
+    readonly maxCapacityAcu: number;
+  };
+  /** The streaming REST API. @default - none */
+  readonly restApi?: apigateway.RestApi;
+  /** The functions whose errors and throttles raise alarms, by name. @default - none */
+  readonly functions?: Readonly<Record<string, lambda.IFunction>>;
+  /** The Bedrock model ids the functions invoke. @default - none */
+  readonly bedrockModelIds?: readonly string[];
   /** Subscribed to the alarm topic. @default - no subscription */
   readonly alarmEmail?: string;
   /** The deployment's daily cost cap in USD (limits `costCaps.globalUsdPerDay`). @default - no spend alarm */
@@ -324,6 +358,65 @@ export class GroundworkMonitoring extends Construct {
       ],
     });
 
+    // Failures that degrade an answer without failing the request, and quota bookkeeping.
+    const retrievalRoutes = API_ROUTES.filter(
+      (r) => r.route === 'search' || r.route === 'answer' || r.route === 'answer-stream',
+    );
+    const limitedRoutes = API_ROUTES.filter((r) => r.route !== 'health');
+    const functions = Object.entries(props.functions ?? {});
+    const lambdaMetric = (fn: lambda.IFunction, name: 'Errors' | 'Throttles', label: string) => {
+      const options = { period: FIVE_MINUTES, statistic: 'Sum', label };
+      return name === 'Errors' ? fn.metricErrors(options) : fn.metricThrottles(options);
+    };
+    const bedrock = (modelId: string, metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/Bedrock',
+        metricName,
+        dimensionsMap: { ModelId: modelId },
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+        label: `${modelId} ${metricName}`,
+      });
+    const proxy = props.database.proxyName ? { ProxyName: props.database.proxyName } : undefined;
+    const restServerErrors = props.restApi?.metricServerError({
+      period: FIVE_MINUTES,
+      statistic: 'Sum',
+      label: 'streaming API 5xx',
+    });
+    this.dashboard.addWidgets(
+      graph('Degraded answers, quota refunds', [
+        sumOverRoutes('RetrievalErrors', retrievalRoutes, { label: 'retrieval errors' }),
+        answers('RetrievalFailures', 'retrieval failures (answers)'),
+        answers('PersistErrors', 'answers not saved'),
+        answers('AnswerCostUnknown', 'answer cost unknown'),
+        sumOverRoutes('QuotaRefunds', limitedRoutes, { label: 'quota refunds' }),
+        sumOverRoutes('EmbeddingErrors', retrievalRoutes, { label: 'embedding errors' }),
+      ]),
+      graph(
+        'Lambda errors and throttles',
+        functions.map(([name, fn]) => lambdaMetric(fn, 'Errors', `${name} errors`)),
+        {
+          right: functions.map(([name, fn]) => lambdaMetric(fn, 'Throttles', `${name} throttles`)),
+          rightYAxis: { label: 'throttles', showUnits: false },
+        },
+      ),
+      graph(
+        'Bedrock throttles, RDS Proxy, streaming API 5xx',
+        (props.bedrockModelIds ?? []).map((id) => bedrock(id, 'InvocationThrottles')),
+        {
+          right: [
+            ...(restServerErrors ? [restServerErrors] : []),
+            ...(proxy
+              ? [
+                  rds('ClientConnectionsSetupFailedAuth', 'Sum', proxy),
+                  rds('DatabaseConnectionsBorrowLatency', 'Maximum', proxy),
+                ]
+              : []),
+          ],
+        },
+      ),
+    );
+
     const action = new actions.SnsAction(this.topic);
     const alarm = (id: string, options: cloudwatch.AlarmProps) => {
       const created = new cloudwatch.Alarm(this, id, {
@@ -394,7 +487,6 @@ export class GroundworkMonitoring extends Construct {
     });
     // One alarm per function: an alarm's math may use at most 10 metrics, and the function
     // that cannot reach the limits table is what an operator needs to know.
-    const limitedRoutes = API_ROUTES.filter((r) => r.route !== 'health');
     for (const service of [...new Set(limitedRoutes.map((r) => r.service))]) {
       alarm(`LimiterStoreErrors-${service}`, {
         metric: sumOverRoutes(
@@ -403,6 +495,83 @@ export class GroundworkMonitoring extends Construct {
         ),
         alarmDescription: `${service}: the limits table could not be reached; limits are not enforced (or requests refused) meanwhile.`,
         threshold: 5,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    for (const [name, fn] of functions) {
+      alarm(`FunctionErrors-${name}`, {
+        metric: lambdaMetric(fn, 'Errors', `${name} errors`),
+        alarmDescription: `${name}: ${t.functionErrors}+ invocations crashed or timed out in 5 minutes (the handlers answer their own errors; see the function's log).`,
+        threshold: t.functionErrors,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      alarm(`FunctionThrottles-${name}`, {
+        metric: lambdaMetric(fn, 'Throttles', `${name} throttles`),
+        alarmDescription: `${name}: invocations were throttled (the account's or the function's concurrency is exhausted).`,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    alarm('IngestQueueAge', {
+      metric: props.queues.ingest.metricApproximateAgeOfOldestMessage({
+        statistic: 'Maximum',
+        period: FIVE_MINUTES,
+      }),
+      alarmDescription: `A document has waited more than ${t.queueAgeMinutes} minutes in the ingest queue (ingestion is failing or too slow; a message that keeps failing is retried until it reaches the dead-letter queue).`,
+      threshold: t.queueAgeMinutes * 60,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    if (props.restApi) {
+      alarm('RestApiServerErrors', {
+        metric: new cloudwatch.MathExpression({
+          expression: 'IF(FILL(requests, 0) >= 10, 100 * FILL(errors, 0) / requests, 0)',
+          usingMetrics: {
+            requests: props.restApi.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' }),
+            errors: props.restApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          },
+          period: FIVE_MINUTES,
+          label: 'Streaming API 5xx (%)',
+        }),
+        alarmDescription: `More than ${t.serverErrorRatePercent}% of the streaming REST API's requests got a 5xx from API Gateway in 5 minutes (including integration failures the function never saw).`,
+        threshold: t.serverErrorRatePercent,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
+    alarm('AuroraAtMaxCapacity', {
+      metric: rds('ServerlessDatabaseCapacity', 'Minimum', cluster),
+      alarmDescription: `Aurora stayed at its maximum of ${props.database.maxCapacityAcu} ACUs for 15 minutes: queries queue up; raise auroraMaxCapacity.`,
+      threshold: props.database.maxCapacityAcu,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    if (proxy) {
+      alarm('ProxyLoginFailures', {
+        metric: rds('ClientConnectionsSetupFailedAuth', 'Sum', proxy),
+        alarmDescription:
+          "RDS Proxy refused the functions' login (a secret out of step with the database, e.g. after a failed rotation).",
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      alarm('ProxyBorrowLatency', {
+        metric: rds('DatabaseConnectionsBorrowLatency', 'Maximum', proxy),
+        alarmDescription: `RDS Proxy took more than ${t.proxyBorrowMs} ms to lend a database connection (its pool is exhausted or the database is resuming) for 10 minutes.`,
+        // The metric is in microseconds.
+        threshold: t.proxyBorrowMs * 1000,
+        evaluationPeriods: 2,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
+    for (const modelId of props.bedrockModelIds ?? []) {
+      alarm(`BedrockThrottles-${modelId.replace(/[^A-Za-z0-9]/g, '')}`, {
+        metric: bedrock(modelId, 'InvocationThrottles'),
+        alarmDescription: `Bedrock throttled ${t.bedrockThrottles}+ invocations of ${modelId} in 5 minutes after the SDK's retries (raise the model's quota or lower the API rate limits).`,
+        threshold: t.bedrockThrottles,
         evaluationPeriods: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });

@@ -24,8 +24,14 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { acknowledge } from '../nag';
 
-/** Aurora PostgreSQL 17 ships pgvector 0.8 (HNSW, iterative index scans) and 0-ACU auto-pause. */
-export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_5;
+/**
+ * The engine: Aurora PostgreSQL 17 (pgvector 0.8 with HNSW and iterative index scans, and 0-ACU
+ * auto-pause), at the newest minor this aws-cdk-lib knows (test/infra/stacks.test.ts fails when
+ * a newer one appears): a pinned older minor stops deploying when AWS retires it. The writer
+ * takes AWS's minor upgrades in its maintenance window; `auroraEngineVersion` overrides this
+ * (never lower than the running version: Aurora does not downgrade).
+ */
+export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_9;
 /** The database the migrations and the functions use. */
 export const DATABASE_NAME = 'groundwork';
 /** The application's login (DML only), created by the migration function on its first run. */
@@ -62,6 +68,13 @@ export interface ServerlessDatabaseProps {
   readonly proxy?: boolean;
   /** Retention of the exported PostgreSQL log. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /** The engine version, `17.<minor>`. @default AURORA_POSTGRES_VERSION */
+  readonly engineVersion?: string;
+  /**
+   * Opens HTTPS egress of the rotation functions' and the proxy's groups (created without
+   * outbound rules) to the AWS services they call (Secrets Manager). @default - HTTPS to the VPC's range
+   */
+  readonly restrictEgress?: (group: ec2.SecurityGroup) => void;
 }
 
 export class ServerlessDatabase extends Construct {
@@ -78,6 +91,13 @@ export class ServerlessDatabase extends Construct {
   readonly databaseName = DATABASE_NAME;
   /** Members may connect on 5432; nothing else may. */
   readonly clientSecurityGroup: ec2.SecurityGroup;
+  /**
+   * Members may connect to the cluster itself on 5432, around the proxy: the migration function,
+   * which must not wait for the proxy's target to become available on a first deploy.
+   */
+  readonly ownerSecurityGroup: ec2.SecurityGroup;
+  /** The cluster's writer endpoint (where owner connections go). */
+  readonly clusterEndpoint: string;
 
   constructor(scope: Construct, id: string, props: ServerlessDatabaseProps) {
     super(scope, id);
@@ -96,9 +116,23 @@ export class ServerlessDatabase extends Construct {
       description: 'Groundwork database clients: PostgreSQL to the database only',
       allowAllOutbound: false,
     });
+    this.ownerSecurityGroup = new ec2.SecurityGroup(this, 'OwnerSecurityGroup', {
+      vpc,
+      description: 'Groundwork schema migration: PostgreSQL to the cluster directly',
+      allowAllOutbound: false,
+    });
+    clusterSecurityGroup.connections.allowFrom(
+      this.ownerSecurityGroup,
+      ec2.Port.tcp(PORT),
+      'Schema migration to the cluster',
+    );
 
     this.cluster = new rds.DatabaseCluster(this, 'Cluster', {
-      engine: rds.DatabaseClusterEngine.auroraPostgres({ version: AURORA_POSTGRES_VERSION }),
+      engine: rds.DatabaseClusterEngine.auroraPostgres({
+        version: props.engineVersion
+          ? rds.AuroraPostgresEngineVersion.of(props.engineVersion, '17')
+          : AURORA_POSTGRES_VERSION,
+      }),
       credentials: rds.Credentials.fromGeneratedSecret('groundwork_admin'),
       defaultDatabaseName: DATABASE_NAME,
       port: PORT,
@@ -123,9 +157,25 @@ export class ServerlessDatabase extends Construct {
       cloudwatchLogsExports: ['postgresql'],
       cloudwatchLogsRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });
+    this.clusterEndpoint = this.cluster.clusterEndpoint.hostname;
     // The construct always generates a secret from `credentials`.
     this.secret = this.cluster.secret as secretsmanager.ISecret;
-    this.cluster.addRotationSingleUser({ automaticallyAfter: Duration.days(30) });
+    const restrictEgress =
+      props.restrictEgress ??
+      ((group: ec2.SecurityGroup) =>
+        group.addEgressRule(ec2.Peer.ipv4(props.vpcCidr), ec2.Port.tcp(443), 'HTTPS in the VPC'));
+    // The rotation functions reach the cluster (added by the rotation) and Secrets Manager only.
+    const rotationSecurityGroup = new ec2.SecurityGroup(this, 'RotationSecurityGroup', {
+      vpc,
+      description:
+        'Groundwork secret rotation: PostgreSQL to the cluster, HTTPS to Secrets Manager',
+      allowAllOutbound: false,
+    });
+    restrictEgress(rotationSecurityGroup);
+    this.cluster.addRotationSingleUser({
+      automaticallyAfter: Duration.days(30),
+      securityGroup: rotationSecurityGroup,
+    });
     this.appSecret = new rds.DatabaseSecret(this, 'AppSecret', {
       username: APP_DATABASE_USER,
       dbname: DATABASE_NAME,
@@ -141,6 +191,7 @@ export class ServerlessDatabase extends Construct {
       vpcSubnets: subnets,
       automaticallyAfter: Duration.days(30),
       excludeCharacters: DATABASE_PASSWORD_EXCLUDED,
+      securityGroup: rotationSecurityGroup,
       // Rotation logs in as the login, so it must come after the migration function created it
       // (on the API stack's first deploy), not at once.
       rotateImmediatelyOnUpdate: false,
@@ -163,11 +214,7 @@ export class ServerlessDatabase extends Construct {
         borrowTimeout: Duration.seconds(60),
       });
       // In case the proxy reads its secret through the VPC's Secrets Manager endpoint.
-      proxySecurityGroup.addEgressRule(
-        ec2.Peer.ipv4(props.vpcCidr),
-        ec2.Port.tcp(443),
-        'Secrets Manager endpoint',
-      );
+      restrictEgress(proxySecurityGroup);
       proxySecurityGroup.connections.allowFrom(
         this.clientSecurityGroup,
         ec2.Port.tcp(PORT),

@@ -4,15 +4,25 @@
  * InvokeWithResponseStream and its output reaches the client as it is written). HTTP APIs buffer
  * responses, hence a REST API for this one route. Its Cognito authorizer checks the ID token
  * like the HTTP API's JWT authorizer does (the function reads the claims from
- * `requestContext.authorizer.claims`); CORS, stage throttling, JSON access logs and tracing as on
- * the HTTP API.
+ * `requestContext.authorizer.claims`; the authorizer does not check the token's audience, so the
+ * function does, against `TOKEN_AUDIENCES`); CORS, stage throttling, JSON access logs and tracing
+ * as on the HTTP API. API Gateway's own rejections (the authorizer's 401, an unknown route,
+ * throttling, a WAF block) carry the error model (error-model-responses.ts); an optional WAF web
+ * ACL guards the stage (api-firewall.ts).
+ *
+ * Access logs of a REST API need the region's API Gateway CloudWatch Logs role
+ * (AWS::ApiGateway::Account): created here unless `cloudWatchRole` is false, for an account that
+ * manages it elsewhere. The role and the account setting are retained when the stack is deleted
+ * (another API of the account may depend on them).
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { acknowledge } from '../nag';
+import { ApiFirewall } from './api-firewall';
+import { addErrorModelResponses } from './error-model-responses';
 import type { GroundworkFunction } from './groundwork-function';
 import type { StageThrottle } from './groundwork-http-api';
 
@@ -32,6 +42,15 @@ export interface StreamingAnswerApiProps {
    * own timeout should not be longer. @default Duration.minutes(2)
    */
   readonly timeout?: Duration;
+  /** The app clients whose ID tokens the function accepts (`aud`), as `TOKEN_AUDIENCES`. */
+  readonly clients: readonly cognito.IUserPoolClient[];
+  /**
+   * Create the region's API Gateway CloudWatch Logs role that access logs need; false when the
+   * account already has one. @default true
+   */
+  readonly cloudWatchRole?: boolean;
+  /** A WAF web ACL on the stage, with this per-IP limit per 5 minutes; unset: no WAF. @default - none */
+  readonly firewall?: { readonly ratePer5Minutes: number };
 }
 
 /** Rate-limit headers the handler sets, readable by browser code. */
@@ -46,6 +65,7 @@ export class StreamingAnswerApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly accessLog: logs.LogGroup;
   readonly method: apigateway.Method;
+  readonly firewall: ApiFirewall | undefined;
 
   constructor(scope: Construct, id: string, props: StreamingAnswerApiProps) {
     super(scope, id);
@@ -58,8 +78,9 @@ export class StreamingAnswerApi extends Construct {
     this.api = new apigateway.RestApi(this, 'Api', {
       description: 'Groundwork: streamed answers (Server-Sent Events)',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
-      // Execution logs would need an account-wide CloudWatch role; access logs are enough here.
-      cloudWatchRole: false,
+      ...((props.cloudWatchRole ?? true)
+        ? { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }
+        : { cloudWatchRole: false }),
       deployOptions: {
         stageName: 'stream',
         throttlingRateLimit: throttle.rateLimit,
@@ -81,6 +102,11 @@ export class StreamingAnswerApi extends Construct {
           }
         : {}),
     });
+    addErrorModelResponses(this.api, origins.length === 1 ? origins[0] : undefined);
+    props.handler.addEnvironment(
+      'TOKEN_AUDIENCES',
+      Stack.of(this).toJsonString(props.clients.map((c) => c.userPoolClientId)),
+    );
     const authorizer = new apigateway.CognitoUserPoolsAuthorizer(this, 'Cognito', {
       cognitoUserPools: [props.userPool],
       identitySource: apigateway.IdentitySource.header('Authorization'),
@@ -100,16 +126,32 @@ export class StreamingAnswerApi extends Construct {
       'AwsSolutions-APIG2',
       'The handler validates the body with the same zod schema as the buffered POST /answer and answers 422 naming the field; a second, JSON-Schema copy in API Gateway would drift.',
     );
-    acknowledge(
-      this.api.deploymentStage,
-      'AwsSolutions-APIG3',
-      'No WAF in front of the API by default (as for the HTTP API): stage throttling, the Cognito authorizer and per-user rate limits and quotas apply; attach a web ACL to the stage where required.',
-    );
+    if (props.firewall) {
+      this.firewall = new ApiFirewall(this, 'Firewall', {
+        stageArn: this.api.deploymentStage.stageArn,
+        ratePer5Minutes: props.firewall.ratePer5Minutes,
+      });
+    } else {
+      this.firewall = undefined;
+      acknowledge(
+        this.api.deploymentStage,
+        'AwsSolutions-APIG3',
+        'The WAF is off by configuration (waf=false in cdk.json): stage throttling, the Cognito authorizer and per-user rate limits and quotas apply.',
+      );
+    }
     acknowledge(
       this.api.deploymentStage,
       'AwsSolutions-APIG6',
-      'Execution logging needs an account-wide API Gateway CloudWatch role; the stage writes JSON access logs and the function logs every request with Powertools.',
+      'Execution logs (one log group per stage, kept forever by default) are off: the stage writes JSON access logs and the function logs every request with Powertools.',
     );
+    const role = this.api.node.tryFindChild('CloudWatchRole');
+    if (role) {
+      acknowledge(
+        role,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        "API Gateway's account-wide logging role uses the AWS managed policy made for it; API Gateway writes only log groups it creates or is given.",
+      );
+    }
   }
 
   /** The streaming endpoint, `https://<id>.execute-api.<region>.amazonaws.com/stream/answer`. */

@@ -44,6 +44,7 @@ describe('the playground in headless Chromium', () => {
   let api: LocalApi;
   let browser: Browser;
   let page: Page;
+  const cspViolations: string[] = [];
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
@@ -65,6 +66,9 @@ describe('the playground in headless Chromium', () => {
     page.on('pageerror', (err) => {
       throw err;
     });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -73,7 +77,14 @@ describe('the playground in headless Chromium', () => {
   });
 
   it('signs in, uploads, answers with citations, opens a citation, takes feedback and keeps the thread', async () => {
-    await page.goto(api.server.url);
+    const home = await page.goto(api.server.url);
+    // The playground is served under a policy that allows only its own script, style and
+    // requests to loopback, and may not be framed by another page.
+    expect(home?.headers()).toMatchObject({
+      'content-security-policy': expect.stringContaining("frame-ancestors 'none'"),
+      'x-frame-options': 'DENY',
+      'x-content-type-options': 'nosniff',
+    });
     await page.getByLabel('User id').fill('alice');
     await page.getByLabel('Tenant id').fill('acme');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -148,6 +159,17 @@ describe('the playground in headless Chromium', () => {
         .getAttribute('aria-pressed'),
     ).toBe('true');
     expect(await restored.locator('.citation').count()).toBeGreaterThan(0);
+    // Nothing the playground does is refused by its own policy.
+    expect(cspViolations).toEqual([]);
+
+    // API responses are the caller's own data: never sniffed, never cached.
+    const token = api.issuer.issueToken({ sub: 'alice', tenantId: 'acme' });
+    for (const init of [{}, { headers: { authorization: `Bearer ${token}` } }]) {
+      const response = await fetch(`${api.server.url}/documents`, init);
+      expect([200, 401]).toContain(response.status);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      if (response.status === 200) expect(response.headers.get('cache-control')).toBe('no-store');
+    }
   });
 
   it('signs in through a Cognito-style hosted login with PKCE when deployed as a static site', async () => {

@@ -70,6 +70,17 @@ describe('configuration', () => {
       /confidenceMedium: must not exceed confidenceHigh/,
     );
     expect(() => parseConfig({ unknownKey: 1 })).toThrow(/unknownKey|Unrecognized/);
+    expect(() => parseConfig({ auroraEngineVersion: '17.2' })).toThrow(
+      /auroraEngineVersion: must be 17.4 or later/,
+    );
+    expect(() => parseConfig({ auroraEngineVersion: '16.6' })).toThrow(/must be 17.<minor>/);
+    expect(parseConfig({ auroraEngineVersion: '17.7' }).auroraEngineVersion).toBe('17.7');
+    expect(() => parseConfig({ ingestConcurrency: 5, ingestReservedConcurrency: 3 })).toThrow(
+      /ingestReservedConcurrency: must be at least ingestConcurrency/,
+    );
+    expect(() => parseConfig({ documentsBucketName: 'Not_A_Bucket' })).toThrow(
+      /documentsBucketName: not an S3 bucket name/,
+    );
     expect(() => parseConfig({ hostedLoginDomainPrefix: 'groundwork' })).toThrow(
       /hostedLoginCallbackUrls: hostedLoginDomainPrefix and hostedLoginCallbackUrls go together/,
     );

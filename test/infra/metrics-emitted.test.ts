@@ -8,13 +8,23 @@
  * conditional, or a template literal whose parts have literal types (`Confidence_${level}`
  * expands to each level). A route is the `route` property given to `createHttpHandler` or
  * `addDimensions`, resolved the same way (constants included).
+ *
+ * The AWS metrics of the synthesized alarms and dashboard are checked against aws-cdk-lib's
+ * canned metrics (generated from AWS's metric catalogue) and lib/metrics.ts
+ * AWS_DOCUMENTED_METRICS: an alarm on a metric no AWS service publishes would never fire.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { METRICS_NAMESPACE as EMITTED_NAMESPACE } from '../../lambdas/adapters/observability/powertools';
 import { REPO_ROOT } from '../../lib/config';
-import { API_ROUTES, DASHBOARD_METRICS, METRICS_NAMESPACE } from '../../lib/metrics';
+import {
+  API_ROUTES,
+  AWS_DOCUMENTED_METRICS,
+  DASHBOARD_METRICS,
+  METRICS_NAMESPACE,
+} from '../../lib/metrics';
+import { resourcesOfType, synthGroundwork } from './support';
 
 const METRIC_CALLS = new Set(['addMetric', 'count', 'timing']);
 const ROUTE_CALLS = new Set(['createHttpHandler', 'addDimensions']);
@@ -143,5 +153,109 @@ describe('dashboard metrics', () => {
 
   it('uses the namespace the handlers publish to', () => {
     expect(METRICS_NAMESPACE).toBe(EMITTED_NAMESPACE);
+  });
+});
+
+/** Every `namespace:"...",metricName:"..."` pair of aws-cdk-lib's generated canned metrics. */
+function cannedMetrics(): Set<string> {
+  const root = path.dirname(require.resolve('aws-cdk-lib/package.json'));
+  const pairs = new Set<string>();
+  for (const dir of readdirSync(root, { withFileTypes: true })) {
+    if (!dir.isDirectory()) continue;
+    const lib = path.join(root, dir.name, 'lib');
+    let files: string[];
+    try {
+      files = readdirSync(lib).filter((f) => f.endsWith('canned-metrics.generated.js'));
+    } catch {
+      continue;
+    }
+    for (const file of files) {
+      const text = readFileSync(path.join(lib, file), 'utf8');
+      for (const m of text.matchAll(/namespace:"([^"]+)",metricName:"([^"]+)"/g))
+        pairs.add(`${m[1]} ${m[2]}`);
+    }
+  }
+  return pairs;
+}
+
+/** A CloudFormation value with its tokens replaced by "TOKEN" (Fn::Join flattened). */
+function flatten(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })?.['Fn::Join'];
+  if (join) return join[1].map(flatten).join(join[0]);
+  return 'TOKEN';
+}
+
+/** The `namespace metricName` pairs the alarms and dashboards of a template read. */
+function metricsRead(template: { toJSON(): Record<string, unknown> }): Set<string> {
+  const pairs = new Set<string>();
+  const resources = (template.toJSON().Resources ?? {}) as Record<
+    string,
+    { Type: string; Properties?: Record<string, unknown> }
+  >;
+  for (const r of Object.values(resources)) {
+    if (r.Type === 'AWS::CloudWatch::Alarm') {
+      const p = r.Properties ?? {};
+      if (typeof p.MetricName === 'string') pairs.add(`${String(p.Namespace)} ${p.MetricName}`);
+      for (const q of (p.Metrics as { MetricStat?: { Metric: Record<string, unknown> } }[]) ?? []) {
+        const metric = q.MetricStat?.Metric;
+        if (metric) pairs.add(`${String(metric.Namespace)} ${String(metric.MetricName)}`);
+      }
+    }
+    if (r.Type === 'AWS::CloudWatch::Dashboard') {
+      const body = flatten(r.Properties?.DashboardBody);
+      for (const m of body.matchAll(/\["((?:AWS\/)?[A-Za-z0-9/]+)","([A-Za-z0-9_]+)"/g))
+        pairs.add(`${m[1]} ${m[2]}`);
+    }
+  }
+  return pairs;
+}
+
+describe('metrics of the synthesized alarms and dashboard', () => {
+  let read: Set<string>;
+  let alarmCount: number;
+  beforeAll(() => {
+    const built = synthGroundwork({}, { bundle: false });
+    read = new Set([...metricsRead(built.apiTemplate), ...metricsRead(built.dataTemplate)]);
+    alarmCount = Object.keys(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm')).length;
+  });
+
+  it('reads the metrics of alarms and widgets alike', () => {
+    expect(alarmCount).toBeGreaterThan(10);
+    for (const expected of [
+      'AWS/Lambda Errors',
+      'AWS/Lambda Throttles',
+      'AWS/SQS ApproximateAgeOfOldestMessage',
+      'AWS/ApiGateway 5XXError',
+      'AWS/RDS ServerlessDatabaseCapacity',
+      'AWS/RDS ClientConnectionsSetupFailedAuth',
+      'AWS/Bedrock InvocationThrottles',
+      'Groundwork Requests',
+    ])
+      expect(read).toContain(expected);
+  });
+
+  it('reads only AWS metrics that an AWS service publishes', () => {
+    const canned = cannedMetrics();
+    const documented = new Set(
+      Object.entries(AWS_DOCUMENTED_METRICS).flatMap(([ns, { metrics }]) =>
+        metrics.map((m) => `${ns} ${m}`),
+      ),
+    );
+    const unknown = [...read].filter(
+      (pair) => pair.startsWith('AWS/') && !canned.has(pair) && !documented.has(pair),
+    );
+    expect(unknown).toEqual([]);
+    // The catalogue check is live: a misspelt metric is caught.
+    expect(canned.has('AWS/Lambda Errors')).toBe(true);
+    expect(canned.has('AWS/Lambda Error')).toBe(false);
+  });
+
+  it('reads only custom metrics a handler emits', () => {
+    const custom = [...read]
+      .filter((pair) => pair.startsWith(`${METRICS_NAMESPACE} `))
+      .map((pair) => pair.slice(METRICS_NAMESPACE.length + 1));
+    expect(custom.length).toBeGreaterThan(0);
+    expect(custom.filter((name) => !emitted.metrics.has(name))).toEqual([]);
   });
 });

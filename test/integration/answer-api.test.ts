@@ -42,7 +42,11 @@ interface AnswerBody {
   context_used: { chunks_retrieved: number; unique_sources: number; avg_relevance: number };
   usage: { input_tokens: number; output_tokens: number } | null;
   flags: Record<string, boolean>;
-  debug?: { prompt: string; steps: { name: string; detail: unknown }[]; standaloneQuery: string };
+  debug?: {
+    prompt: string | null;
+    steps: { name: string; detail: unknown }[];
+    standaloneQuery: string;
+  };
 }
 
 describe('POST /answer through the local server', () => {
@@ -52,6 +56,7 @@ describe('POST /answer through the local server', () => {
   let llm: LlmProvider;
   let alice: string;
   let bob: string;
+  let admin: string;
 
   beforeAll(async () => {
     fake = await startFakeOpenAi();
@@ -70,6 +75,7 @@ describe('POST /answer through the local server', () => {
     api = await startLocalApi(stack);
     alice = api.issuer.issueToken({ sub: 'alice', tenantId: 'acme' });
     bob = api.issuer.issueToken({ sub: 'bob', tenantId: 'acme' });
+    admin = api.issuer.issueToken({ sub: 'carol', tenantId: 'acme', admin: true });
     const put = (key: string, body: string) =>
       stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body }));
     await put(
@@ -115,12 +121,25 @@ describe('POST /answer through the local server', () => {
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
+  it('shows the rendered prompt, which holds the system prompt, to tenant admins only', async () => {
+    fake.setAnswer({ text: 'Express shipping takes two business days [1].' });
+    const question = { query_text: 'How long does express shipping take?', debug: true };
+    const asUser = await post('/answer', question);
+    expect(asUser.status).toBe(200);
+    expect(asUser.body.debug!.prompt).toBeNull();
+    expect(JSON.stringify(asUser.body)).not.toContain('Answer only from the documents below');
+    expect(asUser.body.debug!.steps.length).toBeGreaterThan(0);
+    const asAdmin = await post('/answer', question, admin);
+    expect(asAdmin.body.debug!.prompt).toContain('Answer only from the documents below');
+  });
+
   it('answers a supported question with the LLM, cited by source and sentence', async () => {
     fake.setAnswer({ text: 'Express shipping takes two business days [1].' });
-    const { status, body } = await post('/answer', {
-      query_text: 'How long does express shipping take?',
-      debug: true,
-    });
+    const { status, body } = await post(
+      '/answer',
+      { query_text: 'How long does express shipping take?', debug: true },
+      admin,
+    );
     expect(status).toBe(200);
     expect(body.status).toBe('success');
     expect(['high', 'medium']).toContain(body.answer.confidence);

@@ -72,6 +72,8 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     tokens.carol = api.issuer.issueToken({ sub: 'carol', tenantId: 'acme', admin: true });
     tokens.mallory = api.issuer.issueToken({ sub: 'mallory', tenantId: 'globex' });
     tokens.globexAdmin = api.issuer.issueToken({ sub: 'gadmin', tenantId: 'globex', admin: true });
+    tokens.publisher = api.issuer.issueToken({ sub: 'pub', tenantId: 'global', admin: true });
+    tokens.publisherUser = api.issuer.issueToken({ sub: 'pubuser', tenantId: 'global' });
   });
   afterAll(async () => {
     await api?.close();
@@ -230,15 +232,60 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       [{ filename: 'notes', content_type: 'text/plain', size_bytes: 10 }, 'filename'],
       [{ filename: 'big.md', content_type: 'text/markdown', size_bytes: 65 * 1024 }, 'size_bytes'],
       [{ filename: 'a.md', content_type: 'text/markdown', size_bytes: 0 }, 'size_bytes'],
-      [
-        { filename: 'a.md', content_type: 'text/markdown', size_bytes: 5, visibility: 'global' },
-        'visibility',
-      ],
     ])('rejects %j with a 422 naming %s', async (body, field) => {
       const res = await call('POST', '/documents', 'alice', body);
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe('validation_error');
       expect(res.body.error.message).toContain(field);
+    });
+  });
+
+  describe("reserved attributes are the server's", () => {
+    const announce = (who: string, extra: Json) =>
+      call('POST', '/documents', who, {
+        filename: 'note.md',
+        content_type: 'text/markdown',
+        size_bytes: 10,
+        ...extra,
+      });
+
+    it.each(['owner', 'owner_user_id', 'visibility', 'Owner', 'tenant_id', 'org_id', 'title'])(
+      'refuses metadata naming the reserved key %s with a 422 naming it',
+      async (key) => {
+        const res = await announce('bob', { metadata: { [key]: 'alice' } });
+        expect(res.status).toBe(422);
+        expect(res.body.error.code).toBe('validation_error');
+        expect(res.body.error.message).toContain(`metadata.${key}`);
+      },
+    );
+
+    it("cannot plant a document in another user's private space", async () => {
+      const res = await announce('bob', { metadata: { owner: 'alice', visibility: 'user' } });
+      expect(res.status).toBe(422);
+      // What bob may do is upload privately to himself: the owner comes from his token.
+      const { id, done } = await upload('bob', 'mine.md', '# Mine\n\nBob keeps a zebra ledger.', {
+        visibility: 'user',
+      });
+      expect(done).toMatchObject({ status: 'indexed', visibility: 'user' });
+      expect((await call('GET', `/documents/${id}`, 'alice')).status).toBe(404);
+      const hits = await call('POST', '/search', 'alice', { query_text: 'zebra ledger' });
+      expect(hits.body.results.map((r: Json) => r.source_id)).not.toContain(id);
+    });
+
+    it('publishes global only for an admin of a publishing tenant', async () => {
+      expect((await announce('alice', { visibility: 'global' })).status).toBe(403);
+      expect((await announce('publisherUser', { visibility: 'global' })).status).toBe(403);
+      // An admin, but of a tenant that does not publish.
+      expect((await announce('carol', { visibility: 'global' })).status).toBe(403);
+      const { id, done } = await upload(
+        'publisher',
+        'handbook.md',
+        '# Handbook\n\nThe quokka rota is shared by every company.',
+        { visibility: 'global' },
+      );
+      expect(done).toMatchObject({ status: 'indexed', visibility: 'global' });
+      const hits = await call('POST', '/search', 'mallory', { query_text: 'quokka rota' });
+      expect(hits.body.results.map((r: Json) => r.source_id)).toContain(id);
     });
   });
 

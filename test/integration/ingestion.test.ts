@@ -185,6 +185,35 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     });
   });
 
+  it('records a copy of an indexed document in the same scope as a duplicate, not indexed twice', async () => {
+    const text = 'Duplicate check: the VPN gateway rotates its certificates every ninety days.';
+    await put('tenants/acme/vpn.txt', text);
+    const original = await doc('tenants/acme/vpn.txt');
+    expect(original).toMatchObject({ status: 'indexed' });
+
+    await put('tenants/acme/copies/vpn (1).txt', text);
+    const copy = await doc('tenants/acme/copies/vpn (1).txt');
+    expect(copy).toMatchObject({ status: 'failed', chunk_count: 0 });
+    expect(copy!.failure_reason).toContain(`(document ${original!.id})`);
+    expect(await chunks(copy!.id)).toEqual([]);
+
+    // Re-syncing the original is not a duplicate of itself; other scopes keep their own copy.
+    const again = await stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/vpn.txt');
+    expect(again.action).toBe('unchanged');
+    await put('tenants/globex/vpn.txt', text);
+    expect(await doc('tenants/globex/vpn.txt', 'globex')).toMatchObject({ status: 'indexed' });
+    await put('tenants/acme/users/u-42/vpn.txt', text);
+    expect(await doc('tenants/acme/users/u-42/vpn.txt')).toMatchObject({ status: 'indexed' });
+
+    // Once the original is gone, retrying the copy indexes it.
+    await remove('tenants/acme/vpn.txt');
+    const retried = await stack.ingestion.syncObject(
+      stack.s3.bucket,
+      'tenants/acme/copies/vpn (1).txt',
+    );
+    expect(retried.action).toBe('indexed');
+  });
+
   it('reads sidecar metadata, and a sidecar-only change re-embeds nothing', async () => {
     const sidecar = (sourceType: string) =>
       JSON.stringify({

@@ -343,10 +343,15 @@ describe('limits on dynalite', () => {
           schema: z.object({
             question: z.string().check(z.minLength(1)),
             fail: z._default(z.boolean(), false),
+            greeting: z._default(z.boolean(), false),
           }),
         },
         async (req) => {
           if (req.body.fail) throw new Error('the LLM adapter blew up');
+          if (req.body.greeting) {
+            admissionOf(req.event)?.waiveQuota();
+            return { body: { answer: 'Hello!' } };
+          }
           admissionOf(req.event)?.recordUsage(
             { inputTokens: 1000, outputTokens: 200 },
             'bedrock/anthropic.claude-3-haiku-20240307-v1:0',
@@ -434,7 +439,7 @@ describe('limits on dynalite', () => {
       });
     });
 
-    it('does not charge a request that fails with a 5xx (but does charge a 4xx), and adds the answer cost', async () => {
+    it('charges only a request that did the work: a 5xx, a 4xx and a waived greeting are refunded, and the answer cost is added', async () => {
       const clock = fixedClock('2032-01-15T09:00:00Z');
       const limiter = limiterWith({}, clock);
       const answer = answerHandler(limiter);
@@ -449,9 +454,11 @@ describe('limits on dynalite', () => {
 
       expect((await post({ question: 'why?' })).statusCode).toBe(200);
       expect((await post({ question: '' })).statusCode).toBe(422);
+      expect((await post({ question: 'hello', greeting: true })).statusCode).toBe(200);
       const report = await limiter.usage(caller(sub));
-      expect(report.quotas.answers.used).toBe(2);
-      expect(report.rateLimit.remaining).toBe(57);
+      expect(report.quotas.answers.used).toBe(1);
+      // Every request still counts toward the rate limit.
+      expect(report.rateLimit.remaining).toBe(56);
 
       // Claude 3 Haiku: 1000 x $0.25 + 200 x $1.25 per million tokens = 500 micro-USD.
       const spend = await createDynamoLimitStore({
@@ -459,6 +466,34 @@ describe('limits on dynalite', () => {
         tableName: dynamo.tableName,
       }).readSpend('2032-01-15', 'acme');
       expect(spend).toEqual({ global: 500, tenant: 500 });
+    });
+
+    it('keeps separate counters for the same sub in two tenants', async () => {
+      const clock = fixedClock('2032-02-03T09:00:00Z');
+      const limiter = limiterWith({ plans: { free: { requestsPerMinute: 2 } } }, clock);
+      const search = searchHandler(limiter);
+      const sub = unique('shared-sub');
+      const post = (tenant: string) =>
+        search(
+          apiEvent(claimsFor(sub, { 'custom:tenant_id': tenant }), {
+            path: '/search',
+            body: { query_text: 'q' },
+          }),
+          context,
+        );
+      expect((await post('tenant-a')).statusCode).toBe(200);
+      expect((await post('tenant-a')).statusCode).toBe(200);
+      expect((await post('tenant-a')).statusCode).toBe(429);
+      // The same sub in another tenant is another caller, with a window of its own.
+      const other = await post('tenant-b');
+      expect(other.statusCode).toBe(200);
+      expect(other.headers['X-RateLimit-Remaining']).toBe('1');
+      expect(
+        (await limiter.usage(caller(sub, { tenantId: 'tenant-b' }))).quotas.searches.used,
+      ).toBe(1);
+      expect(
+        (await limiter.usage(caller(sub, { tenantId: 'tenant-a' }))).quotas.searches.used,
+      ).toBe(2);
     });
 
     it('renders a cost-cap refusal as a retryable 503 with Retry-After until midnight UTC', async () => {

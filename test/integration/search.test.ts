@@ -10,6 +10,7 @@ import { createSearch, type Search } from '../../lambdas/core/retrieval/search';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
 import { seedDocuments, type SeedDoc } from '../support/seed';
+import { createPrng } from '../support/prng';
 
 const embedder = createHashEmbedder();
 
@@ -252,7 +253,8 @@ describe.each(ENGINES)('search on %s', (engine) => {
   });
 
   it('never returns another tenant data, whatever the filters say (randomized)', async () => {
-    const rng = mulberry32(42);
+    const prng = createPrng(42);
+    const rng = () => prng.next();
     const tenants = ['t1', 't2', 't3', 't4'];
     const words = [
       'alpha',
@@ -349,15 +351,3 @@ describe.each(ENGINES)('search on %s', (engine) => {
     expect(await stats()).toEqual({ chunk_count: '0', total_length: '0' });
   });
 });
-
-/** A small seeded PRNG so the randomized test is reproducible. */
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

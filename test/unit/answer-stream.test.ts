@@ -37,6 +37,7 @@ Object.assign(process.env, {
   AWS_REGION: 'eu-west-1',
   DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:db',
   LIMITS_TABLE: 'limits',
+  TOKEN_AUDIENCES: '["our-client"]',
   POWERTOOLS_METRICS_DISABLED: 'true',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 });
@@ -72,7 +73,7 @@ describe('the streaming answer entry', () => {
 
   it('answers 403 when the verified claims name no tenant', async () => {
     const { stream, written } = responseStream();
-    const claims = { sub: 'alice', 'cognito:username': 'alice' };
+    const claims = { sub: 'alice', 'cognito:username': 'alice', aud: 'our-client' };
     await streamHandler(
       event({
         requestContext: { authorizer: { claims } },
@@ -82,6 +83,26 @@ describe('the streaming answer entry', () => {
     );
     expect(written.prelude?.statusCode).toBe(403);
     expect(JSON.parse(written.body)).toMatchObject({ error: { code: 'forbidden' } });
+  });
+
+  it('answers 401 with the error model for an ID token of another app client of the pool', async () => {
+    for (const claims of [
+      { sub: 'alice', 'custom:tenant_id': 'acme', aud: 'another-client' },
+      { sub: 'alice', 'custom:tenant_id': 'acme' },
+    ]) {
+      const { stream, written } = responseStream();
+      await streamHandler(
+        event({
+          requestContext: { authorizer: { claims } },
+        } as unknown as Partial<APIGatewayProxyEvent>),
+        stream,
+        context,
+      );
+      expect(written.prelude?.statusCode).toBe(401);
+      expect(JSON.parse(written.body)).toMatchObject({
+        error: { code: 'authentication_required', retryable: false },
+      });
+    }
   });
 
   it('answers 404 for another method or resource', async () => {

@@ -53,6 +53,8 @@ export async function createDatabaseFromSecret(options: {
   region: string;
   host?: string;
   database: string;
+  /** Give up on a connection attempt after this long; unset: wait as long as TCP does. */
+  connectTimeoutMs?: number;
 }): Promise<Database> {
   const secret = await readDatabaseSecret(options.secretArn, options.region);
   return createPgDatabase({
@@ -64,6 +66,7 @@ export async function createDatabaseFromSecret(options: {
     // RDS Proxy and Aurora require TLS; the Lambda runtime trusts the RDS CA bundle.
     ssl: { rejectUnauthorized: true },
     max: 2,
+    ...(options.connectTimeoutMs ? { connectionTimeoutMillis: options.connectTimeoutMs } : {}),
   });
 }
 
@@ -115,4 +118,64 @@ export function lazyDatabaseFromSecret(options: {
   database: string;
 }): Database {
   return lazyDatabase(() => createDatabaseFromSecret(options));
+}
+
+/**
+ * Errors of a database that is not accepting connections yet: refused, unreachable or timed out
+ * (a new cluster, a proxy whose target is not yet available, an instance resuming from 0 ACUs),
+ * and the SQLSTATEs of a server starting up or a connection that failed before it was made.
+ */
+const NOT_READY_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  '57P03', // cannot_connect_now
+  '08001', // sqlclient_unable_to_establish_sqlconnection
+  '08006', // connection_failure
+]);
+
+/** Whether `err` says the database is not ready yet (worth waiting for), not that it refused us. */
+export function isDatabaseNotReady(err: unknown): boolean {
+  const code = errorCode(err);
+  if (code !== undefined) return NOT_READY_CODES.has(code);
+  // pg reports a connect timeout and a socket closed during start-up without a code.
+  const message = err instanceof Error ? err.message : '';
+  return /timeout expired|Connection terminated unexpectedly/i.test(message);
+}
+
+/**
+ * Opens a database and proves it answers (`SELECT 1`), retrying while it is not ready (see
+ * isDatabaseNotReady) with a doubling pause of at most 20 seconds, until `deadline` (epoch ms).
+ * Any other error, or the deadline, fails at once with the last error.
+ */
+export async function openWhenReady(
+  open: () => Promise<Database>,
+  options: {
+    readonly deadline: number;
+    readonly now?: () => number;
+    readonly sleep?: (ms: number) => Promise<void>;
+    readonly onRetry?: (attempt: number, err: unknown) => void;
+  },
+): Promise<Database> {
+  const now = options.now ?? Date.now;
+  const sleep =
+    options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  let pause = 1000;
+  for (let attempt = 1; ; attempt++) {
+    let db: Database | undefined;
+    try {
+      db = await open();
+      await db.query('SELECT 1');
+      return db;
+    } catch (err) {
+      await db?.close().catch(() => undefined);
+      if (!isDatabaseNotReady(err) || now() + pause > options.deadline) throw err;
+      options.onRetry?.(attempt, err);
+      await sleep(pause);
+      pause = Math.min(pause * 2, 20_000);
+    }
+  }
 }

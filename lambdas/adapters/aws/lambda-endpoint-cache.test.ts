@@ -1,16 +1,6 @@
 import { EndpointCache as SdkEndpointCache } from '@aws-sdk/endpoint-cache';
+import { createPrng } from '../../../test/support/prng';
 import { EndpointCache } from './lambda-endpoint-cache';
-
-/** A small deterministic generator (mulberry32), so that a failure replays. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('the Lambda bundles’ endpoint cache', () => {
   afterEach(() => jest.restoreAllMocks());
@@ -20,7 +10,8 @@ describe('the Lambda bundles’ endpoint cache', () => {
     jest.spyOn(Date, 'now').mockImplementation(() => now);
     // getEndpoint picks at random: both caches get the same draws.
     jest.spyOn(Math, 'random').mockReturnValue(0.5);
-    const next = random(7);
+    const prng = createPrng(7);
+    const next = () => prng.next();
     const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
     for (const capacity of [1, 3, 5]) {
       const ours = new EndpointCache(capacity);

@@ -4,7 +4,7 @@
  *
  * | pk              | sk                  | attributes                                             |
  * |-----------------|---------------------|--------------------------------------------------------|
- * | `user#<sub>`    | `usage#<yyyy-mm>`   | `answers`, `searches`, `rate_minute`, `rate_count`,    |
+ * | `user#<tenant>#<sub>` | `usage#<yyyy-mm>` | `answers`, `searches`, `rate_minute`, `rate_count`,    |
  * |                 |                     | `tenant_month` (`<tenant>#<yyyy-mm>`), `plan`          |
  * | `tenant#<id>`   | `cost#<yyyy-mm-dd>` | `micro_usd`                                            |
  * | `global`        | `cost#<yyyy-mm-dd>` | `micro_usd`                                            |
@@ -105,8 +105,8 @@ const num = (n: number): AttributeValue => ({ N: String(n) });
 const str = (s: string): AttributeValue => ({ S: s });
 const numberOf = (item: Item | undefined, name: string): number => Number(item?.[name]?.N ?? 0);
 
-const userKey = (userId: string, month: string): Item => ({
-  pk: str(`user#${userId}`),
+const userKey = (subject: string, month: string): Item => ({
+  pk: str(`user#${subject}`),
   sk: str(`usage#${month}`),
 });
 const costKeys = (day: string, tenantId: string) => ({
@@ -176,7 +176,7 @@ export function createDynamoLimitStore(options: DynamoLimitStoreOptions): LimitS
       const out = await client.send(
         new UpdateItemCommand({
           TableName: tableName,
-          Key: userKey(req.userId, req.month),
+          Key: userKey(req.subject, req.month),
           UpdateExpression: updateExpression,
           ConditionExpression: condition,
           ExpressionAttributeNames: names,
@@ -222,13 +222,13 @@ export function createDynamoLimitStore(options: DynamoLimitStoreOptions): LimitS
     async consume(req) {
       // `rate_minute` only moves forward, so once this process has admitted the user in this
       // minute the "new minute" form cannot succeed: a failed "same minute" form is a refusal.
-      const hinted = lastMinute.get(req.userId) === req.minute;
+      const hinted = lastMinute.get(req.subject) === req.minute;
       const forms: Form[] = hinted ? ['same'] : ['new', 'same'];
       for (let round = 0; round < MAX_ROUNDS; round++) {
         for (const form of forms) {
           const attempt = await update(req, form);
           if (attempt.ok) {
-            remember(req.userId, req.minute);
+            remember(req.subject, req.minute);
             return {
               outcome: 'admitted',
               rateCount: numberOf(attempt.item, 'rate_count'),
@@ -241,7 +241,7 @@ export function createDynamoLimitStore(options: DynamoLimitStoreOptions): LimitS
           }
         }
         // Every form failed and nothing said why (or a refund changed the item in between).
-        const refusal = classify(req, await readUser(req.userId, req.month));
+        const refusal = classify(req, await readUser(req.subject, req.month));
         if (refusal) return refusal;
       }
       // The item kept changing under us: shed this request rather than loop.
@@ -293,7 +293,8 @@ export function createDynamoLimitStore(options: DynamoLimitStoreOptions): LimitS
         );
         for (const item of out.Items ?? []) {
           users.push({
-            userId: (item.pk?.S ?? '').replace(/^user#/, ''),
+            // `user#<tenant>#<user>`: the user id is what follows the tenant.
+            userId: (item.pk?.S ?? '').replace(/^user#[^#]*#/, ''),
             plan: item.plan?.S ?? null,
             answers: numberOf(item, 'answers'),
             searches: numberOf(item, 'searches'),

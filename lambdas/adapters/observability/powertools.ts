@@ -5,12 +5,23 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Log, MetricsSink } from '../../core/ports';
+import { redactLogValue } from './redact';
 
 /** The CloudWatch namespace every handler emits to (the dashboard reads the same constant). */
 export const METRICS_NAMESPACE = 'Groundwork';
 
+/**
+ * The one way a logger is made, in a Lambda and in the embedded default: Powertools' JSON lines,
+ * with every logged error redacted (no statement parameters, rows or quoted values; see redact.ts).
+ */
+export function createLogger(
+  options: Pick<NonNullable<ConstructorParameters<typeof Logger>[0]>, 'serviceName' | 'logLevel'>,
+): Logger {
+  return new Logger({ ...options, jsonReplacerFn: redactLogValue });
+}
+
 export function createObservability(serviceName: string): { logger: Logger; metrics: Metrics } {
-  const logger = new Logger({ serviceName });
+  const logger = createLogger({ serviceName });
   const metrics = new Metrics({
     namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
     serviceName,

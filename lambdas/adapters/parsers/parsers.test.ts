@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import iconv from 'iconv-lite';
 import JSZip from 'jszip';
 import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion/types';
 import { createDocumentParser } from './index';
@@ -150,6 +151,61 @@ describe('text', () => {
       contentType: 'text/plain; charset=ISO-8859-1',
     });
     expect(doc.text).toBe('Caf\u00e9 cr\u00e8me');
+  });
+
+  describe('a legacy encoding with no charset declared', () => {
+    const french =
+      'Le caf\u00e9 \u00e9tait tr\u00e8s chaud. O\u00f9 est la gare\u00a0? \u00c7a va bien, ' +
+      'merci. L\u2019\u00e9l\u00e8ve na\u00efve re\u00e7oit \u201cle pr\u00eat\u201d de 50 \u20ac.';
+
+    it('reads a Latin-1 file as text, not as binary data', async () => {
+      const latin1 = 'Le caf\u00e9 \u00e9tait tr\u00e8s chaud. \u00c7a va tr\u00e8s bien, merci.';
+      const doc = await parser.parse(new Uint8Array(Buffer.from(latin1, 'latin1')), {
+        key: 'notes/menu.txt',
+      });
+      expect(doc.text).toBe(latin1);
+    });
+
+    it('reads Windows-1252 (curly quotes, the euro sign), also when mislabelled UTF-8', async () => {
+      const bytes = new Uint8Array(
+        [...french].map(
+          (c) =>
+            ({ '\u2019': 0x92, '\u201c': 0x93, '\u201d': 0x94, '\u20ac': 0x80 })[c] ??
+            c.charCodeAt(0),
+        ),
+      );
+      for (const contentType of [undefined, 'text/plain; charset=utf-8']) {
+        const doc = await parser.parse(bytes, {
+          key: 'letters/loan.txt',
+          ...(contentType !== undefined ? { contentType } : {}),
+        });
+        expect(doc.text).toBe(french);
+      }
+    });
+
+    it('reads a Latin-1 file with neither extension nor content type as text', async () => {
+      const doc = await parser.parse(new Uint8Array(Buffer.from(french.slice(0, 60), 'latin1')), {
+        key: 'inbox/README',
+        contentType: 'application/octet-stream',
+      });
+      expect(doc).toMatchObject({ format: 'text', text: french.slice(0, 60) });
+    });
+
+    it.each([
+      ['shift_jis', '東京の天気は晴れです。明日は雨が降るでしょう。会議は午後三時に始まります。'],
+      ['koi8-r', 'Привет, как дела? Сегодня хорошая погода, и мы идём гулять в парк.'],
+      ['windows-1251', 'Привет, как дела? Сегодня хорошая погода, и мы идём гулять в парк.'],
+    ])('reads a %s file by the encoding chardet detects', async (encoding, text) => {
+      const doc = await parser.parse(new Uint8Array(iconv.encode(text, encoding)), {
+        key: `legacy/${encoding}.txt`,
+      });
+      expect(doc.text).toBe(text);
+    });
+
+    it('still refuses random bytes named .txt', async () => {
+      const error = await rejection(new Uint8Array(randomBytes(8192)), { key: 'x/noise.txt' });
+      expect(error.reasonCode).toBe('unsupported_format');
+    });
   });
 
   it('treats .csv, .json and .log as text', async () => {

@@ -202,5 +202,18 @@ export function createDocumentRepository(db: Database): DocumentStore {
         return true;
       });
     },
+
+    async findDuplicate(attrs, contentHash) {
+      const { rows } = await db.query<{ id: string; title: string | null; source_uri: string }>(
+        `SELECT id, title, source_uri FROM documents
+          WHERE tenant_id = $1 AND content_hash = $2 AND status = 'indexed'
+            AND source_uri <> $3 AND visibility = $4 AND owner_user_id IS NOT DISTINCT FROM $5
+          ORDER BY created_at, id
+          LIMIT 1`,
+        [attrs.tenantId, contentHash, attrs.sourceUri, attrs.visibility, attrs.ownerUserId],
+      );
+      const row = rows[0];
+      return row ? { id: row.id, title: row.title, sourceUri: row.source_uri } : null;
+    },
   };
 }

@@ -41,6 +41,14 @@ export interface ContextBlock {
   readonly tokens: number;
 }
 
+/**
+ * A document's own bracketed numbers ("see [2]", "[99]") read as our citation markers once quoted
+ * in an answer: they become parentheses. Length is kept, so offsets into the source still hold.
+ */
+export function neutraliseCitationMarkers(text: string): string {
+  return text.replace(/\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]/g, '($1)');
+}
+
 /** Merges chunks of one source that touch or overlap (by offsets), in document order. */
 export function mergeAdjacent(chunks: readonly SearchHit[]): ContextPassage[] {
   const sorted = [...chunks].sort((a, b) => a.startOffset - b.startOffset);
@@ -57,7 +65,7 @@ export function mergeAdjacent(chunks: readonly SearchHit[]): ContextPassage[] {
       out.push({ text: c.text, start: c.startOffset, end: c.endOffset, chunkIds: [c.chunkId] });
     }
   }
-  return out;
+  return out.map((p) => ({ ...p, text: neutraliseCitationMarkers(p.text) }));
 }
 
 export function buildContext(

@@ -25,9 +25,16 @@ export interface PromptInput {
 export const HISTORY_MESSAGES = 10;
 export const HISTORY_TOKEN_BUDGET = 1500;
 
-/** Neutralises our delimiters inside untrusted text. */
+/**
+ * Neutralises markup inside untrusted text: every angle bracket (and the look-alikes a model may
+ * read as one) is written as an entity, so no variant of a tag (`< /document>`, `</ document >`,
+ * `<\/document>`) can close a block or open one. Entities stay readable to a model.
+ */
 export function escapeDelimiters(text: string): string {
-  return text.replace(/<(\/?)(documents?|memory|context)(\b[^>]*)>/gi, '&lt;$1$2$3&gt;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/[<\uFF1C\uFE64\u2039\u27E8\u3008]/g, '&lt;')
+    .replace(/[>\uFF1E\uFE65\u203A\u27E9\u3009]/g, '&gt;');
 }
 
 function attr(value: string): string {

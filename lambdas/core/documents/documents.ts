@@ -17,7 +17,11 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
 import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../ingestion/formats';
-import { SIDECAR_SUFFIX } from '../ingestion/object-attributes';
+import {
+  DEFAULT_KEY_LAYOUT,
+  reservedAttributeName,
+  SIDECAR_SUFFIX,
+} from '../ingestion/object-attributes';
 import type { DocumentStatus, Visibility } from '../ingestion/document-store';
 
 /** Who is asking (the identity the API verified). */
@@ -113,20 +117,55 @@ export interface DocumentsSettings {
    * replaces the failure when the file is processed).
    */
   readonly uploadGraceSeconds: number;
+  /** Tenants whose admins may publish `global` documents (ingestion's key layout holds the same). */
+  readonly globalPublishers: readonly string[];
 }
 
 export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
   maxUploadBytes: 50 * 1024 * 1024,
   uploadUrlTtlSeconds: 900,
   uploadGraceSeconds: 2700,
+  globalPublishers: DEFAULT_KEY_LAYOUT.globalPublishers,
 };
+
+/**
+ * Who may place a document where: scope comes from the verified caller, never from the request.
+ * Metadata naming a reserved attribute (owner, visibility, tenant, ...) is refused, naming the key;
+ * `global` needs an admin of a publishing tenant.
+ */
+export function checkUploadScope(
+  caller: Caller,
+  request: Pick<UploadRequest, 'visibility' | 'metadata'>,
+  globalPublishers: readonly string[],
+): void {
+  for (const name of Object.keys(request.metadata ?? {})) {
+    const reserved = reservedAttributeName(name);
+    if (reserved) {
+      throw new ValidationError(
+        `metadata.${name}: "${name}" is reserved: the server sets a document's owner, tenant and ` +
+          'visibility from your token (use the request fields visibility, title, source_type and language).',
+      );
+    }
+  }
+  if (request.visibility === 'global') {
+    if (!caller.isAdmin) {
+      throw new ForbiddenError('Only a tenant admin can publish a document to every tenant.');
+    }
+    if (!globalPublishers.includes(caller.tenantId)) {
+      throw new ForbiddenError(`Tenant "${caller.tenantId}" may not publish global documents.`);
+    }
+  }
+}
 
 export interface UploadRequest {
   readonly filename: string;
   readonly contentType: string;
   readonly sizeBytes: number;
-  /** `tenant` (default): the whole tenant sees it; `user`: only the uploader. */
-  readonly visibility: 'tenant' | 'user';
+  /**
+   * `tenant` (default): the whole tenant sees it; `user`: only the uploader; `global`: every
+   * tenant (a tenant admin of a publishing tenant only).
+   */
+  readonly visibility: Visibility;
   readonly title?: string;
   readonly sourceType?: string;
   readonly language?: string;
@@ -290,6 +329,7 @@ export function createDocuments(deps: {
     async createUpload(caller, request) {
       const fileName = safeFileName(request.filename);
       checkUploadType(fileName, request.contentType);
+      checkUploadScope(caller, request, settings.globalPublishers);
       if (request.sizeBytes > settings.maxUploadBytes) {
         throw new ValidationError(
           `size_bytes: the file is ${(request.sizeBytes / 1048576).toFixed(1)} MB; the limit is ${(settings.maxUploadBytes / 1048576).toFixed(0)} MB`,
@@ -300,11 +340,15 @@ export function createDocuments(deps: {
       const owner = request.visibility === 'user' ? `users/${caller.userId}/` : '';
       const key = `tenants/${caller.tenantId}/${owner}uploads/${id}/${fileName}`;
       const sourceUri = `s3://${bucket.name}/${key}`;
+      // Custom attributes first, then the fields the server decides: the reserved names are
+      // refused above, and the visibility is always written, so the sidecar alone cannot move
+      // the document out of the scope chosen here.
       const attributes: Record<string, unknown> = {
         ...request.metadata,
         ...(request.title ? { title: request.title } : {}),
         ...(request.sourceType ? { source_type: request.sourceType } : {}),
         ...(request.language ? { language: request.language } : {}),
+        visibility: request.visibility,
       };
       const document = await catalog.reserve({
         id,
@@ -319,13 +363,11 @@ export function createDocuments(deps: {
         metadata: request.metadata ?? {},
       });
       // The sidecar goes first, so the object's event finds it.
-      if (Object.keys(attributes).length > 0) {
-        await bucket.put(
-          key + SIDECAR_SUFFIX,
-          JSON.stringify({ metadataAttributes: attributes }),
-          'application/json',
-        );
-      }
+      await bucket.put(
+        key + SIDECAR_SUFFIX,
+        JSON.stringify({ metadataAttributes: attributes }),
+        'application/json',
+      );
       const url = await bucket.presignPut(key, {
         contentType: request.contentType,
         contentLength: request.sizeBytes,

@@ -71,4 +71,16 @@ export interface DocumentStore {
   reportProgress?(documentId: string, progress: IngestionProgress): Promise<void>;
   /** The object is gone: removes the chunks, keeps a `deleted` row. */
   markDeleted(tenantId: string, sourceUri: string): Promise<boolean>;
+  /**
+   * The earliest indexed document of another object with the same content (`contentHash`) in the
+   * same scope (tenant, visibility and owner as `attrs`), or null: what a copy would duplicate.
+   */
+  findDuplicate(attrs: DocumentAttributes, contentHash: string): Promise<DuplicateOf | null>;
+}
+
+/** The document a copy duplicates, as named to the user. */
+export interface DuplicateOf {
+  readonly id: string;
+  readonly title: string | null;
+  readonly sourceUri: string;
 }

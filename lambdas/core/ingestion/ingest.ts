@@ -323,6 +323,18 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         return { action: 'attributes_updated', documentId: existing.id };
       }
 
+      // A copy of a document already indexed in the same scope is recorded, not indexed twice:
+      // it would only repeat every hit. Deleting the original and retrying the copy indexes it.
+      const original = await store.findDuplicate(attrs, contentHash);
+      if (original) {
+        throw new DocumentRejectedError(
+          'duplicate',
+          `The same content is already indexed as "${original.title ?? original.sourceUri}" ` +
+            `(document ${original.id}), so this copy is not indexed again. Delete that document ` +
+            'and retry this one to keep this copy instead.',
+        );
+      }
+
       t0 = performance.now();
       const processingId = await store.markProcessing(attrs);
       timings.writeMs += elapsed(t0);

@@ -108,6 +108,20 @@ const RESERVED: Readonly<Record<string, string>> = {
   visibility: 'visibility',
 };
 
+/**
+ * Attribute names that decide a document's scope or stand for a field of its own. In a sidecar
+ * written straight to the bucket (by whoever may write there) they set those fields; through
+ * the API the server sets them from the verified caller and the key, and refuses metadata that
+ * names them (`reservedAttributeName`).
+ */
+const SCOPE_ATTRIBUTES = ['tenant', 'tenant_id', 'tenantid', 'org_id', 'uploaded_by', 'owner_id'];
+
+/** The reserved name `name` matches (case-insensitive), or null for a custom attribute. */
+export function reservedAttributeName(name: string): string | null {
+  const lower = name.toLowerCase();
+  return Object.hasOwn(RESERVED, lower) || SCOPE_ATTRIBUTES.includes(lower) ? lower : null;
+}
+
 /** Parses sidecar bytes; a malformed sidecar rejects the document with a reason. */
 export function parseSidecar(bytes: Uint8Array | null): Record<string, unknown> {
   if (!bytes) return {};

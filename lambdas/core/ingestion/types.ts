@@ -45,7 +45,8 @@ export class DocumentRejectedError extends Error {
       | 'empty_document'
       | 'too_large'
       | 'no_tenant'
-      | 'invalid_metadata',
+      | 'invalid_metadata'
+      | 'duplicate',
     message: string,
   ) {
     super(message);

@@ -44,11 +44,24 @@ export interface ModelUsage {
   readonly modelId: string;
 }
 
+/**
+ * The key a caller's counters are kept under: the tenant and the user together, since the same
+ * `sub` may exist in two tenants (tenant ids never contain `#`, so the key is unambiguous).
+ */
+export function limitSubject(caller: {
+  readonly tenantId: string;
+  readonly userId: string;
+}): string {
+  return `${caller.tenantId}#${caller.userId}`;
+}
+
 /** A request the limiter let through: its headers, and what `settle` needs. */
 export interface Admission {
   readonly plan: string;
   readonly route: string;
   readonly userId: string;
+  /** Where the caller's counters are kept (`limitSubject`). */
+  readonly subject: string;
   readonly tenantId: string;
   /** The quota drawn on, or `null` for a route that only counts toward the rate limit. */
   readonly quota: QuotaKind | null;
@@ -63,10 +76,17 @@ export interface Admission {
   readonly usage: readonly ModelUsage[];
   /** Records an LLM call's token usage; `settle` adds its cost to today's spend. */
   recordUsage(usage: TokenCounts | null, modelId: string): void;
+  /**
+   * The request turned out not to be work the quota counts (a greeting answered without
+   * retrieval): `settle` gives the quota unit back whatever the status.
+   */
+  waiveQuota(): void;
+  /** `waiveQuota` was called. */
+  readonly waived: boolean;
 }
 
 export interface SettleOutcome {
-  /** The HTTP status of the response: 5xx refunds the quota unit. */
+  /** The HTTP status of the response: anything but 2xx or 3xx refunds the quota unit. */
   readonly status: number;
   /** Token usage of an LLM call not yet recorded on the admission. */
   readonly usage?: TokenCounts | null;
@@ -110,7 +130,10 @@ export interface Limiter {
    * Every refusal carries its headers in `options.headers`.
    */
   admit(caller: Caller, route: string, now?: Date): Promise<Admission>;
-  /** Refunds a 5xx and adds LLM cost. Never throws: failures are logged and counted. */
+  /**
+   * Refunds a request that did no work for the caller (a 4xx or 5xx, or a waived one) and adds
+   * LLM cost. Never throws: failures are logged and counted.
+   */
   settle(admission: Admission, outcome: SettleOutcome): Promise<Settlement>;
   /** The caller's plan, quotas and rate window, without consuming anything. */
   usage(caller: Caller, now?: Date): Promise<UsageReport>;
@@ -185,6 +208,7 @@ export function createLimiter(deps: LimiterDeps): Limiter {
     planOf: (caller) => resolvePlan(caller, config),
 
     async admit(caller, route, now = clock.now()) {
+      const subject = limitSubject(caller);
       const plan = resolvePlan(caller, config);
       const entitlements = planEntitlements(config, plan);
       const kind = routeQuota(config, route);
@@ -204,7 +228,7 @@ export function createLimiter(deps: LimiterDeps): Limiter {
         });
       };
 
-      const known = rateLimited.get(caller.userId);
+      const known = rateLimited.get(subject);
       if (known && known.minute === periods.minute && known.limit === rateLimit) {
         throw rateLimitError(known.rateCount);
       }
@@ -212,7 +236,7 @@ export function createLimiter(deps: LimiterDeps): Limiter {
       // The spend check reads other items than the counters, so it runs beside the consume.
       const [consumed, spent] = await Promise.allSettled([
         store.consume({
-          userId: caller.userId,
+          subject,
           month: periods.month,
           minute: periods.minute,
           rateLimit,
@@ -233,7 +257,7 @@ export function createLimiter(deps: LimiterDeps): Limiter {
         spend = spent.value;
       } else {
         if (config.onStoreUnavailable === 'reject' && kind && result?.outcome === 'admitted') {
-          await refundQuietly(caller.userId, periods.month, kind);
+          await refundQuietly(subject, periods.month, kind);
         }
         storeFailed(spent.reason, 'readSpend');
       }
@@ -247,7 +271,7 @@ export function createLimiter(deps: LimiterDeps): Limiter {
 
       if (result?.outcome === 'rate_limited') {
         if (!result.transient) {
-          rememberRateLimited(caller.userId, {
+          rememberRateLimited(subject, {
             minute: periods.minute,
             limit: rateLimit,
             rateCount: result.rateCount,
@@ -279,7 +303,7 @@ export function createLimiter(deps: LimiterDeps): Limiter {
               : null;
         if (scope) {
           // A 503 of ours is not charged to the quota.
-          if (charged && kind) await refundQuietly(caller.userId, periods.month, kind);
+          if (charged && kind) await refundQuietly(subject, periods.month, kind);
           metrics.count('CostCapRejected');
           throw new CostCapReachedError(scope, periods.dayResetsAt, {
             ...headers,
@@ -289,10 +313,12 @@ export function createLimiter(deps: LimiterDeps): Limiter {
       }
 
       const recorded: ModelUsage[] = [];
+      let waived = false;
       return {
         plan,
         route,
         userId: caller.userId,
+        subject,
         tenantId: caller.tenantId,
         quota: kind,
         periods,
@@ -302,6 +328,12 @@ export function createLimiter(deps: LimiterDeps): Limiter {
         usage: recorded,
         recordUsage(usage, modelId) {
           recorded.push({ usage, modelId });
+        },
+        waiveQuota() {
+          waived = true;
+        },
+        get waived() {
+          return waived;
         },
       };
     },
@@ -327,9 +359,12 @@ export function createLimiter(deps: LimiterDeps): Limiter {
         costMicroUsd += estimateCostMicroUsd(call.usage, call.modelId, config);
       }
 
+      // Only a successful answer to real work draws on the quota: an invalid request (4xx), a
+      // failure of ours (5xx) and a waived request (a greeting) give the unit back.
+      const didWork = outcome.status < 400 && !admission.waived;
       const refund =
-        admission.charged && admission.quota && outcome.status >= 500
-          ? refundQuietly(admission.userId, admission.periods.month, admission.quota)
+        admission.charged && admission.quota && !didWork
+          ? refundQuietly(admission.subject, admission.periods.month, admission.quota)
           : Promise.resolve(false);
       const addSpend = async (): Promise<Spend | null> => {
         if (costMicroUsd <= 0) return null;
@@ -415,7 +450,7 @@ export function createLimiter(deps: LimiterDeps): Limiter {
       const periods = periodsAt(now);
       let counters;
       try {
-        counters = await store.readUsage(caller.userId, periods.month);
+        counters = await store.readUsage(limitSubject(caller), periods.month);
       } catch (err) {
         log.error('limits store unavailable', { err, operation: 'readUsage' });
         metrics.count('LimiterStoreErrors');

@@ -6,7 +6,8 @@
 import type { QuotaKind } from './config';
 
 export interface ConsumeRequest {
-  readonly userId: string;
+  /** Whose counters: the tenant and user together (`limitSubject` in limiter.ts). */
+  readonly subject: string;
   /** `yyyy-mm`: the month whose quota counters are used. */
   readonly month: string;
   /** `yyyy-mm-ddThh:mm`: the rate-limit window. */
@@ -64,9 +65,9 @@ export interface LimitStore {
   /** Atomically counts one request in the minute and (if any) against the monthly quota. */
   consume(request: ConsumeRequest): Promise<ConsumeResult>;
   /** Gives back one unit of a monthly quota (never below zero); false if there was none. */
-  refund(userId: string, month: string, kind: QuotaKind): Promise<boolean>;
+  refund(subject: string, month: string, kind: QuotaKind): Promise<boolean>;
   /** The user's counters for a month (zeros when there are none). */
-  readUsage(userId: string, month: string): Promise<UserUsage>;
+  readUsage(subject: string, month: string): Promise<UserUsage>;
   /** Every user of the tenant with counters in the month (for the admin statistics). */
   tenantUsage(tenantId: string, month: string): Promise<TenantUserUsage[]>;
   /** Today's global and tenant spend. */

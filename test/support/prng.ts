@@ -1,6 +1,6 @@
 /**
- * Seeded pseudo-random numbers for reproducible benchmark data: the same seed gives the same
- * vectors, texts and queries on every machine and every run.
+ * Seeded pseudo-random numbers for benchmark data and randomized tests: the same seed gives the
+ * same vectors, texts, queries and test cases on every machine and every run.
  */
 
 /** A source of uniform numbers in [0, 1) with a few derived distributions. */

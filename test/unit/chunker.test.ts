@@ -3,10 +3,10 @@
  * with two fake counters and the real cl100k counter, plus examples for the edge cases.
  */
 import fc from 'fast-check';
-import { createTokenCounter } from '../../adapters/tokenizer/gpt-token-counter';
-import type { TokenCounter } from '../ports';
-import { chunkText, MAX_CHARS_PER_TOKEN } from './chunker';
-import type { Chunk, ChunkingOptions } from './types';
+import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
+import type { TokenCounter } from '../../lambdas/core/ports';
+import { chunkText, MAX_CHARS_PER_TOKEN } from '../../lambdas/core/ingestion/chunker';
+import type { Chunk, ChunkingOptions } from '../../lambdas/core/ingestion/types';
 
 /** One token per whitespace-separated word: additive over whitespace, like a real tokenizer. */
 const wordCounter: TokenCounter = {
