@@ -4,7 +4,10 @@
 import path from 'node:path';
 import * as z from 'zod';
 import { parseEnv } from '../lambdas/adapters/aws/lambda-env';
+import { embeddingEnvShape, embeddingSettings } from '../lambdas/adapters/embeddings/embedding-env';
+import { rerankEnvShape } from '../lambdas/adapters/rerank/rerank-env';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
+import type { Embedder } from '../lambdas/core/ports';
 import { ConfigError } from '../lambdas/core/errors';
 import {
   calibrationOverridesFromEnv,
@@ -33,8 +36,18 @@ export const localEnvSchema = z.object({
    * server such as Ollama, vLLM or llama.cpp) or `bedrock` (Amazon Bedrock, AWS credentials).
    */
   GROUNDWORK_LLM: z.enum(['extractive', 'openai', 'bedrock']).default('extractive'),
-  /** `local` (the model shipped in npm) or `bedrock` (Titan Text Embeddings v2, 512 dimensions). */
-  GROUNDWORK_EMBEDDER: z.enum(['local', 'bedrock']).default('local'),
+  /**
+   * `local` (the model shipped in npm), `bedrock` (Titan Text Embeddings v2 unless
+   * GROUNDWORK_EMBED_MODEL_ID says otherwise; AWS credentials) or `openai` (any OpenAI-compatible
+   * `/v1/embeddings` server: Ollama, vLLM, LM Studio, Text Embeddings Inference).
+   */
+  GROUNDWORK_EMBEDDER: z.enum(['local', 'bedrock', 'openai']).default('local'),
+  /** GROUNDWORK_EMBED_MODEL_ID, _DIMENSION, _BASE_URL, ... (embedding-env.ts, docs/ingestion.md). */
+  ...embeddingEnvShape('GROUNDWORK_EMBED_'),
+  /** Rerank stage after fusion: `none`, `bedrock` or `http` (a Cohere-style /rerank server). */
+  GROUNDWORK_RERANKER: z.enum(['none', 'bedrock', 'http']).default('none'),
+  /** GROUNDWORK_RERANK_MODEL_ID, _BASE_URL, _API_KEY, _CANDIDATES, _TIMEOUT_MS (rerank-env.ts). */
+  ...rerankEnvShape('GROUNDWORK_RERANK_'),
   /** e.g. http://127.0.0.1:11434/v1 for Ollama. */
   GROUNDWORK_OPENAI_BASE_URL: z.url().optional(),
   GROUNDWORK_OPENAI_MODEL: z.string().min(1).optional(),
@@ -71,27 +84,44 @@ export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
   return null;
 }
 
-async function bedrockEmbedderFromEnv(env: LocalEnv) {
+/** The remote embedding model the environment asks for; undefined selects the local model. */
+export async function embedderFromEnv(env: LocalEnv): Promise<Embedder | undefined> {
+  const provider = env.GROUNDWORK_EMBEDDER;
+  if (provider === 'local') return undefined;
   const { createBedrockRuntimeClient } =
     await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
-  const { createBedrockEmbedder } = await import('../lambdas/adapters/embeddings/bedrock-embedder');
-  return createBedrockEmbedder({
-    client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
-    dimension: 512,
+  const { createConfiguredEmbedder } =
+    await import('../lambdas/adapters/embeddings/embedder-factory');
+  return createConfiguredEmbedder(
+    provider,
+    embeddingSettings(env, 'GROUNDWORK_EMBED_'),
+    'GROUNDWORK_EMBED_',
+    { bedrockClient: () => createBedrockRuntimeClient({ region: env.AWS_REGION }) },
+  );
+}
+
+/** The rerank stage the environment asks for (null reranker: none). */
+export async function rerankFromLocalEnv(env: LocalEnv) {
+  const { rerankFromEnv } = await import('../lambdas/adapters/rerank/rerank-factory');
+  const { createBedrockRuntimeClient } =
+    await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
+  return rerankFromEnv(env.GROUNDWORK_RERANKER, env, 'GROUNDWORK_RERANK_', {
+    bedrockClient: () => createBedrockRuntimeClient({ region: env.AWS_REGION }),
   });
 }
 
 /** The local stack's options from the environment. */
 export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
+  const embedder = await embedderFromEnv(env);
+  const rerank = await rerankFromLocalEnv(env);
   return {
     dataDir: env.dataDir,
     bucket: env.GROUNDWORK_BUCKET,
     answer: { calibrationOverrides: calibrationOverridesFromEnv(env) },
     logLevel: env.GROUNDWORK_LOG_LEVEL,
     llm: await llmFromEnv(env),
-    ...(env.GROUNDWORK_EMBEDDER === 'bedrock'
-      ? { embedder: await bedrockEmbedderFromEnv(env) }
-      : {}),
+    ...(embedder ? { embedder } : {}),
+    ...(rerank.reranker ? { reranker: rerank.reranker, search: { rerank: rerank.settings } } : {}),
     ...(env.GROUNDWORK_EMBED_THREADS === undefined
       ? {}
       : { embedThreads: env.GROUNDWORK_EMBED_THREADS }),

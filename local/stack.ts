@@ -49,6 +49,7 @@ import {
 import type { ConversationStore } from '../lambdas/core/answer/conversations';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
+import type { Reranker } from '../lambdas/core/retrieval/rerank';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
 import { makeHandler as makeIngestHandler, processDeadLetter } from '../lambdas/ingest/handler';
 import {
@@ -78,6 +79,8 @@ export interface LocalStackOptions {
   /** Accumulates ingestion stage timings (benchmarks). */
   readonly ingestionTimings?: StageTimings;
   readonly search?: Partial<SearchSettings>;
+  /** Rerank stage after fusion; none when undefined. */
+  readonly reranker?: Reranker | null;
   readonly answer?: Partial<AnswerSettings>;
   /** Quotas and rate limits; defaults to the built-in plans. */
   readonly limits?: LimitsConfig;
@@ -225,6 +228,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const search = createSearch({
       store: createSearchRepository(db),
       embedder,
+      reranker: options.reranker ?? null,
       settings: options.search,
       log: logPort(logger),
       metrics: metricsSink(metrics),

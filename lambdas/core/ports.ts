@@ -3,13 +3,23 @@
  * `lambdas/adapters/` implement them; handlers and `local/` wire them together.
  */
 
-/** Turns text into unit-length vectors. Queries and documents go through the same path. */
+/**
+ * What a text is embedded for. Asymmetric models embed the two differently (Cohere's
+ * `input_type`, the query and passage prefixes of e5 or nomic models); the others ignore it
+ * (docs/decisions/0117-query-document-and-rerank.md).
+ */
+export type EmbeddingPurpose = 'document' | 'query';
+
+/** Turns text into unit-length vectors. */
 export interface Embedder {
   /** A stable id recorded with every chunk, e.g. `local/use-lite-512` or `amazon.titan-embed-text-v2:0/512`. */
   readonly modelId: string;
   readonly dimension: number;
-  /** Embeds a batch; the result has one normalised vector per input, in order. */
-  embed(texts: readonly string[]): Promise<number[][]>;
+  /**
+   * Embeds a batch; the result has one normalised vector per input, in order. `purpose`
+   * defaults to `document` (ingestion); searches pass `query`.
+   */
+  embed(texts: readonly string[], purpose?: EmbeddingPurpose): Promise<number[][]>;
   /** Releases worker threads or sockets. */
   close?(): Promise<void>;
 }

@@ -8,11 +8,11 @@
  * (see adapters/tokenizer); in AWS all four ship beside the bundle (lib/bundling.ts).
  */
 import { databaseFromEnv } from '../adapters/aws/lambda-wiring';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import {
   createObservability,
@@ -42,15 +42,13 @@ const { logger, metrics, tracer } = createObservability(env.POWERTOOLS_SERVICE_N
 
 const db: Database = databaseFromEnv(env, tracer);
 
-const embedder = createBedrockEmbedder({
-  // Bulk ingestion: adaptive retries slow the whole client down once Bedrock throttles.
-  client: traceClient(
+// Bulk ingestion: adaptive retries slow the whole Bedrock client down once Bedrock throttles.
+const embedder = embedderFromEnv(env, () =>
+  traceClient(
     tracer,
     createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
   ),
-  modelId: env.EMBEDDING_MODEL_ID,
-  dimension: env.EMBEDDING_DIMENSION,
-});
+);
 
 const store = createDocumentRepository(db);
 const objects = createS3ObjectStore(traceClient(tracer, new S3Client({ region: env.AWS_REGION })));

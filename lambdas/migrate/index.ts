@@ -21,7 +21,7 @@ import {
   readDatabaseSecret,
 } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createLogger } from '../adapters/observability/powertools';
 import { APP_GROUP_ROLE, ensureAppRole } from '../adapters/postgres/app-role';
@@ -56,12 +56,8 @@ const env = parseEnv(migrateEnvSchema);
 // Logs only: a deploy-time function, not instrumented for X-Ray (no Tracer, no X-Ray SDK loaded).
 const logger = createLogger({ serviceName: env.POWERTOOLS_SERVICE_NAME });
 const migrationsDir = env.MIGRATIONS_DIR ?? path.join(__dirname, 'migrations');
-// Only its id and dimension are read: no Bedrock call is made here.
-const embedder = createBedrockEmbedder({
-  client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
-  modelId: env.EMBEDDING_MODEL_ID,
-  dimension: env.EMBEDDING_DIMENSION,
-});
+// Only its id and dimension are read: no embedding call is made here.
+const embedder = embedderFromEnv(env, () => createBedrockRuntimeClient({ region: env.AWS_REGION }));
 
 /** Time left for migrating once the database answers; the rest of the timeout is for waiting. */
 const MIGRATION_RESERVE_MS = 90_000;

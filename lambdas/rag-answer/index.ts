@@ -38,14 +38,13 @@ import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
-export const answerEnvSchema = z
-  .extend(lambdaEnvSchema, {
-    POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer'),
-    ...limitsEnvShape,
-    /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
-    GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
-    ...confidenceEnvShape,
-  });
+export const answerEnvSchema = z.extend(lambdaEnvSchema, {
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer'),
+  ...limitsEnvShape,
+  /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
+  GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
+  ...confidenceEnvShape,
+});
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
 const env = parseEnv(answerEnvSchema);
@@ -66,7 +65,8 @@ async function buildAnswering(): Promise<Answering> {
     { createSearchRepository },
     { createTokenCounter },
     bedrock,
-    embeddings,
+    { embedderFromEnv },
+    { rerankFromEnv },
     llm,
   ] = await Promise.all([
     import('../core/answer/answer'),
@@ -74,22 +74,29 @@ async function buildAnswering(): Promise<Answering> {
     import('../adapters/postgres/search-repository'),
     import('../adapters/tokenizer/gpt-token-counter'),
     import('../adapters/embeddings/bedrock-runtime-client'),
-    import('../adapters/embeddings/bedrock-embedder'),
+    import('../adapters/aws/embedder-from-env'),
+    import('../adapters/rerank/rerank-factory'),
     import('../adapters/llm/bedrock-converse'),
   ]);
   const client = traceClient(
     tracer,
     bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION }),
   );
-  const embedder = embeddings.createBedrockEmbedder({
-    client,
-    modelId: env.EMBEDDING_MODEL_ID,
-    dimension: env.EMBEDDING_DIMENSION,
+  const embedder = embedderFromEnv(env, () => client);
+  const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', {
+    bedrockClient: () => client,
   });
   const log = logPort(logger);
   const sink = metricsSink(metrics);
   return createAnswering({
-    search: createSearch({ store: createSearchRepository(db), embedder, log, metrics: sink }),
+    search: createSearch({
+      store: createSearchRepository(db),
+      embedder,
+      reranker: rerank.reranker,
+      settings: { rerank: rerank.settings },
+      log,
+      metrics: sink,
+    }),
     embedder,
     tokens: createTokenCounter(),
     conversations,

@@ -15,6 +15,8 @@
  * the first answer (adapters/tokenizer; it ships beside the bundle).
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
+import { rerankFromEnv } from '../adapters/rerank/rerank-factory';
 import type { Writable } from 'node:stream';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
@@ -22,7 +24,6 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import * as z from '../core/zod';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createBedrockLlm } from '../adapters/llm/bedrock-converse';
 import {
@@ -69,27 +70,26 @@ declare const awslambda: {
 export const STREAM_ROUTE = 'answer-stream';
 
 /** The streaming function's environment (set by the CDK app's grant helpers). */
-export const streamEnvSchema = z
-  .extend(lambdaEnvSchema, {
-    POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer-stream'),
-    ...limitsEnvShape,
-    GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
-    ...confidenceEnvShape,
-    /** The app clients whose ID tokens are accepted, a JSON array (the REST authorizer does not check `aud`). */
-    TOKEN_AUDIENCES: z.pipe(
-      z.pipe(
-        z.string(),
-        z.transform((s): unknown => {
-          try {
-            return JSON.parse(s);
-          } catch {
-            return s;
-          }
-        }),
-      ),
-      z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
+export const streamEnvSchema = z.extend(lambdaEnvSchema, {
+  POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer-stream'),
+  ...limitsEnvShape,
+  GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
+  ...confidenceEnvShape,
+  /** The app clients whose ID tokens are accepted, a JSON array (the REST authorizer does not check `aud`). */
+  TOKEN_AUDIENCES: z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((s): unknown => {
+        try {
+          return JSON.parse(s);
+        } catch {
+          return s;
+        }
+      }),
     ),
-  });
+    z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
+  ),
+});
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
 const env = parseEnv(streamEnvSchema);
@@ -100,13 +100,17 @@ const db: Database = databaseFromEnv(env, tracer);
 const log = logPort(logger);
 const sink = metricsSink(metrics);
 const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
-const embedder = createBedrockEmbedder({
-  client: bedrock,
-  modelId: env.EMBEDDING_MODEL_ID,
-  dimension: env.EMBEDDING_DIMENSION,
-});
+const embedder = embedderFromEnv(env, () => bedrock);
+const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', { bedrockClient: () => bedrock });
 const answering = createAnswering({
-  search: createSearch({ store: createSearchRepository(db), embedder, log, metrics: sink }),
+  search: createSearch({
+    store: createSearchRepository(db),
+    embedder,
+    reranker: rerank.reranker,
+    settings: { rerank: rerank.settings },
+    log,
+    metrics: sink,
+  }),
   embedder,
   tokens: createTokenCounter(),
   conversations: createConversationRepository(db),

@@ -11,7 +11,7 @@ export function makeHandler(deps: HttpHandlerDeps & { search: Search }) {
     { route: 'search', schema: searchRequestSchema },
     async ({ body, identity }) => {
       const started = performance.now();
-      const { hits } = await deps.search.search(identity, {
+      const { hits, rerank } = await deps.search.search(identity, {
         queryText: body.query_text,
         topK: body.top_k,
         mode: body.mode,
@@ -36,6 +36,7 @@ export function makeHandler(deps: HttpHandlerDeps & { search: Search }) {
         })),
         total_found: hits.length,
         processing_time_ms: Math.round(performance.now() - started),
+        ...(rerank ? { rerank: { ...rerank } } : {}),
       };
       return { body: response };
     },

@@ -7,9 +7,10 @@
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
+import { rerankFromEnv } from '../adapters/rerank/rerank-factory';
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { createBedrockEmbedder } from '../adapters/embeddings/bedrock-embedder';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import {
   createObservability,
@@ -35,13 +36,14 @@ const { logger, metrics, tracer } = observability;
 
 const db: Database = databaseFromEnv(env, tracer);
 
+const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
+const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', { bedrockClient: () => bedrock });
+
 const search = createSearch({
   store: createSearchRepository(db),
-  embedder: createBedrockEmbedder({
-    client: traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION })),
-    modelId: env.EMBEDDING_MODEL_ID,
-    dimension: env.EMBEDDING_DIMENSION,
-  }),
+  embedder: embedderFromEnv(env, () => bedrock),
+  reranker: rerank.reranker,
+  settings: { rerank: rerank.settings },
   log: logPort(logger),
   metrics: metricsSink(metrics),
 });

@@ -31,5 +31,17 @@ export const searchResponseSchema = z.object({
   results: z.array(searchResultSchema),
   total_found: z.int(),
   processing_time_ms: z.number(),
+  /**
+   * The rerank stage, when one is configured: `applied`, or `failed` / `timed_out` when the
+   * results are in fused order because the reranker did not answer in time.
+   */
+  rerank: z.optional(
+    z.object({
+      model: z.string(),
+      status: z.enum(['applied', 'failed', 'timed_out']),
+      candidates: z.int(),
+      ms: z.number(),
+    }),
+  ),
 });
 export type SearchResponseBody = z.infer<typeof searchResponseSchema>;

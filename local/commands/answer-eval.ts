@@ -229,7 +229,10 @@ export async function collectPairs(
   const backgroundVectors = await stack.embedder.embed(BACKGROUND_TEXTS);
   for (let i = 0; i < ids.length; i += 32) {
     const batch = ids.slice(i, i + 32);
-    const vectors = await stack.embedder.embed(batch.map((q) => data.queries.get(q)!));
+    const vectors = await stack.embedder.embed(
+      batch.map((q) => data.queries.get(q)!),
+      'query',
+    );
     for (let j = 0; j < batch.length; j++) {
       const q = batch[j]!;
       const question = data.queries.get(q)!;

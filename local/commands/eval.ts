@@ -151,7 +151,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     const texts = queryIds.map((q) => data.queries.get(q)!);
     const vectors: number[][] = [];
     for (let i = 0; i < texts.length; i += 64)
-      vectors.push(...(await stack.embedder.embed(texts.slice(i, i + 64))));
+      vectors.push(...(await stack.embedder.embed(texts.slice(i, i + 64), 'query')));
     const qrels = new Map(queryIds.map((q) => [q, data.qrels.get(q)!]));
     const identity = { tenantId: tenant, userId: 'eval' };
 

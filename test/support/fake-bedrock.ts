@@ -4,7 +4,10 @@
  * prior knowledge) because the Bedrock Runtime client's default handler is NodeHttp2Handler.
  *
  * Routes are `POST /model/{modelId}/{operation}`. `invoke` answers as Titan Text Embeddings v2
- * (a deterministic embedding derived from the text); `converse` answers with a scripted text
+ * (a deterministic embedding derived from the text), or as Cohere Embed v3 for `cohere.embed-*`
+ * model ids (`texts`, `input_type`, at most 96 texts of at most 2,048 characters, 1,024
+ * dimensions, the vector derived from input type and text), or as Amazon Rerank 1.0 and Cohere
+ * Rerank 3.5 for `*.rerank-*` model ids; `converse` answers with a scripted text
  * (`setAnswer`) in Bedrock's Converse JSON, and `converse-stream` streams the same text as a real
  * `application/vnd.amazon.eventstream` body (framed with the Smithy event-stream codec, as the
  * SDK decodes it), split into several `contentBlockDelta` events. Error behaviours (throttling,
@@ -21,6 +24,7 @@ import {
 import type { AddressInfo, Socket } from 'node:net';
 import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { fakeRerankResults, rerankRequestProblem } from './fake-rerank';
 
 /** Operations the fake routes (the last path segment). */
 export type FakeOperation = 'invoke' | 'converse' | 'converse-stream';
@@ -167,8 +171,95 @@ function bedrockError(status: number, errorType: string, message: string): Reply
   return json(status, { message }, { 'x-amzn-ErrorType': errorType });
 }
 
-/** Titan Text Embeddings v2's InvokeModel answer, including its input validation. */
+/**
+ * The embedding the fake returns for a Cohere Embed text: like Titan's, from the input type and
+ * the text, so a query and a document of the same text differ, as Cohere's do.
+ */
+export function fakeCohereEmbedding(text: string, inputType: string): number[] {
+  return fakeTitanEmbedding(`${inputType}\u0000${text}`, COHERE_DIMENSION);
+}
+
+const COHERE_DIMENSION = 1024;
+const COHERE_INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering'];
+
+function isCohereEmbed(modelId: string): boolean {
+  return /(^|[./])cohere\.embed-/.test(modelId);
+}
+
+/** Cohere Embed v3's InvokeModel answer (float embeddings), including its input validation. */
+function renderCohereEmbed(request: RecordedRequest): Reply {
+  const body = request.body as
+    | { texts?: unknown; input_type?: unknown; truncate?: unknown; embedding_types?: unknown }
+    | undefined;
+  const invalid = (detail: string) =>
+    bedrockError(
+      400,
+      'ValidationException',
+      `Malformed input request: ${detail}, please reformat your input and try again.`,
+    );
+  const texts = body?.texts;
+  if (!Array.isArray(texts) || !texts.every((t) => typeof t === 'string')) {
+    return invalid('#/texts: expected type: JSONArray of strings');
+  }
+  if (texts.length > 96)
+    return invalid(`#/texts: expected maximum item count: 96, found: ${texts.length}`);
+  const long = texts.findIndex((t: string) => t.length > 2048);
+  if (long >= 0)
+    return invalid(
+      `#/texts/${long}: expected maxLength: 2048, actual: ${(texts[long] as string).length}`,
+    );
+  if (typeof body?.input_type !== 'string' || !COHERE_INPUT_TYPES.includes(body.input_type)) {
+    return invalid(`#/input_type: ${JSON.stringify(body?.input_type)} is not a valid enum value`);
+  }
+  if (body.truncate !== undefined && !['NONE', 'START', 'END'].includes(body.truncate as string)) {
+    return invalid(`#/truncate: ${JSON.stringify(body.truncate)} is not a valid enum value`);
+  }
+  const inputType = body.input_type;
+  return json(200, {
+    id: `fake-embed-${texts.length}`,
+    texts,
+    embeddings: texts.map((text) => fakeCohereEmbedding(text, inputType)),
+    response_type: 'embeddings_floats',
+  });
+}
+
+/**
+ * Amazon Rerank 1.0's and Cohere Rerank 3.5's InvokeModel answer: `{ query, documents, top_n }`
+ * in (Cohere also `api_version` >= 2), `{ results: [{ index, relevance_score }] }` out, scored
+ * by `fakeRelevance` (fake-rerank.ts).
+ */
+function renderRerank(request: RecordedRequest): Reply {
+  const invalid = (detail: string) =>
+    bedrockError(400, 'ValidationException', `Malformed input request: ${detail}`);
+  const problem = rerankRequestProblem(request.body);
+  if (problem) return invalid(problem);
+  const body = request.body as {
+    query: string;
+    documents: string[];
+    top_n?: number;
+    api_version?: unknown;
+  };
+  if (/cohere\.rerank/.test(request.modelId)) {
+    if (typeof body.api_version !== 'number' || body.api_version < 2) {
+      return invalid('#/api_version: expected an integer >= 2');
+    }
+  }
+  const results = fakeRerankResults(
+    body.query,
+    body.documents,
+    body.top_n ?? body.documents.length,
+  );
+  return json(200, /cohere/.test(request.modelId) ? { id: 'fake-rerank', results } : { results });
+}
+
+/** The InvokeModel answer of the model the request names. */
 function renderInvoke(request: RecordedRequest): Reply {
+  if (/(^|[./])(amazon|cohere)\.rerank-/.test(request.modelId)) return renderRerank(request);
+  return isCohereEmbed(request.modelId) ? renderCohereEmbed(request) : renderTitan(request);
+}
+
+/** Titan Text Embeddings v2's InvokeModel answer, including its input validation. */
+function renderTitan(request: RecordedRequest): Reply {
   const body = request.body as { inputText?: unknown; dimensions?: unknown } | undefined;
   if (typeof body?.inputText !== 'string' || body.inputText.length === 0) {
     return bedrockError(
@@ -363,15 +454,25 @@ function renderMalformed(
       return json(200, { stopReason: 'end_turn', usage: usageOf(request, answer) });
     case 'missing-embedding':
       return json(200, { inputTextTokenCount: 3 });
-    case 'wrong-dimension': {
-      const asked =
-        (request.body as { dimensions?: number } | undefined)?.dimensions ??
-        TITAN_DEFAULT_DIMENSION;
-      return json(200, {
-        embedding: fakeTitanEmbedding('wrong', asked === 256 ? 512 : 256),
-        inputTextTokenCount: 1,
-      });
-    }
+    case 'wrong-dimension':
+      if (isCohereEmbed(request.modelId)) {
+        const { texts = [] } = request.body as { texts?: string[] };
+        return json(200, {
+          id: 'fake-embed',
+          texts,
+          embeddings: texts.map((text) => fakeTitanEmbedding(text, 512)),
+          response_type: 'embeddings_floats',
+        });
+      }
+      {
+        const asked =
+          (request.body as { dimensions?: number } | undefined)?.dimensions ??
+          TITAN_DEFAULT_DIMENSION;
+        return json(200, {
+          embedding: fakeTitanEmbedding('wrong', asked === 256 ? 512 : 256),
+          inputTextTokenCount: 1,
+        });
+      }
     case 'not-json':
       return {
         status: 200,

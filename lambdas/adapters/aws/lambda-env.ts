@@ -4,6 +4,8 @@
  */
 import * as z from '../../core/zod';
 import { ConfigError } from '../../core/errors';
+import { embeddingEnvShape } from '../embeddings/embedding-env';
+import { rerankEnvShape, rerankProviderSchema } from '../rerank/rerank-env';
 
 export const lambdaEnvSchema = z.object({
   AWS_REGION: z.string().check(z.minLength(1)),
@@ -12,11 +14,14 @@ export const lambdaEnvSchema = z.object({
   /** RDS Proxy endpoint; overrides the host stored in the secret. */
   DB_HOST: z.optional(z.string().check(z.minLength(1))),
   DB_NAME: z._default(z.string().check(z.minLength(1)), 'groundwork'),
-  EMBEDDING_MODEL_ID: z._default(z.string().check(z.minLength(1)), 'amazon.titan-embed-text-v2:0'),
-  EMBEDDING_DIMENSION: z._default(
-    z.pipe(z.coerce.number(), z.union([z.literal(256), z.literal(512), z.literal(1024)])),
-    512,
-  ),
+  /** `bedrock` (Titan Text Embeddings v2, the default) or `openai` (any OpenAI-compatible server). */
+  EMBEDDING_PROVIDER: z._default(z.enum(['bedrock', 'openai']), 'bedrock'),
+  /** EMBEDDING_MODEL_ID, EMBEDDING_DIMENSION, EMBEDDING_BASE_URL, ... (embedding-env.ts). */
+  ...embeddingEnvShape('EMBEDDING_'),
+  /** Rerank stage of search and answers: `none` (the default), `bedrock` or `http`. */
+  RERANK_PROVIDER: rerankProviderSchema,
+  /** RERANK_MODEL_ID, RERANK_BASE_URL, RERANK_API_KEY, RERANK_CANDIDATES, RERANK_TIMEOUT_MS. */
+  ...rerankEnvShape('RERANK_'),
   MAX_OBJECT_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), 50 * 1024 * 1024),
 });
 export type LambdaEnv = z.infer<typeof lambdaEnvSchema>;

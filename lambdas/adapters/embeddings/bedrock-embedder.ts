@@ -1,13 +1,15 @@
 /**
- * Embedder on Amazon Bedrock, Titan Text Embeddings v2. Titan embeds one text per
- * InvokeModel call, so a batch runs as parallel calls under a concurrency bound; throttling is
- * retried by the client's retry strategy (see bedrock-runtime-client.ts) before it surfaces
- * here as a retryable UnavailableError.
+ * Embedders on Amazon Bedrock: Titan Text Embeddings v2 and Cohere Embed v3 (English and
+ * multilingual). Titan embeds one text per InvokeModel call, Cohere up to 96; either way a batch
+ * runs as parallel calls under a concurrency bound. Throttling is retried by the client's retry
+ * strategy (see bedrock-runtime-client.ts) before it surfaces here as a retryable
+ * UnavailableError.
  */
 import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import * as z from '../../core/zod';
 import { AppError, ConfigError, UnavailableError, ValidationError } from '../../core/errors';
-import type { Embedder } from '../../core/ports';
+import type { Embedder, EmbeddingPurpose } from '../../core/ports';
+import { chunked, mapWithConcurrency, normalised } from './concurrency';
 
 /** Titan Text Embeddings v2, the default model. */
 export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
@@ -103,13 +105,7 @@ export function createBedrockEmbedder(options: BedrockEmbedderOptions): Embedder
 
 /** Parses and checks one InvokeModel reply; anything unexpected is an UnavailableError. */
 function parseEmbedding(body: string, modelId: string, dimension: number): number[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (err) {
-    throw new UnavailableError(`Bedrock returned a reply from ${modelId} that is not JSON`, err);
-  }
-  const parsed = titanEmbeddingResponseSchema.safeParse(json);
+  const parsed = titanEmbeddingResponseSchema.safeParse(parseJson(body, modelId));
   if (!parsed.success) {
     throw new UnavailableError(
       `Bedrock returned a malformed embedding reply from ${modelId}: ${z.prettifyError(parsed.error)}`,
@@ -122,11 +118,157 @@ function parseEmbedding(body: string, modelId: string, dimension: number): numbe
     );
   }
   // Titan normalises on request; re-normalising costs nothing and guards the port's contract.
-  const norm = Math.sqrt(embedding.reduce((sum, x) => sum + x * x, 0));
-  if (norm === 0) {
-    throw new UnavailableError(`Bedrock returned a zero embedding from ${modelId}`);
+  const unit = normalised(embedding);
+  if (!unit) throw new UnavailableError(`Bedrock returned a zero embedding from ${modelId}`);
+  return unit;
+}
+
+function parseJson(body: string, modelId: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    throw new UnavailableError(`Bedrock returned a reply from ${modelId} that is not JSON`, err);
   }
-  return embedding.map((x) => x / norm);
+}
+
+/** Cohere Embed v3 models on Bedrock (both 1,024 dimensions). */
+export const COHERE_EMBED_ENGLISH_V3 = 'cohere.embed-english-v3';
+export const COHERE_EMBED_MULTILINGUAL_V3 = 'cohere.embed-multilingual-v3';
+
+/** Whether `modelId` (a model id, inference profile or ARN) names a Cohere Embed model. */
+export function isCohereEmbedModel(modelId: string): boolean {
+  return /(^|[./])cohere\.embed-/.test(modelId);
+}
+
+/** Cohere Embed v3's vector size. */
+export const COHERE_EMBED_V3_DIMENSION = 1024;
+/** Most texts Cohere Embed accepts per InvokeModel call. */
+export const COHERE_MAX_TEXTS = 96;
+/** Most characters Bedrock accepts per Cohere Embed text. */
+export const COHERE_MAX_CHARACTERS = 2048;
+
+/** Options of {@link createCohereEmbedder}. */
+export interface CohereEmbedderOptions {
+  /** Shared client, from `createBedrockRuntimeClient` (it carries the retry policy). */
+  readonly client: BedrockRuntimeClient;
+  /**
+   * `cohere.embed-english-v3`, `cohere.embed-multilingual-v3`, or an inference profile of one.
+   * @default 'cohere.embed-english-v3'
+   */
+  readonly modelId?: string;
+  /**
+   * Texts per InvokeModel call, at most 96.
+   * @default 96
+   */
+  readonly batchSize?: number;
+  /**
+   * Most InvokeModel calls in flight per `embed()` call.
+   * @default 4
+   */
+  readonly concurrency?: number;
+}
+
+/** The body Cohere Embed returns with float embeddings (`response_type: embeddings_floats`). */
+export const cohereEmbeddingResponseSchema = z.object({
+  embeddings: z.array(z.array(z.number())),
+  id: z.optional(z.string()),
+  response_type: z.optional(z.string()),
+});
+export type CohereEmbeddingResponse = z.infer<typeof cohereEmbeddingResponseSchema>;
+
+const COHERE_INPUT_TYPES: Record<EmbeddingPurpose, string> = {
+  document: 'search_document',
+  query: 'search_query',
+};
+
+/**
+ * Creates an Embedder backed by Cohere Embed v3 on Bedrock; `modelId` is reported as
+ * `${modelId}/1024`. Documents are embedded with `input_type: search_document`, queries with
+ * `search_query`, as Cohere requires for retrieval. Texts longer than Bedrock's 2,048 characters
+ * are clipped to them (the model reads about 512 tokens, roughly that many characters), and
+ * `truncate: END` lets the model drop whatever it cannot read instead of failing.
+ *
+ * @throws ConfigError for invalid options.
+ */
+export function createCohereEmbedder(options: CohereEmbedderOptions): Embedder {
+  const { client } = options;
+  const modelId = options.modelId ?? COHERE_EMBED_ENGLISH_V3;
+  const batchSize = options.batchSize ?? COHERE_MAX_TEXTS;
+  const concurrency = options.concurrency ?? 4;
+  if (!isCohereEmbedModel(modelId)) {
+    throw new ConfigError(`${modelId} is not a Cohere Embed model`);
+  }
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > COHERE_MAX_TEXTS) {
+    throw new ConfigError(
+      `Cohere embedding batch size must be 1-${COHERE_MAX_TEXTS}, got ${batchSize}`,
+    );
+  }
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new ConfigError(
+      `Bedrock embedding concurrency must be a whole number >= 1, got ${concurrency}`,
+    );
+  }
+
+  async function embedBatch(texts: readonly string[], inputType: string): Promise<number[][]> {
+    let body: string;
+    try {
+      const response = await client.send(
+        new InvokeModelCommand({
+          modelId,
+          contentType: 'application/json',
+          accept: 'application/json',
+          body: JSON.stringify({
+            texts: texts.map((text) => text.slice(0, COHERE_MAX_CHARACTERS)),
+            input_type: inputType,
+            truncate: 'END',
+          }),
+        }),
+      );
+      body = response.body.transformToString();
+    } catch (err) {
+      throw toAppError(err, modelId);
+    }
+    const parsed = cohereEmbeddingResponseSchema.safeParse(parseJson(body, modelId));
+    if (!parsed.success) {
+      throw new UnavailableError(
+        `Bedrock returned a malformed embedding reply from ${modelId}: ${z.prettifyError(parsed.error)}`,
+      );
+    }
+    const { embeddings } = parsed.data;
+    if (embeddings.length !== texts.length) {
+      throw new UnavailableError(
+        `Bedrock returned ${embeddings.length} embeddings from ${modelId} for ${texts.length} texts`,
+      );
+    }
+    return embeddings.map((embedding) => {
+      if (embedding.length !== COHERE_EMBED_V3_DIMENSION) {
+        throw new UnavailableError(
+          `Bedrock returned an embedding of dimension ${embedding.length} from ${modelId}, expected ${COHERE_EMBED_V3_DIMENSION}`,
+        );
+      }
+      const unit = normalised(embedding);
+      if (!unit) throw new UnavailableError(`Bedrock returned a zero embedding from ${modelId}`);
+      return unit;
+    });
+  }
+
+  return {
+    modelId: `${modelId}/${COHERE_EMBED_V3_DIMENSION}`,
+    dimension: COHERE_EMBED_V3_DIMENSION,
+    async embed(texts, purpose = 'document') {
+      const empty = texts.findIndex((text) => text.trim() === '');
+      if (empty >= 0) {
+        throw new ValidationError(
+          `Cannot embed an empty text (batch index ${empty}) with ${modelId}`,
+        );
+      }
+      const inputType = COHERE_INPUT_TYPES[purpose];
+      const batches = await mapWithConcurrency(chunked(texts, batchSize), concurrency, (batch) =>
+        embedBatch(batch, inputType),
+      );
+      return batches.flat();
+    },
+  };
 }
 
 /** Maps an SDK error (after the SDK's own retries) onto the app's error model. */
@@ -156,31 +298,4 @@ function toAppError(err: unknown, modelId: string): AppError {
         err,
       );
   }
-}
-
-/**
- * Maps `items` through `fn` with at most `limit` calls in flight; results keep input order.
- * After the first failure no new call starts, and that failure is thrown.
- */
-async function mapWithConcurrency<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  async function lane(): Promise<void> {
-    while (!failed && next < items.length) {
-      const index = next++;
-      try {
-        results[index] = await fn(items[index] as T);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return results;
 }

@@ -256,7 +256,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
       if (!conversational) {
         questionEmbedding = await step(
           'embed_question',
-          async () => (await deps.embedder.embed([question]))[0] ?? null,
+          async () => (await deps.embedder.embed([question], 'query'))[0] ?? null,
         ).catch((err: unknown) => {
           log.error('question embedding failed', { err });
           metrics.count('EmbeddingErrors');
@@ -304,7 +304,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
         let retrievalEmbedding = questionEmbedding;
         if (standalone !== question || !retrievalEmbedding) {
           retrievalEmbedding = await deps.embedder
-            .embed([standalone])
+            .embed([standalone], 'query')
             .then((v) => v[0] ?? null)
             .catch(() => null);
         }

@@ -6,6 +6,13 @@ import { classifyStoreError, errorCode, ForbiddenError, UnavailableError } from 
 import type { Embedder, Log, MetricsSink } from '../ports';
 import { noMetrics, silentLog } from '../ports';
 import type { SearchFilters } from './filters';
+import {
+  DEFAULT_RERANK_SETTINGS,
+  rerankHits,
+  type Reranker,
+  type RerankOutcome,
+  type RerankSettings,
+} from './rerank';
 import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } from './types';
 
 /** How one embedding model's vectors are fused with BM25 (the candidate count is per request). */
@@ -23,6 +30,8 @@ export interface SearchSettings {
   readonly defaultMinScore: number;
   readonly defaultMaxChunksPerSource: number;
   readonly globalTenants: readonly string[];
+  /** The rerank stage, when a reranker is configured. */
+  readonly rerank: RerankSettings;
 }
 
 export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
@@ -43,6 +52,7 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   defaultMinScore: 0,
   defaultMaxChunksPerSource: 3,
   globalTenants: ['global'],
+  rerank: DEFAULT_RERANK_SETTINGS,
 };
 
 export interface SearchRequest {
@@ -59,6 +69,8 @@ export interface SearchResult {
   readonly hits: SearchHit[];
   readonly embedMs: number;
   readonly retrieveMs: number;
+  /** What the rerank stage did; absent when no reranker is configured. */
+  readonly rerank?: RerankOutcome;
 }
 
 export interface Search {
@@ -79,6 +91,8 @@ export interface Search {
 export function createSearch(deps: {
   store: SearchStore;
   embedder: Embedder;
+  /** Optional rerank stage after fusion. */
+  reranker?: Reranker | null;
   settings?: Partial<SearchSettings>;
   log?: Log;
   metrics?: MetricsSink;
@@ -86,6 +100,7 @@ export function createSearch(deps: {
   const settings: SearchSettings = { ...DEFAULT_SEARCH_SETTINGS, ...deps.settings };
   const log = deps.log ?? silentLog;
   const metrics = deps.metrics ?? noMetrics;
+  const reranker = deps.reranker ?? null;
   const modelFusion: ModelFusion = settings.fusionByModel[deps.embedder.modelId] ?? {
     denseWeight: settings.defaultDenseWeight,
   };
@@ -109,16 +124,20 @@ export function createSearch(deps: {
     const t0 = performance.now();
     try {
       const { policy, statistics } = await deps.store.prepare(scope);
+      // With a reranker the store returns more fused hits, for it to choose the top_k from.
+      const storeTopK = reranker
+        ? Math.max(request.topK, settings.rerank.candidates)
+        : request.topK;
       const fusion: FusionSettings = {
         ...modelFusion,
-        candidates: Math.max(settings.candidates, request.topK * 4),
+        candidates: Math.max(settings.candidates, request.topK * 4, storeTopK),
       };
       const hits = await deps.store.search(
         scope,
         {
           text: request.queryText,
           embedding,
-          topK: request.topK,
+          topK: storeTopK,
           mode: request.mode,
           filters: request.filters,
           minScore: Math.max(request.minScore ?? settings.defaultMinScore, policy.minScore ?? 0),
@@ -133,7 +152,19 @@ export function createSearch(deps: {
       );
       const retrieveMs = performance.now() - t0;
       metrics.timing('RetrievalLatency', retrieveMs);
-      return { hits, embedMs, retrieveMs };
+      if (!reranker) return { hits, embedMs, retrieveMs };
+      const reranked = await rerankHits(
+        reranker,
+        request.queryText,
+        hits,
+        request.topK,
+        settings.rerank,
+        {
+          log,
+          metrics,
+        },
+      );
+      return { hits: reranked.hits, embedMs, retrieveMs, rerank: reranked.outcome };
     } catch (err) {
       // The request's own values (a 4xx) are not an outage; a statement the server refused for
       // another reason is a bug (500); a store that cannot be reached is a retryable 503.
@@ -160,7 +191,7 @@ export function createSearch(deps: {
       const t0 = performance.now();
       let embedding: number[];
       try {
-        [embedding = []] = await deps.embedder.embed([request.queryText]);
+        [embedding = []] = await deps.embedder.embed([request.queryText], 'query');
       } catch (err) {
         log.error('query embedding failed', { err });
         metrics.count('EmbeddingErrors');

@@ -62,6 +62,8 @@ export interface SearchHit {
   readonly keywordCoverage: number;
   /** The fused score the ranking used. */
   readonly fusedScore: number;
+  /** The reranker's relevance, when the rerank stage reordered the hits. */
+  readonly rerankScore?: number;
   readonly sourceType: string;
   readonly title: string | null;
   readonly sourceUri: string;
