@@ -14,6 +14,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import type * as z from '../core/zod';
+import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
 import { AppError, toErrorResponse, ValidationError } from '../core/errors';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import {
@@ -72,6 +73,14 @@ export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown)
     );
   }
   return result.data;
+}
+
+/**
+ * The database scope of a request (row-level security, db-scope.ts): the caller's tenant, and
+ * the caller's own private rows, or every user's for a tenant admin.
+ */
+export function requestDbScope(identity: Identity): DbScope {
+  return { tenantId: identity.tenantId, userId: identity.userId, allUsers: identity.isAdmin };
 }
 
 function parseJsonBody(event: ApiEvent): unknown {
@@ -136,13 +145,15 @@ export function createHttpHandler<S extends z.ZodMiniType>(
         attachAdmission(event, admission);
       }
       const body = parseOrThrow(options.schema, parseJsonBody(event));
-      const response = await fn({
-        body,
-        identity,
-        event,
-        pathParameters: event.pathParameters ?? {},
-        query: event.queryStringParameters ?? {},
-      });
+      const response = await runInDbScope(requestDbScope(identity), () =>
+        fn({
+          body,
+          identity,
+          event,
+          pathParameters: event.pathParameters ?? {},
+          query: event.queryStringParameters ?? {},
+        }),
+      );
       status = response.status ?? 200;
       const headers = withLimitHeaders(response.headers, admission);
       if (response.raw) {

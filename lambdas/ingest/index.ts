@@ -20,6 +20,7 @@ import type { Database } from '../adapters/postgres/database';
 import { createDocumentRepository } from '../adapters/postgres/document-repository';
 import { createS3ObjectStore } from '../adapters/s3/s3-object-store';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
+import { dbTenantScope } from '../adapters/postgres/db-scope';
 import { createIngestion } from '../core/ingestion/ingest';
 import { createIngestRecovery } from '../core/ingestion/recovery';
 import { makeHandler } from './handler';
@@ -55,6 +56,7 @@ const ingestion = createIngestion({
   settings: { maxObjectBytes: env.MAX_OBJECT_BYTES },
   log: logPort(logger),
   metrics: metricsSink(metrics),
+  tenantScope: dbTenantScope,
 });
 
 const recovery = createIngestRecovery({
