@@ -17,7 +17,7 @@ import { parseLimitsConfig } from '../../lambdas/core/limits/config';
 import { API_ROUTES } from '../../lambdas/http/api-routes';
 import { startLocalApi, type LocalApi } from '../../local/api';
 import { startLocalStack, type LocalStack } from '../../local/stack';
-import { createPrng, type Prng } from '../../bench/prng';
+import { createPrng, type Prng } from '../support/prng';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { createHashEmbedder } from '../support/hash-embedder';

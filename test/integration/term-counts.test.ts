@@ -169,7 +169,8 @@ describe.each(ENGINES)('migrations/0011 on %s', (engine) => {
       const before = (await loadMigrations()).filter((m) => m.version < '0011');
       await migrate(db, before, []);
       await seedDocuments(db, embedder, DOCS);
-      expect((await migrate(db)).applied).toEqual(['0011']);
+      const after = (await loadMigrations()).filter((m) => m.version >= '0011');
+      expect((await migrate(db)).applied).toEqual(after.map((m) => m.version));
 
       const { rows } = await db.query<{ chunks: number; filled: number }>(
         `SELECT count(*)::int AS chunks,
