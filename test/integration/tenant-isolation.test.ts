@@ -106,10 +106,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
   /** Their secret words, in the same order. */
   const documentSecrets: string[] = [];
   const violations: string[] = [];
-  /**
-   * A tenant admin's system prompt in `debug: true` output of /answer: defect (b), fixed on the
-   * main branch separately; kept apart so the other checks stay meaningful until it is merged.
-   */
+  /** A tenant admin's system prompt in `debug: true` output of /answer, checked on its own. */
   const debugPromptLeaks: string[] = [];
   let calls = 0;
   /** Successful responses per route, so that the sweep is known to reach the handlers. */
@@ -481,47 +478,38 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     expect([...markers].some(([w, s]) => s.kind === 'admins' && admin.text.includes(w))).toBe(true);
   });
 
-  // Defect (a), being fixed on the main branch: POST /documents `metadata` naming reserved keys
-  // (owner, visibility) plants the upload in another user's private space. `failing` until that
-  // fix is merged here; then drop `.failing`.
-  it.failing(
-    'keeps POST /documents metadata from planting a document in another user space',
-    async () => {
-      const attacker = who('a2');
-      for (const visibility of ['tenant', 'user'] as const) {
-        const planted = await upload(attacker, `# Planted\n\nThe ${markerWord(prng)} text.`, {
-          visibility,
-          metadata: { owner: 'a1', owner_user_id: 'a1', visibility: 'user', tenant_id: 'beta' },
-        });
-        if (!planted.id) {
-          expect(planted.status).toBe(422);
-          continue;
-        }
-        const { rows } = await db.query<{ tenant_id: string; owner_user_id: string | null }>(
-          'SELECT tenant_id, owner_user_id FROM documents WHERE id = $1',
-          [planted.id],
-        );
-        expect(rows[0]).toEqual({
-          tenant_id: 'acme',
-          owner_user_id: visibility === 'user' ? attacker.user : null,
-        });
+  // POST /documents `metadata` naming reserved keys (owner, visibility) must not plant the upload
+  // in another user's private space.
+  it('keeps POST /documents metadata from planting a document in another user space', async () => {
+    const attacker = who('a2');
+    for (const visibility of ['tenant', 'user'] as const) {
+      const planted = await upload(attacker, `# Planted\n\nThe ${markerWord(prng)} text.`, {
+        visibility,
+        metadata: { owner: 'a1', owner_user_id: 'a1', visibility: 'user', tenant_id: 'beta' },
+      });
+      if (!planted.id) {
+        expect(planted.status).toBe(422);
+        continue;
       }
-    },
-    60_000,
-  );
+      const { rows } = await db.query<{ tenant_id: string; owner_user_id: string | null }>(
+        'SELECT tenant_id, owner_user_id FROM documents WHERE id = $1',
+        [planted.id],
+      );
+      expect(rows[0]).toEqual({
+        tenant_id: 'acme',
+        owner_user_id: visibility === 'user' ? attacker.user : null,
+      });
+    }
+  }, 60_000);
 
-  // Defect (b), being fixed on the main branch: `debug: true` on /answer returns the tenant
-  // admin's system prompt. `failing` until that fix is merged here; then drop `.failing`.
-  it.failing(
-    "never returns a tenant admin's system prompt to a user through debug output",
-    async () => {
-      for (const name of ['a1', 'a2', 'b1']) {
-        await call(who(name), 'POST', '/answer', {
-          query_text: `What is the ${documentMarkers[0]} procedure?`,
-          debug: true,
-        });
-      }
-      expect(debugPromptLeaks).toEqual([]);
-    },
-  );
+  // `debug: true` on /answer must not return the tenant admin's system prompt to a user.
+  it("never returns a tenant admin's system prompt to a user through debug output", async () => {
+    for (const name of ['a1', 'a2', 'b1']) {
+      await call(who(name), 'POST', '/answer', {
+        query_text: `What is the ${documentMarkers[0]} procedure?`,
+        debug: true,
+      });
+    }
+    expect(debugPromptLeaks).toEqual([]);
+  });
 });
