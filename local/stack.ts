@@ -270,6 +270,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ingestion,
       log: logPort(logger),
       metrics: metricsSink(metrics),
+      tenantScope: dbTenantScope,
     });
     const handler = makeIngestHandler({ ingestion, recovery, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {

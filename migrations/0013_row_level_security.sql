@@ -98,3 +98,27 @@ CREATE POLICY documents_search ON documents FOR SELECT TO groundwork_search USIN
 CREATE POLICY term_stats_search ON term_stats FOR SELECT TO groundwork_search USING (true);
 CREATE POLICY tenant_stats_search ON tenant_stats FOR SELECT TO groundwork_search USING (true);
 CREATE POLICY tenant_policies_search ON tenant_policies FOR SELECT TO groundwork_search USING (true);
+
+-- The lease sweep (core/ingestion/recovery.ts) is system work over every tenant, run by the
+-- ingest function, which logs in as the application: this one function, owned by the migrating
+-- role (exempt from the policies), claims the expired leases, and returns no more than each
+-- document's tenant, source and count of expiries. Only the application's group may call it
+-- (app-role.ts grants it); the sweep then works on each document in its tenant's scope.
+CREATE FUNCTION gw_claim_expired_leases(renewed_before timestamptz, batch integer)
+  RETURNS TABLE (tenant_id text, source_uri text, lease_expiries integer)
+  LANGUAGE sql VOLATILE SECURITY DEFINER AS $$
+  UPDATE documents d SET lease_renewed_at = now(), lease_expiries = d.lease_expiries + 1
+   WHERE d.id IN (SELECT id FROM documents
+                   WHERE status = 'processing'
+                     AND coalesce(lease_renewed_at, updated_at) < renewed_before
+                   ORDER BY coalesce(lease_renewed_at, updated_at)
+                   LIMIT batch FOR UPDATE SKIP LOCKED)
+  RETURNING d.tenant_id, d.source_uri, d.lease_expiries
+$$;
+DO $$
+BEGIN
+  EXECUTE format('ALTER FUNCTION gw_claim_expired_leases(timestamptz, integer) SET search_path = %I, pg_temp',
+                 current_schema());
+END
+$$;
+REVOKE EXECUTE ON FUNCTION gw_claim_expired_leases(timestamptz, integer) FROM PUBLIC;

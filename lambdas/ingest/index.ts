@@ -65,6 +65,7 @@ const recovery = createIngestRecovery({
   ingestion,
   log: logPort(logger),
   metrics: metricsSink(metrics),
+  tenantScope: dbTenantScope,
 });
 
 /**

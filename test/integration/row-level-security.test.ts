@@ -237,6 +237,43 @@ describe.each(ENGINES)('row-level security on %s', (engine) => {
     expect(rows[0]!.n).toBe(2);
   });
 
+  it('lets the lease sweep claim expired leases of every tenant through its one function', async () => {
+    const id = ids['beta/handbook']!;
+    await db.query(
+      `UPDATE documents SET status = 'processing', lease_renewed_at = now() - interval '1 hour'
+        WHERE id = $1`,
+      [id],
+    );
+    try {
+      const claimed = await db.transaction(
+        async (tx) =>
+          (
+            await tx.query<{ tenant_id: string; source_uri: string }>(
+              `SELECT tenant_id, source_uri
+                 FROM gw_claim_expired_leases(now() - interval '15 minutes', 10)`,
+            )
+          ).rows,
+        { role: APP_GROUP_ROLE },
+      );
+      expect(claimed).toEqual([
+        { tenant_id: 'beta', source_uri: expect.stringContaining('beta/handbook') },
+      ]);
+      // The same rows stay out of the role's own reads.
+      expect(await asAppRole(`SELECT id FROM documents WHERE status = 'processing'`)).toEqual([]);
+      const { rows } = await db.query<{ public: boolean }>(
+        `SELECT has_function_privilege('public', 'gw_claim_expired_leases(timestamptz, integer)',
+                'EXECUTE') AS public`,
+      );
+      expect(rows).toEqual([{ public: false }]);
+    } finally {
+      await db.query(
+        `UPDATE documents SET status = 'indexed', lease_renewed_at = NULL, lease_expiries = 0
+          WHERE id = $1`,
+        [id],
+      );
+    }
+  });
+
   it('runs request statements as the application role, and the search statement as its own', async () => {
     const roles = await runInDbScope(a1, async () => ({
       request: (await db.query<{ r: string }>('SELECT current_user AS r')).rows[0]!.r,

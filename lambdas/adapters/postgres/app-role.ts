@@ -96,6 +96,7 @@ async function grantGroup(tx: Queryable, g: string, s: string): Promise<void> {
       `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
       `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
       `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
+      `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
     ].join(';\n'),
   );
   // PostgreSQL 16 and later record inheritance per grant (from NOINHERIT when it is made); 15
