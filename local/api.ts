@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { runInDbScope } from '../lambdas/adapters/postgres/db-scope';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
@@ -19,7 +20,7 @@ import {
 import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
 import { API_ROUTES } from '../lambdas/http/api-routes';
-import { describeZodError, parseOrThrow } from '../lambdas/http/http-handler';
+import { describeZodError, parseOrThrow, requestDbScope } from '../lambdas/http/http-handler';
 import { withLimitHeaders } from '../lambdas/http/limits-middleware';
 import { identityFromEvent } from '../lambdas/http/identity';
 import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
@@ -146,13 +147,15 @@ function answerStream(
         ),
       );
       try {
-        await streamAnswer(
-          answering,
-          identity,
-          body,
-          (chunk) => response.write(chunk),
-          response.signal,
-          admission,
+        await runInDbScope(requestDbScope(identity), () =>
+          streamAnswer(
+            answering,
+            identity,
+            body,
+            (chunk) => response.write(chunk),
+            response.signal,
+            admission,
+          ),
         );
       } catch (err) {
         const { status: errorStatus, body: error } = toErrorResponse(err);

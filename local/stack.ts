@@ -22,6 +22,8 @@ import { createDocumentRepository } from '../lambdas/adapters/postgres/document-
 import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { openPGlite } from '../lambdas/adapters/postgres/pglite-database';
+import { APP_GROUP_ROLE, ensureRequestRole } from '../lambdas/adapters/postgres/app-role';
+import { dbTenantScope } from '../lambdas/adapters/postgres/db-scope';
 import {
   createConversationRepository,
   createPromptRepository,
@@ -167,9 +169,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-local' });
 
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  // Requests run as the application's group role, under row-level security (db-scope.ts).
   const db =
     options.db ??
-    (await openPGlite(options.dataDir ? path.join(options.dataDir, 'pgdata') : undefined));
+    (await openPGlite(options.dataDir ? path.join(options.dataDir, 'pgdata') : undefined, {
+      requestRole: APP_GROUP_ROLE,
+    }));
   const embedder =
     options.embedder ??
     (await createLocalEmbedder(
@@ -181,6 +186,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   );
   try {
     await migrate(db);
+    await ensureRequestRole(db, APP_GROUP_ROLE);
     if (!options.skipEmbeddingGuard) await ensureEmbeddingModel(db, embedder);
 
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();
@@ -224,6 +230,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.ingestionTimings ? { timings: options.ingestionTimings } : {}),
       log: logPort(logger),
       metrics: metricsSink(metrics),
+      tenantScope: dbTenantScope,
     });
     const search = createSearch({
       store: createSearchRepository(db),
@@ -267,6 +274,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ingestion,
       log: logPort(logger),
       metrics: metricsSink(metrics),
+      tenantScope: dbTenantScope,
     });
     const handler = makeIngestHandler({ ingestion, recovery, logger, metrics });
     const queue = createIngestQueue((event, context) => handler(event, context), {

@@ -52,3 +52,12 @@ export const systemClock: Clock = { now: () => new Date() };
 export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
 
 export const noMetrics: MetricsSink = { count() {}, timing() {} };
+
+/**
+ * Runs `work` as work of one tenant, over all of its users (ingestion): the database walls its
+ * statements to that tenant (row-level security, lambdas/adapters/postgres/db-scope.ts).
+ */
+export type TenantScope = <T>(tenantId: string, work: () => Promise<T>) => Promise<T>;
+
+/** No wall: for stores without one (fakes in unit tests). */
+export const unscoped: TenantScope = (_tenantId, work) => work();

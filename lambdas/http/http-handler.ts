@@ -21,6 +21,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import type * as z from '../core/zod';
+import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
 import { AppError, PayloadTooLargeError, toErrorResponse, ValidationError } from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
@@ -112,6 +113,14 @@ export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown)
 }
 
 /**
+ * The database scope of a request (row-level security, db-scope.ts): the caller's tenant, and
+ * the caller's own private rows, or every user's for a tenant admin.
+ */
+export function requestDbScope(identity: Identity): DbScope {
+  return { tenantId: identity.tenantId, userId: identity.userId, allUsers: identity.isAdmin };
+}
+
+/**
  * A request body as JSON: empty is `{}`, more than MAX_BODY_BYTES is a 413, anything that does
  * not parse a 422. Shared by every handler that reads a body (the streaming ones included).
  */
@@ -182,7 +191,9 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
       assertStorable(query, 'query');
       const body = parseOrThrow(options.schema, parseJsonBody(event));
-      const response = await fn({ body, identity, event, pathParameters, query });
+      const response = await runInDbScope(requestDbScope(identity), () =>
+        fn({ body, identity, event, pathParameters, query }),
+      );
       status = response.status ?? 200;
       const headers = withLimitHeaders(response.headers, admission);
       if (response.raw) {

@@ -25,6 +25,7 @@ import type { Database } from '../adapters/postgres/database';
 import { createDocumentRepository } from '../adapters/postgres/document-repository';
 import { createS3ObjectStore } from '../adapters/s3/s3-object-store';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
+import { dbTenantScope } from '../adapters/postgres/db-scope';
 import { createIngestion } from '../core/ingestion/ingest';
 import { createIngestRecovery } from '../core/ingestion/recovery';
 import { makeHandler } from './handler';
@@ -61,6 +62,7 @@ const ingestion = createIngestion({
   settings: { maxObjectBytes: env.MAX_OBJECT_BYTES },
   log: logPort(logger),
   metrics: metricsSink(metrics),
+  tenantScope: dbTenantScope,
 });
 
 const recovery = createIngestRecovery({
@@ -69,6 +71,7 @@ const recovery = createIngestRecovery({
   ingestion,
   log: logPort(logger),
   metrics: metricsSink(metrics),
+  tenantScope: dbTenantScope,
 });
 
 /**

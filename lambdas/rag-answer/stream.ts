@@ -38,13 +38,14 @@ import {
   createPromptRepository,
 } from '../adapters/postgres/conversation-repository';
 import type { Database } from '../adapters/postgres/database';
+import { runInDbScope } from '../adapters/postgres/db-scope';
 import { createSearchRepository } from '../adapters/postgres/search-repository';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
 import { AppError, AuthenticationError, NotFoundError, toErrorResponse } from '../core/errors';
 import type { Admission } from '../core/limits/limiter';
 import { createSearch } from '../core/retrieval/search';
-import { parseJsonBody, parseOrThrow } from '../http/http-handler';
+import { parseJsonBody, parseOrThrow, requestDbScope } from '../http/http-handler';
 import { claimsOf, identityFromEvent } from '../http/identity';
 import { withLimitHeaders } from '../http/limits-middleware';
 import { sseEvent, streamAnswer } from './handler';
@@ -176,13 +177,16 @@ export async function streamHandler(
     });
     out = stream;
     try {
-      await streamAnswer(
-        answering,
-        identity,
-        body,
-        (chunk) => stream.write(chunk),
-        undefined,
-        admitted,
+      // The request's database scope (row-level security), as createHttpHandler sets it.
+      await runInDbScope(requestDbScope(identity), () =>
+        streamAnswer(
+          answering,
+          identity,
+          body,
+          (chunk) => stream.write(chunk),
+          undefined,
+          admitted,
+        ),
       );
     } catch (err) {
       const rendered = toErrorResponse(err);

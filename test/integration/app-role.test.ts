@@ -9,6 +9,7 @@ import { Client } from 'pg';
 import { ensureAppRole } from '../../lambdas/adapters/postgres/app-role';
 import { createConversationRepository } from '../../lambdas/adapters/postgres/conversation-repository';
 import type { Database } from '../../lambdas/adapters/postgres/database';
+import { dbTenantScope, runInDbScope } from '../../lambdas/adapters/postgres/db-scope';
 import { createDocumentRepository } from '../../lambdas/adapters/postgres/document-repository';
 import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
 import {
@@ -79,9 +80,12 @@ afterAll(async () => {
 
 describe('the application role', () => {
   it('indexes, searches, keeps threads and deletes documents', async () => {
-    const [id] = await seedDocuments(appDb, embedder, [
-      { tenantId: 'acme', key: 'acme/refunds', texts: ['Refunds are issued within 14 days.'] },
-    ]);
+    // Ingestion runs in its tenant's scope (row-level security, migrations/0013).
+    const [id] = await dbTenantScope('acme', () =>
+      seedDocuments(appDb, embedder, [
+        { tenantId: 'acme', key: 'acme/refunds', texts: ['Refunds are issued within 14 days.'] },
+      ]),
+    );
     const search = createSearch({ store: createSearchRepository(appDb), embedder });
     const { hits } = await search.search(owner, {
       queryText: 'refunds issued',
@@ -102,19 +106,26 @@ describe('the application role', () => {
     expect(routines.every((r) => r.runs && !r.owns)).toBe(true);
 
     const conversations = createConversationRepository(appDb);
-    const thread = await conversations.createThread(owner, 'refunds');
-    await conversations.addUserMessage(owner, thread.id, {
-      id: '00000000-0000-4000-8000-000000000001',
-      content: 'How long do refunds take?',
-      embedding: (await embedder.embed(['How long do refunds take?']))[0]!,
+    const request = { ...owner, allUsers: false };
+    await runInDbScope(request, async () => {
+      const thread = await conversations.createThread(owner, 'refunds');
+      await conversations.addUserMessage(owner, thread.id, {
+        id: '00000000-0000-4000-8000-000000000001',
+        content: 'How long do refunds take?',
+        embedding: (await embedder.embed(['How long do refunds take?']))[0]!,
+      });
+      expect(await conversations.messages(owner, thread.id, 10)).toHaveLength(1);
     });
-    expect(await conversations.messages(owner, thread.id, 10)).toHaveLength(1);
+    // Outside a request's scope the login sees none of it.
+    expect((await appDb.query('SELECT id FROM threads')).rows).toEqual([]);
+    expect((await appDb.query('SELECT id FROM documents')).rows).toEqual([]);
 
-    expect(
-      await createDocumentRepository(appDb).markDeleted('acme', 's3://bucket/acme/refunds'),
-    ).toBe(true);
+    const deleted = await dbTenantScope('acme', () =>
+      createDocumentRepository(appDb).markDeleted('acme', 's3://bucket/acme/refunds'),
+    );
+    expect(deleted).toBe(true);
     // The keyword statistics kept by the chunk triggers were written as the application role.
-    const { rows } = await appDb.query<{ n: string }>(
+    const { rows } = await ownerDb.query<{ n: string }>(
       "SELECT coalesce(sum(chunk_count), 0) AS n FROM tenant_stats WHERE tenant_id = 'acme'",
     );
     expect(Number(rows[0]!.n)).toBe(0);
@@ -154,8 +165,11 @@ describe('the application role', () => {
     }
     const rotated = connectAs(login, 'rotated-pw');
     try {
-      const { rows } = await rotated.query<{ n: string }>('SELECT count(*) AS n FROM documents');
+      const count = () => rotated.query<{ n: string }>('SELECT count(*) AS n FROM documents');
+      const { rows } = await dbTenantScope('acme', count);
       expect(Number(rows[0]!.n)).toBe(1);
+      // Row-level security holds for the login itself: no scope, no rows.
+      expect(Number((await count()).rows[0]!.n)).toBe(0);
     } finally {
       await rotated.close();
     }

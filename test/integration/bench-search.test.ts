@@ -37,9 +37,13 @@ describe('search benchmark (small corpus)', () => {
     ]);
     expect(result.latency.map((l) => l.label)).toEqual(
       [TENANTS.big, TENANTS.tenPercent, TENANTS.onePercent].flatMap((t) =>
-        ['hybrid', 'keyword', 'vector', 'hybrid planned per search'].map((m) =>
-          expect.stringMatching(new RegExp(`^${m}, ${t} `)),
-        ),
+        [
+          'hybrid',
+          'keyword',
+          'vector',
+          'hybrid planned per search',
+          'hybrid planned per search, as the owner \\(no RLS\\)',
+        ].map((m) => expect.stringMatching(new RegExp(`^${m}, ${t} `))),
       ),
     );
     expect(result.budgetSweep.map((b) => b.dfBudget)).toEqual([

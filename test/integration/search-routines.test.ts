@@ -35,6 +35,10 @@ function recording(db: Database, texts: string[]): Database {
   return {
     ...wrap(db),
     kind: db.kind,
+    call: (text, params) => {
+      texts.push(text);
+      return db.call(text, params);
+    },
     transaction: (fn, settings) => db.transaction((tx) => fn(wrap(tx)), settings),
     close: () => db.close(),
   };

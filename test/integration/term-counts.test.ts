@@ -166,7 +166,8 @@ describe.each(ENGINES)('migrations/0011 on %s', (engine) => {
   it('fills the counts of chunks written before it, and search reads them', async () => {
     const db = await openTestDatabase(engine, { migrate: false });
     try {
-      const before = (await loadMigrations()).filter((m) => m.version < '0011');
+      // Every other migration first: the repository that seeds writes columns of later ones.
+      const before = (await loadMigrations()).filter((m) => m.version !== '0011');
       await migrate(db, before, []);
       await seedDocuments(db, embedder, DOCS);
       expect((await migrate(db)).applied).toEqual(['0011']);

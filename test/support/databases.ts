@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { APP_GROUP_ROLE } from '../../lambdas/adapters/postgres/app-role';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { migrate } from '../../lambdas/adapters/postgres/migrate';
 import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
@@ -19,12 +20,20 @@ export const TEST_DATABASE_URL =
 
 export type EngineName = 'pglite' | 'postgres';
 
-/** Opens a migrated, empty database of the given kind. `close()` drops what it created. */
+/**
+ * Opens a migrated, empty database of the given kind. `close()` drops what it created. The
+ * session is the owner (PGlite's superuser): statements inside a request's scope (db-scope.ts)
+ * switch to the application's group role, as the embedded default's do, once `startLocalStack`
+ * or `ensureRequestRole` has created it.
+ */
 export async function openTestDatabase(
   engine: EngineName,
   options: { migrate?: boolean } = {},
 ): Promise<Database> {
-  const db = engine === 'pglite' ? await openPGlite() : await openPostgresSchema();
+  const db =
+    engine === 'pglite'
+      ? await openPGlite(undefined, { requestRole: APP_GROUP_ROLE })
+      : await openPostgresSchema();
   if (options.migrate !== false) await migrate(db);
   return db;
 }
@@ -35,12 +44,15 @@ async function openPostgresSchema(): Promise<Database> {
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const db = createPgDatabase({
-    connectionString: TEST_DATABASE_URL,
-    // Tables go to the suite's schema; the vector type comes from public, where the extension lives.
-    options: `-c search_path=${schema},public`,
-    max: 4,
-  });
+  const db = createPgDatabase(
+    {
+      connectionString: TEST_DATABASE_URL,
+      // Tables go to the suite's schema; the vector type comes from public, where the extension lives.
+      options: `-c search_path=${schema},public`,
+      max: 4,
+    },
+    { requestRole: APP_GROUP_ROLE },
+  );
   return {
     ...db,
     async close() {

@@ -6,6 +6,7 @@ import {
 } from '../../lambdas/adapters/postgres/routines';
 import {
   buildSearchSql,
+  SEARCH_ROLE,
   SEARCH_ROUTINE_PREFIX,
 } from '../../lambdas/adapters/postgres/search-repository';
 import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
@@ -79,14 +80,16 @@ describe('search routines', () => {
     const names = new Set(searchRoutines().map((r) => r.name));
     const sql = buildSearchSql(scope, query, statistics);
     expect(sql.reusable).toBe(true);
-    expect(names.has(routineName(SEARCH_ROUTINE_PREFIX, sql))).toBe(true);
+    expect(names.has(routineName(SEARCH_ROUTINE_PREFIX, sql, SEARCH_ROLE))).toBe(true);
     // Other values, the same statement.
     const other = buildSearchSql(
       { tenantId: 'other', userId: 'u2', globalTenants: [] },
       { ...query, text: 'shipping', topK: 3, fusion: { denseWeight: 0.5, candidates: 12 } },
       { ...statistics, meanLength: 80 },
     );
-    expect(routineName(SEARCH_ROUTINE_PREFIX, other)).toBe(routineName(SEARCH_ROUTINE_PREFIX, sql));
+    expect(routineName(SEARCH_ROUTINE_PREFIX, other, SEARCH_ROLE)).toBe(
+      routineName(SEARCH_ROUTINE_PREFIX, sql, SEARCH_ROLE),
+    );
   });
 
   it('leave out a search with filters or a tenant policy on source types', () => {

@@ -14,6 +14,10 @@ function fakePool(password: string, server: { password: string }, closed: string
       return Promise.resolve({ rows: [{ password } as T], rowCount: 1 });
     },
     exec: () => Promise.resolve(check()),
+    call: <T>() => {
+      check();
+      return Promise.resolve({ rows: [{ password } as T], rowCount: 1 });
+    },
     transaction: (fn) => {
       check();
       return fn({

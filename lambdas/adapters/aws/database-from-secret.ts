@@ -110,6 +110,7 @@ export function lazyDatabase(openDatabase: () => Promise<Database>): Database {
     kind: 'postgres',
     query: (text, params) => withRetry((db) => db.query(text, params)),
     exec: (script) => withRetry((db) => db.exec(script)),
+    call: (text, params) => withRetry((db) => db.call(text, params)),
     transaction: (fn, settings) => withRetry((db) => db.transaction(fn, settings)),
     close: async () => (pool ? (await pool).close() : undefined),
   };

@@ -94,6 +94,10 @@ export function traceDatabase(db: Database, tracer: Tracer | undefined): Databas
       inSubsegment(current(), `${DB_SUBSEGMENT_PREFIX} transaction`, (subsegment) =>
         db.transaction((tx) => fn(tracedQueryable(tx, () => subsegment)), settings),
       ),
+    call: (text, params) =>
+      inSubsegment(current(), `${DB_SUBSEGMENT_PREFIX} ${statementKind(text)}`, () =>
+        db.call(text, params),
+      ),
     close: () => db.close(),
   };
 }

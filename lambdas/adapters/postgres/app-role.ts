@@ -13,11 +13,17 @@
  * USAGE on the schema, CONNECT on the database. Not granted: CREATE anywhere, TRUNCATE,
  * REFERENCES, TRIGGER, ownership of anything.
  *
+ * Row-level security (migrations/0013) holds for the group: it does not own the tables and has no
+ * BYPASSRLS. It is a member of the search statement's role (`SEARCH_ROLE`) without inheriting it
+ * (NOINHERIT), so that only the search statement, which switches to it, reads under that role's
+ * policy.
+ *
  * Role and schema names cannot be bind parameters in PostgreSQL; they are checked against a
  * plain-identifier pattern and quoted. The password is a bind parameter of `format(%L)`, quoted
  * by the server and never logged.
  */
-import type { Database } from './database';
+import type { Database, Queryable } from './database';
+import { SEARCH_ROLE } from './search-repository';
 import { quoteIdentifier } from './sql-params';
 
 /** Tables the application reads but never writes: the schema is the migrations' business. */
@@ -62,7 +68,7 @@ export async function ensureAppRole(db: Database, options: AppRoleOptions): Prom
     const exists = new Set(existing.map((r) => r.rolname));
     const created: string[] = [];
     if (!exists.has(group)) {
-      await tx.exec(`CREATE ROLE ${g} NOLOGIN`);
+      await tx.exec(`CREATE ROLE ${g} NOLOGIN NOINHERIT`);
       created.push(group);
     }
     if (!exists.has(options.login)) {
@@ -73,17 +79,58 @@ export async function ensureAppRole(db: Database, options: AppRoleOptions): Prom
       await tx.exec(rows[0]!.sql);
       created.push(options.login);
     }
-    const readOnly = READ_ONLY_TABLES.map((t) => `${s}.${quoteIdentifier(t)}`).join(', ');
-    await tx.exec(
-      [
-        `GRANT CONNECT ON DATABASE ${database} TO ${g}`,
-        `GRANT USAGE ON SCHEMA ${s} TO ${g}`,
-        `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
-        `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
-        `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
-        `GRANT ${g} TO ${login}`,
-      ].join(';\n'),
-    );
+    await grantGroup(tx, g, s);
+    await tx.exec(`GRANT CONNECT ON DATABASE ${database} TO ${g};\nGRANT ${g} TO ${login}`);
     return { created, schema };
+  });
+}
+
+/** The group's grants in schema `s` (both quoted), and its membership of the search role. */
+async function grantGroup(tx: Queryable, g: string, s: string): Promise<void> {
+  const readOnly = READ_ONLY_TABLES.map((t) => `${s}.${quoteIdentifier(t)}`).join(', ');
+  // An existing group from before row-level security inherited what it was granted.
+  await tx.exec(`ALTER ROLE ${g} NOINHERIT`);
+  await tx.exec(
+    [
+      `GRANT USAGE ON SCHEMA ${s} TO ${g}`,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
+      `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
+      `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
+      `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
+    ].join(';\n'),
+  );
+  // PostgreSQL 16 and later record inheritance per grant (from NOINHERIT when it is made); 15
+  // reads it from the member role alone and has no INHERIT option.
+  const { rows } = await tx.query<{ v: number }>(
+    "SELECT current_setting('server_version_num')::int AS v",
+  );
+  const perGrant = (rows[0]?.v ?? 0) >= 160000;
+  await tx.exec(
+    `GRANT ${quoteIdentifier(SEARCH_ROLE)} TO ${g}${perGrant ? ' WITH INHERIT FALSE, SET TRUE' : ''}`,
+  );
+}
+
+/**
+ * The group role alone (no login), for a session that logs in as another role and switches to
+ * the group for each request (`DatabaseOptions.requestRole`): the embedded default (PGlite's
+ * superuser) and a developer's server (the owner, made a member here so that it may switch).
+ */
+export async function ensureRequestRole(
+  db: Database,
+  group: string = APP_GROUP_ROLE,
+): Promise<void> {
+  const g = quoteIdentifier(group);
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('groundwork:app-role'))");
+    const { rows } = await tx.query<{ schema: string; exists: boolean; member: boolean }>(
+      `SELECT current_schema() AS schema,
+              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists,
+              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AND pg_has_role(current_user, $1, 'MEMBER') AS member`,
+      [group],
+    );
+    const row = rows[0]!;
+    if (!row.exists) await tx.exec(`CREATE ROLE ${g} NOLOGIN NOINHERIT`);
+    await grantGroup(tx, g, quoteIdentifier(row.schema));
+    if (!row.member) await tx.exec(`GRANT ${g} TO CURRENT_USER`);
   });
 }

@@ -23,7 +23,26 @@ export interface Database extends Queryable {
    * the BEGIN in one round trip on a server.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>, settings?: LocalSettings): Promise<T>;
+  /**
+   * Runs one statement as is, outside the transaction that `query` opens for a request's scope
+   * (db-scope.ts): for a routine call that sets its own role and settings (search-repository.ts),
+   * in one round trip.
+   */
+  call<R extends object = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<{ rows: R[]; rowCount: number }>;
   close(): Promise<void>;
+}
+
+/** Options of both adapters. */
+export interface DatabaseOptions {
+  /**
+   * The role a request's statements run as (`SET LOCAL ROLE`) when the session logs in as
+   * another one: PGlite's superuser, or the owner on a developer's server. Unset where the
+   * session already is the application role (AWS). @default undefined
+   */
+  readonly requestRole?: string;
 }
 
 /** Run-time parameters for one transaction: name to value, both plain (checked, never quoted). */

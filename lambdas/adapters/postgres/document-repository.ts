@@ -249,21 +249,13 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
     },
 
     async claimExpiredLeases(renewedBefore, limit) {
-      // SKIP LOCKED: two sweeps at once claim different documents.
+      // Across tenants, through the migrations' SECURITY DEFINER function (row-level security,
+      // migrations/0013); SKIP LOCKED inside it: two sweeps at once claim different documents.
       const { rows } = await db.query<{
         tenant_id: string;
         source_uri: string;
         lease_expiries: number;
-      }>(
-        `UPDATE documents d SET lease_renewed_at = now(), lease_expiries = d.lease_expiries + 1
-          WHERE d.id IN (SELECT id FROM documents
-                          WHERE status = 'processing'
-                            AND coalesce(lease_renewed_at, updated_at) < $1
-                          ORDER BY coalesce(lease_renewed_at, updated_at)
-                          LIMIT $2 FOR UPDATE SKIP LOCKED)
-          RETURNING d.tenant_id, d.source_uri, d.lease_expiries`,
-        [renewedBefore, limit],
-      );
+      }>('SELECT * FROM gw_claim_expired_leases($1, $2)', [renewedBefore, limit]);
       return rows.map((r) => ({
         tenantId: r.tenant_id,
         sourceUri: r.source_uri,

@@ -1,7 +1,14 @@
 /** `Database` over node-postgres: used for PostgreSQL 15 + pgvector in tests and Aurora in AWS. */
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { UnavailableError } from '../../core/errors';
-import { setLocalSql, type Database, type LocalSettings, type Queryable } from './database';
+import {
+  setLocalSql,
+  type Database,
+  type DatabaseOptions,
+  type LocalSettings,
+  type Queryable,
+} from './database';
+import { currentDbScope, scopeSql } from './db-scope';
 
 /** Socket errors of a server that is down or unreachable. */
 const CONNECTION_ERRNOS = new Set([
@@ -56,8 +63,12 @@ function wrap(client: Pool | PoolClient): Queryable {
   };
 }
 
-/** Creates a pooled `Database`. Create it once per process (module scope in a Lambda). */
-export function createPgDatabase(config: PoolConfig): Database {
+/**
+ * Creates a pooled `Database`. Create it once per process (module scope in a Lambda). Inside a
+ * request's scope (db-scope.ts) every statement runs in a transaction that opens with the
+ * scope's settings; outside one, as the connection's own role.
+ */
+export function createPgDatabase(config: PoolConfig, options: DatabaseOptions = {}): Database {
   // A server that does not answer fails the request (503) rather than holding it for ever.
   const pool = new Pool({
     max: 4,
@@ -68,35 +79,42 @@ export function createPgDatabase(config: PoolConfig): Database {
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   const root = wrap(pool);
+  async function transaction<T>(
+    fn: (tx: Queryable) => Promise<T>,
+    settings: LocalSettings = {},
+  ): Promise<T> {
+    const client = await pool.connect().catch((err: unknown) => {
+      throw translate(err);
+    });
+    let broken = false;
+    try {
+      // One round trip for BEGIN, the scope and the transaction's settings (simple protocol).
+      const scope = currentDbScope();
+      const head = [
+        'BEGIN',
+        scope ? scopeSql(scope, options.requestRole) : '',
+        setLocalSql(settings),
+      ].filter(Boolean);
+      await client.query(head.join('; '));
+      const result = await fn(wrap(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      broken = isConnectionFailure(err) || isConnectionFailure((err as { cause?: unknown }).cause);
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw translate(err);
+    } finally {
+      // A client whose connection failed is discarded, not returned to the pool.
+      client.release(broken);
+    }
+  }
   return {
     kind: 'postgres',
-    query: (text, params) => root.query(text, params),
-    exec: (script) => root.exec(script),
-    async transaction<T>(
-      fn: (tx: Queryable) => Promise<T>,
-      settings: LocalSettings = {},
-    ): Promise<T> {
-      const client = await pool.connect().catch((err: unknown) => {
-        throw translate(err);
-      });
-      let broken = false;
-      try {
-        // One round trip for BEGIN and the transaction's settings (simple protocol, no params).
-        const local = setLocalSql(settings);
-        await client.query(local ? `BEGIN; ${local}` : 'BEGIN');
-        const result = await fn(wrap(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        broken =
-          isConnectionFailure(err) || isConnectionFailure((err as { cause?: unknown }).cause);
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw translate(err);
-      } finally {
-        // A client whose connection failed is discarded, not returned to the pool.
-        client.release(broken);
-      }
-    },
+    query: (text, params) =>
+      currentDbScope() ? transaction((tx) => tx.query(text, params)) : root.query(text, params),
+    exec: (script) => (currentDbScope() ? transaction((tx) => tx.exec(script)) : root.exec(script)),
+    call: (text, params) => root.query(text, params),
+    transaction,
     async close() {
       await pool.end();
     },

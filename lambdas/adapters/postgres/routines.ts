@@ -50,14 +50,17 @@ function typesOf(stmt: RoutineStatement): string[] {
  * two arrays, run-time setting names and values, applied with `set_config(.., true)` (as `SET
  * LOCAL`) before the statement runs or is planned, so that a call is one round trip, with no
  * BEGIN and COMMIT around it: outside a transaction block the call is its own transaction, and
- * the settings end with it.
+ * the settings end with it. With `role`, the routine runs as that role (`SET role`, restored when
+ * it returns): the search statement's role of migrations/0013.
  */
-function definitionAfterName(stmt: RoutineStatement): string {
+function definitionAfterName(stmt: RoutineStatement, role?: string): string {
   if (stmt.text.includes('$routine$')) throw new Error('the statement contains $routine$');
+  if (role !== undefined && !/^[a-z_][a-z0-9_]*$/.test(role))
+    throw new Error(`not a role: ${role}`);
   const types = typesOf(stmt);
   return `(${[...types, 'text[]', 'text[]'].join(', ')})
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
+SET plan_cache_mode = force_generic_plan${role ? `\nSET role = ${role}` : ''}
 AS $routine$
 BEGIN
   PERFORM set_config(s.name, s.value, true) FROM unnest($${types.length + 1}, $${types.length + 2}) AS s(name, value);
@@ -67,16 +70,16 @@ $routine$`;
 }
 
 /** The routine's name: the prefix and 16 hex digits of a hash of its whole definition. */
-export function routineName(prefix: string, stmt: RoutineStatement): string {
-  const hash = createHash('sha256').update(definitionAfterName(stmt)).digest('hex');
+export function routineName(prefix: string, stmt: RoutineStatement, role?: string): string {
+  const hash = createHash('sha256').update(definitionAfterName(stmt, role)).digest('hex');
   return `${prefix}${hash.slice(0, 16)}`;
 }
 
-export function routineFor(prefix: string, stmt: RoutineStatement): Routine {
-  const name = routineName(prefix, stmt);
+export function routineFor(prefix: string, stmt: RoutineStatement, role?: string): Routine {
+  const name = routineName(prefix, stmt, role);
   return {
     name,
-    definition: `CREATE OR REPLACE FUNCTION ${name}${definitionAfterName(stmt)}`,
+    definition: `CREATE OR REPLACE FUNCTION ${name}${definitionAfterName(stmt, role)}`,
   };
 }
 

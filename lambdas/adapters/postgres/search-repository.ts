@@ -521,6 +521,15 @@ export function prepareSql(scope: SearchScope, p: SqlParams): string {
 /** The names of the search statement's routines start with this. */
 export const SEARCH_ROUTINE_PREFIX = 'gw_routine_search_';
 
+/**
+ * The role the search statement and its preparation run as (migrations/0013): row-level
+ * security would keep the keyword arm and metadata filters from their GIN indexes, so these two
+ * statements, which carry their scope's predicates (filter-sql.ts), read under a constant-true
+ * policy instead (docs/decisions/0135-row-level-security.md).
+ */
+export const SEARCH_ROLE = 'groundwork_search';
+const SEARCH_ROLE_SETTING: LocalSettings = { role: SEARCH_ROLE };
+
 export function createSearchRepository(
   db: Database,
   options: Partial<SearchSqlOptions> = {},
@@ -539,11 +548,12 @@ export function createSearchRepository(
     settings: LocalSettings,
     direct: () => Promise<R[]>,
   ): Promise<R[]> {
-    const routine = cachedPlans ? routineName(SEARCH_ROUTINE_PREFIX, stmt) : null;
+    const routine = cachedPlans ? routineName(SEARCH_ROUTINE_PREFIX, stmt, SEARCH_ROLE) : null;
     if (!routine || missing.has(routine)) return direct();
     const call = routineCall(routine, stmt, columns, settings);
     try {
-      return (await db.query<R>(call.text, call.values)).rows;
+      // The routine switches to its role itself: no scope transaction around it.
+      return (await db.call<R>(call.text, call.values)).rows;
     } catch (error) {
       if (!isUndefinedFunction(error)) throw error;
       missing.add(routine);
@@ -555,10 +565,10 @@ export function createSearchRepository(
       const stmt = buildSearchSql(scope, query, statistics, options);
       const settings = searchTransactionSettings(query.fusion.candidates);
       const direct = () =>
-        db.transaction(
-          async (tx) => (await tx.query<HitRow>(stmt.text, stmt.values)).rows,
-          settings,
-        );
+        db.transaction(async (tx) => (await tx.query<HitRow>(stmt.text, stmt.values)).rows, {
+          ...settings,
+          ...SEARCH_ROLE_SETTING,
+        });
       const rows = stmt.reusable
         ? await viaRoutine(stmt, SEARCH_HIT_COLUMNS, settings, direct)
         : await direct();
@@ -583,11 +593,11 @@ export function createSearchRepository(
     async prepare(scope): Promise<SearchPreparation> {
       const p = new SqlParams();
       const stmt = { text: prepareSql(scope, p), values: p.values, types: p.types };
-      const rows = await viaRoutine<PreparationRow>(
-        stmt,
-        PREPARATION_COLUMNS,
-        {},
-        async () => (await db.query<PreparationRow>(stmt.text, stmt.values)).rows,
+      const rows = await viaRoutine<PreparationRow>(stmt, PREPARATION_COLUMNS, {}, () =>
+        db.transaction(
+          async (tx) => (await tx.query<PreparationRow>(stmt.text, stmt.values)).rows,
+          SEARCH_ROLE_SETTING,
+        ),
       );
       const row = rows[0]!;
       return {

@@ -11,7 +11,12 @@ import type {
   SearchScope,
 } from '../../core/retrieval/types';
 import { routineFor, type Routine } from './routines';
-import { buildSearchSql, prepareSql, SEARCH_ROUTINE_PREFIX } from './search-repository';
+import {
+  buildSearchSql,
+  prepareSql,
+  SEARCH_ROLE,
+  SEARCH_ROUTINE_PREFIX,
+} from './search-repository';
 import { SqlParams } from './sql-params';
 
 /**
@@ -48,14 +53,16 @@ export function searchRoutines(): Routine[] {
           const routine = routineFor(
             SEARCH_ROUTINE_PREFIX,
             buildSearchSql(scope, query, statistics),
+            SEARCH_ROLE,
           );
           routines.set(routine.name, routine);
         }
   const p = new SqlParams();
-  const preparation = routineFor(SEARCH_ROUTINE_PREFIX, {
-    text: prepareSql(scope, p),
-    types: p.types,
-  });
+  const preparation = routineFor(
+    SEARCH_ROUTINE_PREFIX,
+    { text: prepareSql(scope, p), types: p.types },
+    SEARCH_ROLE,
+  );
   routines.set(preparation.name, preparation);
   return [...routines.values()];
 }

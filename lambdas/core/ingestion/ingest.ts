@@ -8,8 +8,8 @@
  * model) costs zero embedding calls and zero writes.
  */
 import { createHash } from 'node:crypto';
-import type { Clock, Embedder, Log, MetricsSink, TokenCounter } from '../ports';
-import { noMetrics, silentLog, systemClock } from '../ports';
+import type { Clock, Embedder, Log, MetricsSink, TenantScope, TokenCounter } from '../ports';
+import { noMetrics, silentLog, systemClock, unscoped } from '../ports';
 import { chunkText } from './chunker';
 import type { DocumentAttributes, DocumentStore } from './document-store';
 import {
@@ -89,6 +89,11 @@ export interface IngestionDeps {
   readonly metrics?: MetricsSink;
   /** Accumulates where the time of every sync went (the ingestion benchmark reads it). */
   readonly timings?: StageTimings;
+  /**
+   * Walls the store's statements to the tenant the object's key names (row-level security).
+   * @default unscoped
+   */
+  readonly tenantScope?: TenantScope;
 }
 
 export interface Ingestion {
@@ -410,5 +415,18 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     }
   }
 
-  return { syncObject };
+  const tenantScope = deps.tenantScope ?? unscoped;
+  /** The tenant the key names (a sidecar names its object's), or the unassigned one. */
+  function tenantOfKey(rawKey: string): string {
+    const key = isSidecarKey(rawKey) ? rawKey.slice(0, -SIDECAR_SUFFIX.length) : rawKey;
+    try {
+      return parseKey(key, settings.keyLayout).tenantId;
+    } catch {
+      return UNASSIGNED_TENANT;
+    }
+  }
+  return {
+    syncObject: (bucket, rawKey, timings) =>
+      tenantScope(tenantOfKey(rawKey), () => syncObject(bucket, rawKey, timings)),
+  };
 }

@@ -10,8 +10,8 @@
  * - `deadLettered` (the dead-letter queue's consumer): a message that exhausted its receives
  *   fails the documents it names, with the reason.
  */
-import type { Clock, Log, MetricsSink } from '../ports';
-import { noMetrics, silentLog, systemClock } from '../ports';
+import type { Clock, Log, MetricsSink, TenantScope } from '../ports';
+import { noMetrics, silentLog, systemClock, unscoped } from '../ports';
 import {
   DEFAULT_PROCESSING_LEASE_SECONDS,
   type DocumentAttributes,
@@ -73,7 +73,13 @@ export function createIngestRecovery(deps: {
   readonly clock?: Clock;
   readonly log?: Log;
   readonly metrics?: MetricsSink;
+  /**
+   * Walls a document's statements to its tenant (row-level security); claiming expired leases
+   * spans tenants and goes through the store's own path for it. @default unscoped
+   */
+  readonly tenantScope?: TenantScope;
 }): IngestRecovery {
+  const tenantScope = deps.tenantScope ?? unscoped;
   const settings = { ...DEFAULT_RECOVERY_SETTINGS, ...deps.settings };
   const clock = deps.clock ?? systemClock;
   const log = deps.log ?? silentLog;
@@ -159,7 +165,9 @@ export function createIngestRecovery(deps: {
           const reason =
             `Indexing stopped ${lease.expiries} times without finishing (the worker ran out of time or memory). ` +
             'Split the file or retry it (POST /documents/{id}/retry).';
-          const id = await store.failUnfinished(lease.tenantId, lease.sourceUri, reason);
+          const id = await tenantScope(lease.tenantId, () =>
+            store.failUnfinished(lease.tenantId, lease.sourceUri, reason),
+          );
           log.warn('document failed after repeated lease expiries', {
             key,
             expiries: lease.expiries,
@@ -179,45 +187,54 @@ export function createIngestRecovery(deps: {
     async deadLettered(bucket, key, receiveCount) {
       const objectKey = isSidecarKey(key) ? key.slice(0, -SIDECAR_SUFFIX.length) : key;
       const tenantId = tenantOf(objectKey);
-      const sourceUri = `s3://${bucket}/${objectKey}`;
-      const existing = await store.find(tenantId, sourceUri);
-      const attempts = receiveCount === null ? 'every attempt' : `${receiveCount} attempts`;
-      const cause = existing?.failureReason?.startsWith(TRANSIENT_FAILURE_PREFIX)
-        ? existing.failureReason.slice(TRANSIENT_FAILURE_PREFIX.length)
-        : 'the worker did not finish (it ran out of time or memory, or stopped)';
-      const reason = `Indexing failed after ${attempts}: ${cause}. Retry it (POST /documents/{id}/retry) once the cause is fixed.`;
-      if (existing && (existing.status === 'indexed' || existing.status === 'deleted')) {
-        // A later event already brought the document up to date: the dead letter is stale.
-        log.info('dead-lettered event for a document that is up to date', { key: objectKey });
-        return;
-      }
-      metrics.count('DocumentsDeadLettered');
-      // The failure-rate alarm counts it with the other failures.
-      metrics.count('DocumentsFailed');
-      if (existing) {
-        await store.failUnfinished(tenantId, sourceUri, reason);
-      } else {
-        const attrs: DocumentAttributes = {
-          tenantId,
-          sourceUri,
-          title: objectKey.split('/').pop() ?? objectKey,
-          sourceType: 'doc',
-          language: 'en',
-          ownerUserId: null,
-          visibility: 'tenant',
-          metadata: {},
-          sourceUpdatedAt: null,
-        };
-        // A private key's owner is named by the key; keep the row in their scope.
-        try {
-          const { userId } = parseKey(objectKey, settings.keyLayout);
-          if (userId) Object.assign(attrs, { ownerUserId: userId, visibility: 'user' });
-        } catch {
-          // no tenant: the row goes to the reserved unassigned tenant
-        }
-        await store.markFailed(attrs, reason);
-      }
-      log.error('ingestion gave up on a document', { key: objectKey, reason });
+      return tenantScope(tenantId, () => deadLetteredIn(tenantId, bucket, objectKey, receiveCount));
     },
   };
+
+  async function deadLetteredIn(
+    tenantId: string,
+    bucket: string,
+    objectKey: string,
+    receiveCount: number | null,
+  ): Promise<void> {
+    const sourceUri = `s3://${bucket}/${objectKey}`;
+    const existing = await store.find(tenantId, sourceUri);
+    const attempts = receiveCount === null ? 'every attempt' : `${receiveCount} attempts`;
+    const cause = existing?.failureReason?.startsWith(TRANSIENT_FAILURE_PREFIX)
+      ? existing.failureReason.slice(TRANSIENT_FAILURE_PREFIX.length)
+      : 'the worker did not finish (it ran out of time or memory, or stopped)';
+    const reason = `Indexing failed after ${attempts}: ${cause}. Retry it (POST /documents/{id}/retry) once the cause is fixed.`;
+    if (existing && (existing.status === 'indexed' || existing.status === 'deleted')) {
+      // A later event already brought the document up to date: the dead letter is stale.
+      log.info('dead-lettered event for a document that is up to date', { key: objectKey });
+      return;
+    }
+    metrics.count('DocumentsDeadLettered');
+    // The failure-rate alarm counts it with the other failures.
+    metrics.count('DocumentsFailed');
+    if (existing) {
+      await store.failUnfinished(tenantId, sourceUri, reason);
+    } else {
+      const attrs: DocumentAttributes = {
+        tenantId,
+        sourceUri,
+        title: objectKey.split('/').pop() ?? objectKey,
+        sourceType: 'doc',
+        language: 'en',
+        ownerUserId: null,
+        visibility: 'tenant',
+        metadata: {},
+        sourceUpdatedAt: null,
+      };
+      // A private key's owner is named by the key; keep the row in their scope.
+      try {
+        const { userId } = parseKey(objectKey, settings.keyLayout);
+        if (userId) Object.assign(attrs, { ownerUserId: userId, visibility: 'user' });
+      } catch {
+        // no tenant: the row goes to the reserved unassigned tenant
+      }
+      await store.markFailed(attrs, reason);
+    }
+    log.error('ingestion gave up on a document', { key: objectKey, reason });
+  }
 }
