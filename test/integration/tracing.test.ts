@@ -34,6 +34,7 @@ import {
   type Observability,
 } from '../../lambdas/adapters/observability/powertools';
 import { traceDatabase } from '../../lambdas/adapters/observability/traced-database';
+import { APP_GROUP_ROLE, ensureRequestRole } from '../../lambdas/adapters/postgres/app-role';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import * as z from '../../lambdas/core/zod';
 import { createHttpHandler, type ApiEvent } from '../../lambdas/http/http-handler';
@@ -181,7 +182,9 @@ describe('tracing in a Lambda', () => {
     'records a subsegment per AWS call and per statement under the handler (%s)',
     async (engine) => {
       const { logger, metrics, tracer } = observability;
-      const base = await openTestDatabase(engine, { migrate: false });
+      // A request runs in its scope as the application role (row-level security), as in AWS.
+      const base = await openTestDatabase(engine);
+      await ensureRequestRole(base, APP_GROUP_ROLE);
       const db: Database = traceDatabase(base, tracer);
       const dynamoClient = traceClient(tracer, localDynamoClient(dynamo.endpoint));
       const s3Client = traceClient(tracer, s3);
