@@ -102,6 +102,22 @@ export default tseslint.config(
     },
   },
   {
+    // `groundwork`, the benchmarks and the scripts run the sources through tsx's CommonJS hook
+    // (`node -r tsx/cjs`), under which import() of a relative TypeScript path does not resolve.
+    files: ['local/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ImportExpression[source.value=/^\\./]',
+          message:
+            'Import relative modules statically here: under tsx/cjs a dynamic import() of a .ts path fails at run time (tests, compiled by swc, do not see it).',
+        },
+      ],
+    },
+  },
+  {
     files: ['lambdas/core/*.ts'],
     rules: { 'no-restricted-imports': coreImports('../*') },
   },

@@ -6,6 +6,13 @@ import * as z from 'zod';
 import { parseEnv } from '../lambdas/adapters/aws/lambda-env';
 import { embeddingEnvShape, embeddingSettings } from '../lambdas/adapters/embeddings/embedding-env';
 import { rerankEnvShape } from '../lambdas/adapters/rerank/rerank-env';
+// Static imports: `groundwork` runs the sources through tsx's CommonJS hook, under which a
+// dynamic import() of a relative TypeScript path does not resolve.
+import { createBedrockRuntimeClient } from '../lambdas/adapters/embeddings/bedrock-runtime-client';
+import { createConfiguredEmbedder } from '../lambdas/adapters/embeddings/embedder-factory';
+import { createBedrockLlm } from '../lambdas/adapters/llm/bedrock-converse';
+import { createOpenAiCompatibleLlm } from '../lambdas/adapters/llm/openai-compatible';
+import { rerankFromEnv } from '../lambdas/adapters/rerank/rerank-factory';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
 import { ConfigError } from '../lambdas/core/errors';
@@ -65,7 +72,6 @@ export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
         'GROUNDWORK_LLM=openai needs GROUNDWORK_OPENAI_BASE_URL and GROUNDWORK_OPENAI_MODEL',
       );
     }
-    const { createOpenAiCompatibleLlm } = await import('../lambdas/adapters/llm/openai-compatible');
     return createOpenAiCompatibleLlm({
       baseUrl: env.GROUNDWORK_OPENAI_BASE_URL,
       model: env.GROUNDWORK_OPENAI_MODEL,
@@ -73,9 +79,6 @@ export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
     });
   }
   if (env.GROUNDWORK_LLM === 'bedrock') {
-    const { createBedrockRuntimeClient } =
-      await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
-    const { createBedrockLlm } = await import('../lambdas/adapters/llm/bedrock-converse');
     return createBedrockLlm({
       client: createBedrockRuntimeClient({ region: env.AWS_REGION }),
       modelId: env.GROUNDWORK_BEDROCK_MODEL_ID,
@@ -88,10 +91,6 @@ export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
 export async function embedderFromEnv(env: LocalEnv): Promise<Embedder | undefined> {
   const provider = env.GROUNDWORK_EMBEDDER;
   if (provider === 'local') return undefined;
-  const { createBedrockRuntimeClient } =
-    await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
-  const { createConfiguredEmbedder } =
-    await import('../lambdas/adapters/embeddings/embedder-factory');
   return createConfiguredEmbedder(
     provider,
     embeddingSettings(env, 'GROUNDWORK_EMBED_'),
@@ -102,9 +101,6 @@ export async function embedderFromEnv(env: LocalEnv): Promise<Embedder | undefin
 
 /** The rerank stage the environment asks for (null reranker: none). */
 export async function rerankFromLocalEnv(env: LocalEnv) {
-  const { rerankFromEnv } = await import('../lambdas/adapters/rerank/rerank-factory');
-  const { createBedrockRuntimeClient } =
-    await import('../lambdas/adapters/embeddings/bedrock-runtime-client');
   return rerankFromEnv(env.GROUNDWORK_RERANKER, env, 'GROUNDWORK_RERANK_', {
     bedrockClient: () => createBedrockRuntimeClient({ region: env.AWS_REGION }),
   });
