@@ -111,13 +111,17 @@ function parseEmbedding(body: string, modelId: string, dimension: number): numbe
       `Bedrock returned a malformed embedding reply from ${modelId}: ${z.prettifyError(parsed.error)}`,
     );
   }
-  const { embedding } = parsed.data;
+  // Titan normalises on request; re-normalising costs nothing and guards the port's contract.
+  return unitVector(parsed.data.embedding, modelId, dimension);
+}
+
+/** A reply's vector, checked for its dimension and made unit length (a zero vector is refused). */
+function unitVector(embedding: readonly number[], modelId: string, dimension: number): number[] {
   if (embedding.length !== dimension) {
     throw new UnavailableError(
       `Bedrock returned an embedding of dimension ${embedding.length} from ${modelId}, expected ${dimension}`,
     );
   }
-  // Titan normalises on request; re-normalising costs nothing and guards the port's contract.
   const unit = normalised(embedding);
   if (!unit) throw new UnavailableError(`Bedrock returned a zero embedding from ${modelId}`);
   return unit;
@@ -240,16 +244,7 @@ export function createCohereEmbedder(options: CohereEmbedderOptions): Embedder {
         `Bedrock returned ${embeddings.length} embeddings from ${modelId} for ${texts.length} texts`,
       );
     }
-    return embeddings.map((embedding) => {
-      if (embedding.length !== COHERE_EMBED_V3_DIMENSION) {
-        throw new UnavailableError(
-          `Bedrock returned an embedding of dimension ${embedding.length} from ${modelId}, expected ${COHERE_EMBED_V3_DIMENSION}`,
-        );
-      }
-      const unit = normalised(embedding);
-      if (!unit) throw new UnavailableError(`Bedrock returned a zero embedding from ${modelId}`);
-      return unit;
-    });
+    return embeddings.map((embedding) => unitVector(embedding, modelId, COHERE_EMBED_V3_DIMENSION));
   }
 
   return {
