@@ -7,7 +7,8 @@
  * else (filters, documents, passages, threads, messages, feedback, admin routes, memory,
  * `debug: true`). No response may carry a marker outside the marker's scope.
  *
- * The seed is ISOLATION_SEED (default below) and the number of random calls ISOLATION_CALLS; a
+ * The seed is ISOLATION_SEED (default below) and the number of random calls ISOLATION_CALLS;
+ * ISOLATION_REPORT=1 prints the calls made and the leaks found on each database; a
  * failure names the seed, the call and the marker.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -458,6 +459,9 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
       'GET /admin/feedback',
       'GET /admin/prompts',
     ].filter((r) => !succeeded.get(r));
+    if (process.env.ISOLATION_REPORT) {
+      console.log(`isolation on ${engine}: ${calls} calls, ${violations.length} leaks`);
+    }
     expect(unreached).toEqual([]);
     expect(violations).toEqual([]);
   }, 120_000);
