@@ -4,11 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { runInDbScope } from '../lambdas/adapters/postgres/db-scope';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
-import { createLogger, METRICS_NAMESPACE } from '../lambdas/adapters/observability/powertools';
+import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
 import { makeAdminHandlers } from '../lambdas/admin/handler';
 import { makeDocumentHandlers } from '../lambdas/documents/handler';
 import {
@@ -54,7 +53,12 @@ export function localRoutes(
     serviceName: 'groundwork-api',
     logLevel: stack.logger.getLevelName(),
   });
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-api' });
+  // Metrics are off in the embedded default: Powertools' notice that there is nothing to
+  // publish, after every request, is not shown.
+  const metrics = createMetrics(
+    'groundwork-api',
+    createLogger({ serviceName: 'groundwork-api', logLevel: 'ERROR' }),
+  );
   const deps = { logger, metrics, limiter: stack.limiter };
   const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
   const documents = makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents });

@@ -7,14 +7,13 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import S3rver from 's3rver';
 import { createLocalEmbedder } from '../lambdas/adapters/embeddings/local-embedder';
 import {
   createLogger,
   logPort,
   metricsSink,
-  METRICS_NAMESPACE,
+  createMetrics,
 } from '../lambdas/adapters/observability/powertools';
 import { createDocumentParser } from '../lambdas/adapters/parsers';
 import type { Database } from '../lambdas/adapters/postgres/database';
@@ -166,7 +165,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const logLevel = options.logLevel ?? 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   const logger = createLogger({ serviceName: 'groundwork-local', logLevel });
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'groundwork-local' });
+  const metrics = createMetrics(
+    'groundwork-local',
+    createLogger({ serviceName: 'groundwork-local', logLevel: 'ERROR' }),
+  );
 
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   // Requests run as the application's group role, under row-level security (db-scope.ts).

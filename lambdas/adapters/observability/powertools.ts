@@ -23,6 +23,19 @@ export function createLogger(
   return new Logger({ ...options, jsonReplacerFn: redactLogValue });
 }
 
+/**
+ * The one way metrics are made: Powertools' EMF in the Groundwork namespace, with the library's
+ * own notices (such as "No application metrics to publish") written through `logger`, at its
+ * level, instead of straight to the console.
+ */
+export function createMetrics(serviceName: string, logger: Logger): Metrics {
+  return new Metrics({
+    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
+    serviceName,
+    logger,
+  });
+}
+
 /** What a Lambda entry observes itself with. */
 export interface Observability {
   readonly logger: Logger;
@@ -34,10 +47,7 @@ export interface Observability {
 /** A Lambda entry's logger, metrics and tracer (once per process, at module scope). */
 export function createObservability(serviceName: string): Observability {
   const logger = createLogger({ serviceName });
-  const metrics = new Metrics({
-    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
-    serviceName,
-  });
+  const metrics = createMetrics(serviceName, logger);
   return { logger, metrics, tracer: createTracer(serviceName) };
 }
 
