@@ -66,7 +66,10 @@ export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
  * the cost of every `await` in a micro-benchmark), which the embedded default, the tests and a
  * function with tracing off must not pay. Responses are never recorded (they are the callers'
  * data): `captureResponse: false` on the handler middleware, `POWERTOOLS_TRACER_CAPTURE_RESPONSE`
- * for methods.
+ * for methods. Outgoing requests are traced where they are made (`traceClient` on each AWS SDK
+ * client, traced-database.ts for statements), not by patching Node's http modules and fetch for
+ * the whole process (`captureHTTPsRequests: false`), which would also report every request made
+ * outside an invocation's segment as an error.
  */
 export function createTracer(serviceName: string): Tracer | undefined {
   if (!tracingWanted()) return undefined;
@@ -74,7 +77,7 @@ export function createTracer(serviceName: string): Tracer | undefined {
   const { Tracer: PowertoolsTracer } = require('@aws-lambda-powertools/tracer') as {
     Tracer: typeof Tracer;
   };
-  const tracer = new PowertoolsTracer({ serviceName });
+  const tracer = new PowertoolsTracer({ serviceName, captureHTTPsRequests: false });
   return tracer.isTracingEnabled() ? tracer : undefined;
 }
 
