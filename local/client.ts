@@ -15,9 +15,9 @@ export interface ApiSession {
   readonly url: string;
   /** A development token for the given user and tenant. */
   token(userId: string, tenantId: string): string;
-  /** The in-process stack, when this session started one. */
+  /** The in-process stack, when this command started one (no server was running). */
   readonly stack: LocalStack | null;
-  /** The S3 endpoint of the stack that serves this session. */
+  /** The S3 endpoint of the stack that serves this command. */
   readonly s3Endpoint: string;
   /** The credentials that S3 endpoint accepts. */
   readonly s3Credentials: S3Credentials;

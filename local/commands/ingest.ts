@@ -116,7 +116,7 @@ async function waitForQueue(
   bar?.stop();
 }
 
-/** Uploads a folder through the session's S3 endpoint, waits for indexing and reports. */
+/** Uploads a folder through the serving stack's S3 endpoint, waits for indexing and reports. */
 export async function ingestFolder(
   session: ApiSession,
   bucket: string,
