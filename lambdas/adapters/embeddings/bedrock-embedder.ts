@@ -64,27 +64,14 @@ export function createBedrockEmbedder(options: BedrockEmbedderOptions): Embedder
   if (!TITAN_DIMENSIONS.includes(dimension)) {
     throw new ConfigError(`Titan embedding dimension must be 256, 512 or 1024, got ${dimension}`);
   }
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new ConfigError(
-      `Bedrock embedding concurrency must be a whole number >= 1, got ${concurrency}`,
-    );
-  }
+  checkConcurrency(concurrency);
 
   async function embedOne(text: string): Promise<number[]> {
-    let body: string;
-    try {
-      const response = await client.send(
-        new InvokeModelCommand({
-          modelId,
-          contentType: 'application/json',
-          accept: 'application/json',
-          body: JSON.stringify({ inputText: text, dimensions: dimension, normalize: true }),
-        }),
-      );
-      body = response.body.transformToString();
-    } catch (err) {
-      throw toAppError(err, modelId);
-    }
+    const body = await invokeModel(client, modelId, {
+      inputText: text,
+      dimensions: dimension,
+      normalize: true,
+    });
     return parseEmbedding(body, modelId, dimension);
   }
 
@@ -113,6 +100,35 @@ function parseEmbedding(body: string, modelId: string, dimension: number): numbe
   }
   // Titan normalises on request; re-normalising costs nothing and guards the port's contract.
   return unitVector(parsed.data.embedding, modelId, dimension);
+}
+
+/** One InvokeModel call with a JSON body; its reply body as text, or the error as an AppError. */
+async function invokeModel(
+  client: BedrockRuntimeClient,
+  modelId: string,
+  payload: unknown,
+): Promise<string> {
+  try {
+    const response = await client.send(
+      new InvokeModelCommand({
+        modelId,
+        contentType: 'application/json',
+        accept: 'application/json',
+        body: JSON.stringify(payload),
+      }),
+    );
+    return response.body.transformToString();
+  } catch (err) {
+    throw toAppError(err, modelId);
+  }
+}
+
+function checkConcurrency(concurrency: number): void {
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new ConfigError(
+      `Bedrock embedding concurrency must be a whole number >= 1, got ${concurrency}`,
+    );
+  }
 }
 
 /** A reply's vector, checked for its dimension and made unit length (a zero vector is refused). */
@@ -207,31 +223,14 @@ export function createCohereEmbedder(options: CohereEmbedderOptions): Embedder {
       `Cohere embedding batch size must be 1-${COHERE_MAX_TEXTS}, got ${batchSize}`,
     );
   }
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new ConfigError(
-      `Bedrock embedding concurrency must be a whole number >= 1, got ${concurrency}`,
-    );
-  }
+  checkConcurrency(concurrency);
 
   async function embedBatch(texts: readonly string[], inputType: string): Promise<number[][]> {
-    let body: string;
-    try {
-      const response = await client.send(
-        new InvokeModelCommand({
-          modelId,
-          contentType: 'application/json',
-          accept: 'application/json',
-          body: JSON.stringify({
-            texts: texts.map((text) => text.slice(0, COHERE_MAX_CHARACTERS)),
-            input_type: inputType,
-            truncate: 'END',
-          }),
-        }),
-      );
-      body = response.body.transformToString();
-    } catch (err) {
-      throw toAppError(err, modelId);
-    }
+    const body = await invokeModel(client, modelId, {
+      texts: texts.map((text) => text.slice(0, COHERE_MAX_CHARACTERS)),
+      input_type: inputType,
+      truncate: 'END',
+    });
     const parsed = cohereEmbeddingResponseSchema.safeParse(parseJson(body, modelId));
     if (!parsed.success) {
       throw new UnavailableError(
