@@ -59,44 +59,23 @@ const limiter = limiterFromEnv(env, observability);
 let pipeline: Promise<Answering> | undefined;
 /** Builds the answer pipeline on the first POST /answer (its modules are the heavy ones). */
 async function buildAnswering(): Promise<Answering> {
-  const [
-    { createAnswering },
-    { createSearch },
-    { createSearchRepository },
-    { createTokenCounter },
-    bedrock,
-    { embedderFromEnv },
-    { rerankFromEnv },
-    llm,
-  ] = await Promise.all([
-    import('../core/answer/answer'),
-    import('../core/retrieval/search'),
-    import('../adapters/postgres/search-repository'),
-    import('../adapters/tokenizer/gpt-token-counter'),
-    import('../adapters/embeddings/bedrock-runtime-client'),
-    import('../adapters/aws/embedder-from-env'),
-    import('../adapters/rerank/rerank-factory'),
-    import('../adapters/llm/bedrock-converse'),
-  ]);
+  const [{ createAnswering }, { searchFromEnv }, { createTokenCounter }, bedrock, llm] =
+    await Promise.all([
+      import('../core/answer/answer'),
+      import('../adapters/aws/search-from-env'),
+      import('../adapters/tokenizer/gpt-token-counter'),
+      import('../adapters/embeddings/bedrock-runtime-client'),
+      import('../adapters/llm/bedrock-converse'),
+    ]);
   const client = traceClient(
     tracer,
     bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION }),
   );
-  const embedder = embedderFromEnv(env, () => client);
-  const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', {
-    bedrockClient: () => client,
-  });
   const log = logPort(logger);
   const sink = metricsSink(metrics);
+  const { search, embedder } = searchFromEnv(env, { db, bedrock: client, log, metrics: sink });
   return createAnswering({
-    search: createSearch({
-      store: createSearchRepository(db),
-      embedder,
-      reranker: rerank.reranker,
-      settings: { rerank: rerank.settings },
-      log,
-      metrics: sink,
-    }),
+    search,
     embedder,
     tokens: createTokenCounter(),
     conversations,

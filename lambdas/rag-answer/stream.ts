@@ -15,8 +15,7 @@
  * the first answer (adapters/tokenizer; it ships beside the bundle).
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
-import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
-import { rerankFromEnv } from '../adapters/rerank/rerank-factory';
+import { searchFromEnv } from '../adapters/aws/search-from-env';
 import type { Writable } from 'node:stream';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
@@ -39,12 +38,10 @@ import {
 } from '../adapters/postgres/conversation-repository';
 import type { Database } from '../adapters/postgres/database';
 import { runInDbScope } from '../adapters/postgres/db-scope';
-import { createSearchRepository } from '../adapters/postgres/search-repository';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
 import { AppError, AuthenticationError, NotFoundError, toErrorResponse } from '../core/errors';
 import type { Admission } from '../core/limits/limiter';
-import { createSearch } from '../core/retrieval/search';
 import { parseJsonBody, parseOrThrow, requestDbScope } from '../http/http-handler';
 import { claimsOf, identityFromEvent } from '../http/identity';
 import { withLimitHeaders } from '../http/limits-middleware';
@@ -101,17 +98,9 @@ const db: Database = databaseFromEnv(env, tracer);
 const log = logPort(logger);
 const sink = metricsSink(metrics);
 const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
-const embedder = embedderFromEnv(env, () => bedrock);
-const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', { bedrockClient: () => bedrock });
+const { search, embedder } = searchFromEnv(env, { db, bedrock, log, metrics: sink });
 const answering = createAnswering({
-  search: createSearch({
-    store: createSearchRepository(db),
-    embedder,
-    reranker: rerank.reranker,
-    settings: { rerank: rerank.settings },
-    log,
-    metrics: sink,
-  }),
+  search,
   embedder,
   tokens: createTokenCounter(),
   conversations: createConversationRepository(db),

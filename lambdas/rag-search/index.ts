@@ -7,8 +7,7 @@
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
-import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
-import { rerankFromEnv } from '../adapters/rerank/rerank-factory';
+import { searchFromEnv } from '../adapters/aws/search-from-env';
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
@@ -19,8 +18,6 @@ import {
   traceClient,
 } from '../adapters/observability/powertools';
 import type { Database } from '../adapters/postgres/database';
-import { createSearchRepository } from '../adapters/postgres/search-repository';
-import { createSearch } from '../core/retrieval/search';
 import { makeHandler } from './handler';
 
 /** The `rag-search` function's environment (set by the CDK app's grant helpers). */
@@ -37,13 +34,9 @@ const { logger, metrics, tracer } = observability;
 const db: Database = databaseFromEnv(env, tracer);
 
 const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
-const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', { bedrockClient: () => bedrock });
-
-const search = createSearch({
-  store: createSearchRepository(db),
-  embedder: embedderFromEnv(env, () => bedrock),
-  reranker: rerank.reranker,
-  settings: { rerank: rerank.settings },
+const { search } = searchFromEnv(env, {
+  db,
+  bedrock,
   log: logPort(logger),
   metrics: metricsSink(metrics),
 });

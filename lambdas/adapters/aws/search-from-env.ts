@@ -1,0 +1,37 @@
+/**
+ * The search use case as every Lambda that retrieves composes it (rag-search, and both answer
+ * entries): the configured embedding model and rerank stage over the search repository.
+ */
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { Embedder, Log, MetricsSink } from '../../core/ports';
+import { createSearch, type Search } from '../../core/retrieval/search';
+import type { Database } from '../postgres/database';
+import { createSearchRepository } from '../postgres/search-repository';
+import { rerankFromEnv } from '../rerank/rerank-factory';
+import { embedderFromEnv } from './embedder-from-env';
+import type { LambdaEnv } from './lambda-env';
+
+export function searchFromEnv(
+  env: LambdaEnv,
+  deps: {
+    readonly db: Database;
+    /** The function's (traced) Bedrock client, used when a Bedrock model is configured. */
+    readonly bedrock: BedrockRuntimeClient;
+    readonly log: Log;
+    readonly metrics: MetricsSink;
+  },
+): { search: Search; embedder: Embedder } {
+  const embedder = embedderFromEnv(env, () => deps.bedrock);
+  const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', {
+    bedrockClient: () => deps.bedrock,
+  });
+  const search = createSearch({
+    store: createSearchRepository(deps.db),
+    embedder,
+    reranker: rerank.reranker,
+    settings: { rerank: rerank.settings },
+    log: deps.log,
+    metrics: deps.metrics,
+  });
+  return { search, embedder };
+}
