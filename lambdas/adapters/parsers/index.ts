@@ -21,7 +21,7 @@ import {
   ParserUnavailableError,
   type Extracted,
 } from './shared';
-import { extractText, looksBinary } from './text';
+import { charsetOf, extractText, looksBinary } from './text';
 
 export { ParserUnavailableError } from './shared';
 
@@ -93,7 +93,9 @@ async function extract(
     case 'text':
     case 'markdown':
     case 'html': {
-      if (looksBinary(bytes, charset)) {
+      // Decided once: the binary check and the decoding read the text in the same charset.
+      const encoding = charsetOf(bytes, charset);
+      if (looksBinary(bytes, encoding)) {
         const name = key.slice(key.lastIndexOf('/') + 1);
         throw new DocumentRejectedError(
           'unsupported_format',
@@ -101,7 +103,7 @@ async function extract(
             'binary data. Upload it in a supported format (.txt, .md, .html, .pdf or .docx).',
         );
       }
-      const { text } = extractText(bytes, charset);
+      const { text } = extractText(bytes, encoding);
       if (format === 'markdown') return markdownToText(text);
       if (format === 'html') {
         const html = await htmlToText(text);
