@@ -45,10 +45,13 @@ export function currentDbScope(): DbScope | undefined {
   return storage.getStore();
 }
 
-/** A string as an SQL literal (standard_conforming_strings: only quotes are doubled). */
+/**
+ * A string as an SQL literal: an escape string (E'...') with backslashes and quotes doubled, which
+ * reads the same whatever `standard_conforming_strings` says (a user id comes from a token).
+ */
 function literal(value: string): string {
   if (/[\0]/.test(value)) throw new Error('a scope value holds a NUL character');
-  return `'${value.replace(/'/g, "''")}'`;
+  return `E'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
 /**
