@@ -1,15 +1,17 @@
 /**
- * The /admin routes (admin group only, own tenant only): statistics, feedback, and prompt
- * configuration versions. Thin: validation, identity, one use case each (core/admin).
+ * The /admin routes (admin group only, own tenant only): statistics, feedback, prompt
+ * configuration versions and the source-type policy. Thin: validation, identity, one use case each (core/admin).
  */
 import * as z from '../core/zod';
-import type { Admin, PromptVersion } from '../core/admin/admin';
+import type { Admin, PromptVersion, StoredSourceTypePolicy } from '../core/admin/admin';
 import { cursorCodec } from '../http/cursor';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import {
   createPromptRequestSchema,
   feedbackQuerySchema,
   promptSchema,
+  sourceTypePolicyRequestSchema,
+  sourceTypePolicyResponseSchema,
   statsQuerySchema,
 } from './schema';
 
@@ -33,6 +35,17 @@ const toPrompt = (p: PromptVersion): z.infer<typeof promptSchema> => ({
   active: p.active,
   created_at: p.createdAt.toISOString(),
   created_by: p.createdBy,
+});
+
+const toSourceTypePolicy = (
+  tenantId: string,
+  p: StoredSourceTypePolicy,
+): z.infer<typeof sourceTypePolicyResponseSchema> => ({
+  tenant_id: tenantId,
+  mode: p.mode,
+  allowed_source_types: p.allowedSourceTypes ? [...p.allowedSourceTypes] : null,
+  updated_at: p.updatedAt?.toISOString() ?? null,
+  updated_by: p.updatedBy,
 });
 
 export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
@@ -151,6 +164,28 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       { route: 'admin.prompts.activate', schema: noBody },
       async ({ identity, pathParameters }) => ({
         body: toPrompt(await admin.activatePrompt(identity, pathParameters.id ?? '')),
+      }),
+    ),
+
+    getSourceTypePolicy: createHttpHandler(
+      deps,
+      { route: 'admin.source-policy.get', schema: noBody },
+      async ({ identity }) => ({
+        body: toSourceTypePolicy(identity.tenantId, await admin.sourceTypePolicy(identity)),
+      }),
+    ),
+
+    setSourceTypePolicy: createHttpHandler(
+      deps,
+      { route: 'admin.source-policy.set', schema: sourceTypePolicyRequestSchema },
+      async ({ identity, body }) => ({
+        body: toSourceTypePolicy(
+          identity.tenantId,
+          await admin.setSourceTypePolicy(identity, {
+            mode: body.mode,
+            allowedSourceTypes: body.allowed_source_types,
+          }),
+        ),
       }),
     ),
   };

@@ -93,3 +93,23 @@ export const promptSchema = z.object({
 });
 
 export const promptsResponseSchema = z.object({ prompts: z.array(promptSchema) });
+
+/** POST /api/admin/source-policy: the tenant's source-type policy (core/retrieval/source-types.ts). */
+export const sourceTypePolicyRequestSchema = z.strictObject({
+  /** `permissive` narrows a request for another type away; `strict` refuses it (403). */
+  mode: z.enum(['permissive', 'strict']),
+  /** The types retrieval returns; null or absent: every type (permissive only). */
+  allowed_source_types: z._default(
+    z.nullable(z.array(sourceTypeName).check(z.minLength(1), z.maxLength(50))),
+    null,
+  ),
+});
+
+export const sourceTypePolicyResponseSchema = z.object({
+  tenant_id: z.string(),
+  mode: z.enum(['permissive', 'strict']),
+  allowed_source_types: z.nullable(z.array(z.string())),
+  /** Null: never set, the default applies. */
+  updated_at: z.nullable(z.string()),
+  updated_by: z.nullable(z.string()),
+});

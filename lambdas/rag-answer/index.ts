@@ -92,6 +92,7 @@ async function buildAnswering(): Promise<Answering> {
 }
 const answering: Answering = {
   answer: async (...args) => (await (pipeline ??= buildAnswering())).answer(...args),
+  prepare: async (...args) => (await (pipeline ??= buildAnswering())).prepare(...args),
 };
 
 const deps = { logger, metrics, tracer, limiter };

@@ -45,7 +45,12 @@ describe.each(ENGINES)('search preparation on %s', (engine) => {
       userId: 'u1',
       globalTenants: ['library'],
     });
-    expect(policy).toEqual({ allowedSourceTypes: null, minScore: null, maxChunksPerSource: null });
+    expect(policy).toEqual({
+      allowedSourceTypes: null,
+      sourceTypeMode: 'permissive',
+      minScore: null,
+      maxChunksPerSource: null,
+    });
     expect(statistics.chunks).toBe(3 + 4);
     expect(statistics.tableChunks).toBe(3 + 4 + 1);
     expect(statistics.meanLength).toBeCloseTo((await lengths(['acme', 'library'])) / 7, 9);
@@ -65,8 +70,9 @@ describe.each(ENGINES)('search preparation on %s', (engine) => {
 
   it("reads the tenant's policy with them", async () => {
     await db().query(
-      `INSERT INTO tenant_policies (tenant_id, allowed_source_types, min_score, max_chunks_per_source)
-       VALUES ('acme', ARRAY['doc', 'faq'], 0.25, 2)`,
+      `INSERT INTO tenant_policies (tenant_id, allowed_source_types, source_type_mode, min_score,
+                                    max_chunks_per_source)
+       VALUES ('acme', ARRAY['doc', 'faq'], 'strict', 0.25, 2)`,
     );
     try {
       const { policy } = await createSearchRepository(db()).prepare({
@@ -76,6 +82,7 @@ describe.each(ENGINES)('search preparation on %s', (engine) => {
       });
       expect(policy).toEqual({
         allowedSourceTypes: ['doc', 'faq'],
+        sourceTypeMode: 'strict',
         minScore: 0.25,
         maxChunksPerSource: 2,
       });

@@ -1,5 +1,15 @@
-/** The `AdminStore` port: tenant statistics, feedback and prompt versions. All tenant-scoped. */
-import type { AdminStore, FeedbackEntry, PromptVersion, TenantStats } from '../../core/admin/admin';
+/**
+ * The `AdminStore` port: tenant statistics, feedback, prompt versions and the source-type policy.
+ * All tenant-scoped.
+ */
+import type {
+  AdminStore,
+  FeedbackEntry,
+  PromptVersion,
+  StoredSourceTypePolicy,
+  TenantStats,
+} from '../../core/admin/admin';
+import { DEFAULT_SOURCE_TYPE_POLICY, type SourceTypeMode } from '../../core/retrieval/source-types';
 import type { Database, Queryable } from './database';
 import { isUuid } from './sql-params';
 
@@ -31,6 +41,25 @@ const toPrompt = (r: PromptRow): PromptVersion => ({
   createdAt: r.created_at,
   createdBy: r.created_by,
 });
+
+interface SourceTypePolicyRow {
+  source_type_mode: SourceTypeMode;
+  allowed_source_types: string[] | null;
+  updated_at: Date;
+  updated_by: string | null;
+}
+
+const SOURCE_TYPE_POLICY_COLUMNS = 'source_type_mode, allowed_source_types, updated_at, updated_by';
+
+const toSourceTypePolicy = (r: SourceTypePolicyRow | undefined): StoredSourceTypePolicy =>
+  r
+    ? {
+        mode: r.source_type_mode,
+        allowedSourceTypes: r.allowed_source_types,
+        updatedAt: r.updated_at,
+        updatedBy: r.updated_by,
+      }
+    : { ...DEFAULT_SOURCE_TYPE_POLICY, updatedAt: null, updatedBy: null };
 
 const counts = (rows: { key: string | null; n: string | number }[]) =>
   Object.fromEntries(rows.map((r) => [r.key ?? 'none', Number(r.n)]));
@@ -220,6 +249,34 @@ export function createAdminStore(db: Database): AdminStore {
         // A default row becomes effective again once the tenant's own versions are inactive.
         return toPrompt({ ...row, active: true });
       });
+    },
+
+    async sourceTypePolicy(tenantId) {
+      const { rows } = await db.query<SourceTypePolicyRow>(
+        `SELECT ${SOURCE_TYPE_POLICY_COLUMNS} FROM tenant_policies WHERE tenant_id = $1`,
+        [tenantId],
+      );
+      return toSourceTypePolicy(rows[0]);
+    },
+
+    async setSourceTypePolicy(tenantId, updatedBy, policy) {
+      const { rows } = await db.query<SourceTypePolicyRow>(
+        `INSERT INTO tenant_policies (tenant_id, source_type_mode, allowed_source_types, updated_by)
+         VALUES ($1, $2, $3::text[], $4)
+         ON CONFLICT (tenant_id) DO UPDATE
+            SET source_type_mode = EXCLUDED.source_type_mode,
+                allowed_source_types = EXCLUDED.allowed_source_types,
+                updated_by = EXCLUDED.updated_by,
+                updated_at = now()
+         RETURNING ${SOURCE_TYPE_POLICY_COLUMNS}`,
+        [
+          tenantId,
+          policy.mode,
+          policy.allowedSourceTypes ? [...policy.allowedSourceTypes] : null,
+          updatedBy,
+        ],
+      );
+      return toSourceTypePolicy(rows[0]);
     },
   };
 }

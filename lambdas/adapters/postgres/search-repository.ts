@@ -24,6 +24,7 @@ import type {
   SearchScope,
   SearchStore,
 } from '../../core/retrieval/types';
+import { DEFAULT_SOURCE_TYPE_POLICY, type SourceTypeMode } from '../../core/retrieval/source-types';
 import { toVectorLiteral, type Database, type LocalSettings } from './database';
 import { compileFilters, DOCUMENT_METADATA, visibilityParts } from './filter-sql';
 import { isUndefinedFunction, routineCall, routineName } from './routines';
@@ -470,12 +471,14 @@ export function buildSearchSql(
 }
 
 /** {@link PreparationRow}'s columns, in `prepareSql`'s order, for its routine's call. */
-const PREPARATION_COLUMNS = `allowed_source_types text[], min_score real,
+const PREPARATION_COLUMNS = `allowed_source_types text[], source_type_mode text, min_score real,
   max_chunks_per_source int, chunks float8, total_length float8, table_chunks float8,
   restricted_documents int, restricted_chunks float8`;
 
 interface PreparationRow {
   allowed_source_types: string[] | null;
+  /** Null when the tenant has no policy row. */
+  source_type_mode: SourceTypeMode | null;
   min_score: number | null;
   max_chunks_per_source: number | null;
   chunks: number;
@@ -500,7 +503,7 @@ export function prepareSql(scope: SearchScope, p: SqlParams): string {
   const globals = p.add([...scope.globalTenants], 'text[]');
   const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
   const cap = p.add(RESTRICTED_DOCUMENTS_CAP, 'int');
-  return `SELECT pol.allowed_source_types, pol.min_score, pol.max_chunks_per_source,
+  return `SELECT pol.allowed_source_types, pol.source_type_mode, pol.min_score, pol.max_chunks_per_source,
            st.chunks, st.total_length, st.table_chunks, r.restricted_documents, r.restricted_chunks
     FROM (SELECT coalesce(sum(chunk_count) FILTER (WHERE tenant_id = ANY(${tenants})), 0)::float8 AS chunks,
                  coalesce(sum(total_length) FILTER (WHERE tenant_id = ANY(${tenants})), 0)::float8 AS total_length,
@@ -603,6 +606,7 @@ export function createSearchRepository(
       return {
         policy: {
           allowedSourceTypes: row.allowed_source_types ?? null,
+          sourceTypeMode: row.source_type_mode ?? DEFAULT_SOURCE_TYPE_POLICY.mode,
           minScore: row.min_score ?? null,
           maxChunksPerSource: row.max_chunks_per_source ?? null,
         },

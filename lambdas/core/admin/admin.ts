@@ -3,6 +3,9 @@
  * prompt configurations its answers use. Only members of the admin group may call them, and an
  * admin sees and changes their own tenant only.
  *
+ * The tenant's source-type policy (core/retrieval/source-types.ts) is a setting its admins read
+ * and set here; retrieval applies it for every reader.
+ *
  * Prompt configurations are versioned per tenant over built-in defaults: the defaults (seeded by
  * the migrations, tenant-less) apply until a tenant's admins create and activate a version of
  * their own for a profile; activating a default again puts the tenant back on it.
@@ -10,6 +13,7 @@
 import { ForbiddenError, NotFoundError } from '../errors';
 import type { PromptConfig } from '../answer/conversations';
 import type { Limiter, PlanUsageReport } from '../limits/limiter';
+import { checkSourceTypePolicy, type SourceTypePolicy } from '../retrieval/source-types';
 
 export interface AdminCaller {
   readonly tenantId: string;
@@ -74,6 +78,12 @@ export interface NewPromptVersion {
   readonly constraints: PromptConfig['constraints'];
 }
 
+/** A tenant's source-type policy as stored; `updatedAt` null: never set (the default applies). */
+export interface StoredSourceTypePolicy extends SourceTypePolicy {
+  readonly updatedAt: Date | null;
+  readonly updatedBy: string | null;
+}
+
 /** The database side (adapters/postgres/admin-queries.ts). */
 export interface AdminStore {
   stats(tenantId: string, since: Date): Promise<TenantStats>;
@@ -89,6 +99,14 @@ export interface AdminStore {
   ): Promise<PromptVersion>;
   /** Makes a version the tenant's active one for its profile; null if it is not the tenant's to use. */
   activatePrompt(tenantId: string, id: string): Promise<PromptVersion | null>;
+  /** The tenant's source-type policy, or the default when it has none. */
+  sourceTypePolicy(tenantId: string): Promise<StoredSourceTypePolicy>;
+  /** Stores the tenant's source-type policy (keeping its other search settings). */
+  setSourceTypePolicy(
+    tenantId: string,
+    updatedBy: string,
+    policy: SourceTypePolicy,
+  ): Promise<StoredSourceTypePolicy>;
 }
 
 export interface Admin {
@@ -104,6 +122,11 @@ export interface Admin {
     activate: boolean,
   ): Promise<PromptVersion>;
   activatePrompt(caller: AdminCaller, id: string): Promise<PromptVersion>;
+  sourceTypePolicy(caller: AdminCaller): Promise<StoredSourceTypePolicy>;
+  setSourceTypePolicy(
+    caller: AdminCaller,
+    policy: SourceTypePolicy,
+  ): Promise<StoredSourceTypePolicy>;
 }
 
 function assertAdmin(caller: AdminCaller): void {
@@ -145,6 +168,18 @@ export function createAdmin(deps: {
       const activated = await store.activatePrompt(caller.tenantId, id);
       if (!activated) throw new NotFoundError(`No prompt configuration ${id}`);
       return activated;
+    },
+    async sourceTypePolicy(caller) {
+      assertAdmin(caller);
+      return store.sourceTypePolicy(caller.tenantId);
+    },
+    async setSourceTypePolicy(caller, policy) {
+      assertAdmin(caller);
+      return store.setSourceTypePolicy(
+        caller.tenantId,
+        caller.userId,
+        checkSourceTypePolicy(policy),
+      );
     },
   };
 }

@@ -1,9 +1,13 @@
 /**
  * The answer use case, in order: decide whether retrieval is useful; find or create the thread
- * and store the question; choose the profile; make a follow-up standalone; retrieve; recall the
- * caller's memory; build the context; gate on confidence; generate (or extract); cite; store the
- * answer. Every step is timed for `debug`. Failures degrade instead of failing: retrieval down
- * answers without context, the LLM down returns the top sources, storage down still answers.
+ * and store the question; choose the profile; then prepare (make a follow-up standalone;
+ * retrieve; recall the caller's memory; build the context; gate on confidence; build the prompt);
+ * then generate (or extract); cite; store the answer. Every step is timed for `debug`. Failures
+ * degrade instead of failing: retrieval down answers without context, the LLM down returns the
+ * top sources, storage down still answers.
+ *
+ * `prepare` is the same preparation on its own, with no thread, no storage and no generation:
+ * what the test harness (`groundwork harness`, POST /api/admin/harness) shows.
  */
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, ValidationError } from '../errors';
@@ -11,13 +15,15 @@ import type { Clock, Embedder, Log, MetricsSink, TokenCounter } from '../ports';
 import { noMetrics, silentLog, systemClock } from '../ports';
 import type { SearchFilters } from '../retrieval/filters';
 import type { Search } from '../retrieval/search';
+import type { AppliedSourceTypes } from '../retrieval/source-types';
 import type { SearchHit } from '../retrieval/types';
-import { createBackground } from './background';
+import { createBackground, type BackgroundStats } from './background';
 import { CALIBRATIONS, resolveCalibration } from './calibrations';
 import { mapCitations, MAX_CITATIONS, type Citation } from './citations';
 import {
   assessConfidence,
   gateEvidence,
+  type ConfidenceAssessment,
   type ConfidenceCalibration,
   type ConfidenceLevel,
 } from './confidence';
@@ -37,7 +43,13 @@ import type {
 } from './conversations';
 import { EXTRACTIVE_MODEL_ID, extractiveAnswer, MIN_RELATIVE_SCORE } from './extractive';
 import { conversationalReply, isConversational } from './intent';
-import { LlmUnavailableError, type ChatMessage, type LlmProvider, type TokenUsage } from './llm';
+import {
+  LlmUnavailableError,
+  type ChatMessage,
+  type GenerationRequest,
+  type LlmProvider,
+  type TokenUsage,
+} from './llm';
 import { buildPrompt } from './prompt';
 import { makeStandalone } from './standalone';
 
@@ -108,6 +120,62 @@ export interface AnswerResult {
   };
 }
 
+/** What `prepare` is asked: a question, and how to retrieve and prompt for it. */
+export interface PrepareRequest {
+  readonly queryText: string;
+  readonly profile?: string;
+  readonly topK?: number;
+  readonly filters: SearchFilters;
+  readonly maxTokens: number;
+  readonly temperature: number;
+}
+
+/** One context block as the answer would cite it: its marker in the prompt and its citation. */
+export interface Evidence {
+  /** The `[n]` the prompt numbers the block with and an answer cites it by. */
+  readonly marker: string;
+  readonly citation: AnswerCitation;
+  /** The retrieved chunks the block holds. */
+  readonly chunkIds: readonly string[];
+}
+
+/** What generation does with a prepared answer. */
+export type NextStep =
+  /** A greeting: answered without retrieval (the answer route does not prepare it). */
+  | 'conversational'
+  /** Retrieval failed: the LLM answers without context. */
+  | 'generate_without_context'
+  /** Confidence is low: no LLM call, the closest passages are listed. */
+  | 'insufficient_context'
+  /** The offline extractive answerer quotes the context. */
+  | 'extract'
+  /** The LLM is called with the prompt. */
+  | 'generate';
+
+/** Everything before generation: retrieval, context, evidence, the gate and the prompt. */
+export interface PreparedAnswer {
+  readonly question: string;
+  readonly standaloneQuery: string;
+  readonly profile: PromptConfig;
+  readonly hits: SearchHit[];
+  readonly retrievalFailed: boolean;
+  /** The tenant's source-type policy as retrieval applied it (null: retrieval did not run). */
+  readonly sourceTypes: AppliedSourceTypes | null;
+  /** The caller's own similar past messages put in the prompt. */
+  readonly memory: string[];
+  readonly blocks: ContextBlock[];
+  readonly evidence: Evidence[];
+  readonly gate: ConfidenceAssessment;
+  /** Null when retrieval failed (no level is claimed). */
+  readonly confidence: ConfidenceLevel | null;
+  readonly background: BackgroundStats | null;
+  readonly prompt: GenerationRequest & { rendered: string };
+  readonly next: NextStep;
+  /** The query vector retrieval used (null: embedding failed). */
+  readonly retrievalEmbedding: number[] | null;
+  readonly steps: PipelineStep[];
+}
+
 export interface AnswerDeps {
   readonly search: Search;
   readonly embedder: Embedder;
@@ -130,6 +198,11 @@ export interface AnswerHooks {
 
 export interface Answering {
   answer(identity: Owner, request: AnswerRequest, hooks?: AnswerHooks): Promise<AnswerResult>;
+  /**
+   * The answer's preparation for `request` in the caller's scope (the same steps `answer` runs),
+   * without a thread, without storing anything and without calling the LLM.
+   */
+  prepare(identity: Owner, request: PrepareRequest): Promise<PreparedAnswer>;
 }
 
 /** Picks the profile: explicit, else the first whose keywords occur in the question, else `general`. */
@@ -187,6 +260,46 @@ export function fallbackAnswer(blocks: readonly ContextBlock[]): string {
   return `The answer service is temporarily unavailable. The most relevant passages in your documents are:\n${lines.join('\n')}`;
 }
 
+/** The evidence an answer can cite: each context block by its marker, as its citation. */
+export function evidenceFrom(blocks: readonly ContextBlock[], snippetLength: number): Evidence[] {
+  return blocks.map((block) => ({
+    marker: `[${block.index}]`,
+    citation: citationFrom(block, [], snippetLength),
+    chunkIds: block.passages.flatMap((p) => p.chunkIds),
+  }));
+}
+
+/** What the answer pipeline hands `prepareWith` beyond the request itself. */
+interface PrepareContext {
+  /** Earlier messages of the thread, oldest first. */
+  readonly history: readonly ChatMessage[];
+  /** The question's vector, when the caller already embedded it. */
+  readonly questionEmbedding: number[] | null;
+  /** The memory lookup, when the caller asked for it. */
+  readonly memory: {
+    readonly limit: number;
+    readonly tokenBudget: number;
+    readonly excludeMessageId: string;
+  } | null;
+  readonly debug: boolean;
+}
+
+type Step = <T>(name: string, fn: () => Promise<T>, detail?: (r: T) => unknown) => Promise<T>;
+
+/** Times each call as a pipeline step into `steps`, with its detail when `debug`. */
+function stepper(steps: PipelineStep[], debug: boolean): Step {
+  return async (name, fn, detail = () => undefined) => {
+    const t0 = performance.now();
+    const r = await fn();
+    steps.push({
+      name,
+      ms: Math.round((performance.now() - t0) * 10) / 10,
+      detail: debug ? detail(r) : undefined,
+    });
+    return r;
+  };
+}
+
 export function createAnswering(deps: AnswerDeps): Answering {
   const settings: AnswerSettings = { ...DEFAULT_ANSWER_SETTINGS, ...deps.settings };
   const log = deps.log ?? silentLog;
@@ -199,24 +312,198 @@ export function createAnswering(deps: AnswerDeps): Answering {
   );
   const background = createBackground(deps.embedder);
 
+  /**
+   * The preparation: standalone question, retrieval in the caller's scope (under the tenant's
+   * source-type policy, narrowed by the profile), memory, context, the confidence gate, evidence
+   * and the prompt. Nothing is stored and the LLM is called only to make a follow-up standalone.
+   */
+  async function prepareWith(
+    identity: Owner,
+    request: PrepareRequest,
+    profile: PromptConfig,
+    systemPrompt: string,
+    ctx: PrepareContext,
+  ): Promise<PreparedAnswer> {
+    const steps: PipelineStep[] = [];
+    const step = stepper(steps, ctx.debug);
+    const question = request.queryText.trim();
+    const history = [...ctx.history];
+
+    // A follow-up becomes a standalone question before retrieval.
+    const standalone = await step(
+      'standalone_query',
+      () => makeStandalone(question, history, deps.llm),
+      (s) => s,
+    );
+    let retrievalEmbedding = ctx.questionEmbedding;
+    if (standalone !== question || !retrievalEmbedding) {
+      retrievalEmbedding = await deps.embedder
+        .embed([standalone], 'query')
+        .then((v) => v[0] ?? null)
+        .catch(() => null);
+    }
+    let hits: SearchHit[] = [];
+    let sourceTypes: AppliedSourceTypes | null = null;
+    let retrievalFailed = false;
+    try {
+      if (!retrievalEmbedding) throw new Error('no query embedding');
+      const embedding = retrievalEmbedding;
+      const narrow = profile.constraints.allowed_source_types;
+      const result = await step(
+        'retrieve',
+        () =>
+          deps.search.searchWithEmbedding(
+            identity,
+            {
+              queryText: standalone,
+              topK: request.topK ?? profile.constraints.top_k ?? settings.defaultTopK,
+              mode: 'hybrid',
+              filters: request.filters,
+              maxChunksPerSource: settings.context.maxChunksPerSource,
+              ...(narrow ? { narrowSourceTypes: narrow } : {}),
+            },
+            embedding,
+          ),
+        (r) => ({ hits: r.hits.length, source_types: r.sourceTypes }),
+      );
+      hits = result.hits;
+      sourceTypes = result.sourceTypes ?? null;
+    } catch (err) {
+      if (err instanceof ValidationError || (err as { status?: number }).status === 403) throw err;
+      log.error('retrieval failed; answering without context', { err });
+      metrics.count('RetrievalFailures');
+      retrievalFailed = true;
+    }
+
+    // Memory: the caller's own similar past questions, never anyone else's.
+    let memory: string[] = [];
+    if (ctx.memory && retrievalEmbedding) {
+      const embedding = retrievalEmbedding;
+      const { limit, tokenBudget, excludeMessageId } = ctx.memory;
+      memory = await step(
+        'memory',
+        async () => {
+          const similar = await deps.conversations.similarMessages(
+            identity,
+            embedding,
+            limit,
+            excludeMessageId,
+          );
+          const kept: string[] = [];
+          let budget = tokenBudget;
+          for (const m of similar) {
+            const t = deps.tokens.count(m.content);
+            if (t > budget) break;
+            budget -= t;
+            kept.push(m.content);
+          }
+          return kept;
+        },
+        (m) => m,
+      ).catch((err: unknown) => {
+        log.error('memory lookup failed', { err });
+        return [];
+      });
+    }
+
+    const blocks = await step(
+      'context',
+      async () => buildContext(hits, deps.tokens, settings.context),
+      (b) => b.map((x) => ({ index: x.index, source: x.sourceUri, tokens: x.tokens })),
+    );
+    const t0 = performance.now();
+    // The query's similarity to unrelated text, which the gate measures cosines against.
+    const queryBackground =
+      retrievalEmbedding && hits.length > 0
+        ? await background.of(retrievalEmbedding).catch((err: unknown) => {
+            log.error('could not embed the confidence background; gating on raw cosine', {
+              err,
+            });
+            metrics.count('EmbeddingErrors');
+            return null;
+          })
+        : null;
+    const gate = assessConfidence(gateEvidence(standalone, hits, queryBackground), calibration);
+    steps.push({
+      name: 'confidence',
+      ms: Math.round((performance.now() - t0) * 10) / 10,
+      detail: ctx.debug ? { ...gate, background: queryBackground } : undefined,
+    });
+
+    const prompt = buildPrompt(
+      {
+        systemPrompt,
+        profileInstructions: profile.instructions,
+        blocks,
+        history,
+        memory,
+        question,
+        maxTokens: request.maxTokens,
+        temperature: request.temperature,
+      },
+      deps.tokens,
+    );
+    const next: NextStep =
+      !retrievalFailed && gate.level === 'low'
+        ? 'insufficient_context'
+        : !deps.llm
+          ? 'extract'
+          : retrievalFailed
+            ? 'generate_without_context'
+            : 'generate';
+    return {
+      question,
+      standaloneQuery: standalone,
+      profile,
+      hits,
+      retrievalFailed,
+      sourceTypes,
+      memory,
+      blocks,
+      evidence: evidenceFrom(blocks, settings.snippetLength),
+      gate,
+      confidence: retrievalFailed ? null : gate.level,
+      background: queryBackground,
+      prompt,
+      next,
+      retrievalEmbedding,
+      steps,
+    };
+  }
+
+  async function profileFor(
+    tenantId: string,
+    question: string,
+    explicit?: string,
+  ): Promise<{ profile: PromptConfig; systemPrompt: string }> {
+    const configs = await deps.prompts.activeConfigs(tenantId);
+    return {
+      profile: chooseProfile(question, configs, explicit),
+      systemPrompt: configs.find((c) => c.profile === '_system')?.instructions ?? '',
+    };
+  }
+
   return {
+    async prepare(identity, request) {
+      const question = request.queryText.trim();
+      const { profile, systemPrompt } = await profileFor(
+        identity.tenantId,
+        question,
+        request.profile,
+      );
+      const prepared = await prepareWith(identity, request, profile, systemPrompt, {
+        history: [],
+        questionEmbedding: null,
+        memory: null,
+        debug: true,
+      });
+      return isConversational(question) ? { ...prepared, next: 'conversational' } : prepared;
+    },
+
     async answer(identity, request, hooks = {}) {
       const started = performance.now();
       const steps: PipelineStep[] = [];
-      const step = async <T>(
-        name: string,
-        fn: () => Promise<T>,
-        detail: (r: T) => unknown = () => undefined,
-      ): Promise<T> => {
-        const t0 = performance.now();
-        const r = await fn();
-        steps.push({
-          name,
-          ms: Math.round((performance.now() - t0) * 10) / 10,
-          detail: request.debug ? detail(r) : undefined,
-        });
-        return r;
-      };
+      const step = stepper(steps, request.debug);
       const flags = {
         used_rag: false,
         fallback_to_generic: false,
@@ -274,15 +561,16 @@ export function createAnswering(deps: AnswerDeps): Answering {
         metrics.count('PersistErrors');
       });
 
-      const configs = await deps.prompts.activeConfigs(identity.tenantId);
-      const profile = chooseProfile(question, configs, request.profile);
-      const systemPrompt = configs.find((c) => c.profile === '_system')?.instructions ?? '';
+      const { profile, systemPrompt } = await profileFor(
+        identity.tenantId,
+        question,
+        request.profile,
+      );
 
       let text: string;
       let modelId: string;
       let usage: TokenUsage | null = null;
       let hits: SearchHit[] = [];
-      let blocks: ContextBlock[] = [];
       let confidence: ConfidenceLevel | null = null;
       let avgRelevance = 0;
       let citations: Citation[] = [];
@@ -295,131 +583,33 @@ export function createAnswering(deps: AnswerDeps): Answering {
         modelId = 'conversational';
         hooks.onDelta?.(text);
       } else {
-        // 4. A follow-up becomes a standalone question before retrieval.
-        standalone = await step(
-          'standalone_query',
-          () => makeStandalone(question, history, deps.llm),
-          (s) => s,
-        );
-        let retrievalEmbedding = questionEmbedding;
-        if (standalone !== question || !retrievalEmbedding) {
-          retrievalEmbedding = await deps.embedder
-            .embed([standalone], 'query')
-            .then((v) => v[0] ?? null)
-            .catch(() => null);
-        }
-        const allowed = profile.constraints.allowed_source_types;
-        const filters: SearchFilters = allowed
-          ? {
-              ...request.filters,
-              source_type: (request.filters.source_type ?? allowed).filter((t) =>
-                allowed.includes(t),
-              ),
-            }
-          : request.filters;
-        try {
-          if (!retrievalEmbedding) throw new Error('no query embedding');
-          const embedding = retrievalEmbedding;
-          const result = await step(
-            'retrieve',
-            () =>
-              deps.search.searchWithEmbedding(
-                identity,
-                {
-                  queryText: standalone,
-                  topK: request.topK ?? profile.constraints.top_k ?? settings.defaultTopK,
-                  mode: 'hybrid',
-                  filters,
-                  maxChunksPerSource: settings.context.maxChunksPerSource,
-                },
-                embedding,
-              ),
-            (r) => ({ hits: r.hits.length }),
-          );
-          hits = result.hits;
-          flags.used_rag = true;
-        } catch (err) {
-          if (err instanceof ValidationError || (err as { status?: number }).status === 403)
-            throw err;
-          log.error('retrieval failed; answering without context', { err });
-          metrics.count('RetrievalFailures');
-          flags.retrieval_failed = true;
-          flags.insufficient_context = true;
-        }
-
-        // 5. Memory: the caller's own similar past questions, never anyone else's.
-        let memory: string[] = [];
-        if (request.useMemory && retrievalEmbedding) {
-          const embedding = retrievalEmbedding;
-          memory = await step(
-            'memory',
-            async () => {
-              const similar = await deps.conversations.similarMessages(
-                identity,
-                embedding,
-                request.memory.limit,
-                userMessageId,
-              );
-              const kept: string[] = [];
-              let budget = request.memory.tokenBudget;
-              for (const m of similar) {
-                const t = deps.tokens.count(m.content);
-                if (t > budget) break;
-                budget -= t;
-                kept.push(m.content);
+        // 3-6. Standalone question, retrieval, memory, context, the gate and the prompt.
+        const prepared = await prepareWith(identity, request, profile, systemPrompt, {
+          history,
+          questionEmbedding,
+          memory: request.useMemory
+            ? {
+                limit: request.memory.limit,
+                tokenBudget: request.memory.tokenBudget,
+                excludeMessageId: userMessageId,
               }
-              return kept;
-            },
-            (m) => m,
-          ).catch((err: unknown) => {
-            log.error('memory lookup failed', { err });
-            return [];
-          });
-        }
-
-        blocks = await step(
-          'context',
-          async () => buildContext(hits, deps.tokens, settings.context),
-          (b) => b.map((x) => ({ index: x.index, source: x.sourceUri, tokens: x.tokens })),
-        );
-        const t0 = performance.now();
-        // The query's similarity to unrelated text, which the gate measures cosines against.
-        const queryBackground =
-          retrievalEmbedding && hits.length > 0
-            ? await background.of(retrievalEmbedding).catch((err: unknown) => {
-                log.error('could not embed the confidence background; gating on raw cosine', {
-                  err,
-                });
-                metrics.count('EmbeddingErrors');
-                return null;
-              })
-            : null;
-        const gate = assessConfidence(gateEvidence(standalone, hits, queryBackground), calibration);
-        avgRelevance = gate.avgRelevance;
-        confidence = flags.retrieval_failed ? null : gate.level;
-        steps.push({
-          name: 'confidence',
-          ms: Math.round((performance.now() - t0) * 10) / 10,
-          detail: request.debug ? { ...gate, background: queryBackground } : undefined,
+            : null,
+          debug: request.debug,
         });
+        steps.push(...prepared.steps);
+        const blocks = prepared.blocks;
+        standalone = prepared.standaloneQuery;
+        hits = prepared.hits;
+        flags.used_rag = !prepared.retrievalFailed;
+        flags.retrieval_failed = prepared.retrievalFailed;
+        flags.insufficient_context = prepared.retrievalFailed;
+        avgRelevance = prepared.gate.avgRelevance;
+        confidence = prepared.confidence;
+        prompt = prepared.prompt.rendered;
+        const generation = prepared.prompt;
 
-        const built = buildPrompt(
-          {
-            systemPrompt,
-            profileInstructions: profile.instructions,
-            blocks,
-            history,
-            memory,
-            question,
-            maxTokens: request.maxTokens,
-            temperature: request.temperature,
-          },
-          deps.tokens,
-        );
-        prompt = built.rendered;
-
-        if (!flags.retrieval_failed && gate.level === 'low') {
-          // 6. Not enough support: no LLM call at all.
+        if (prepared.next === 'insufficient_context') {
+          // Not enough support: no LLM call at all.
           flags.insufficient_context = true;
           text = INSUFFICIENT_CONTEXT_TEXT;
           modelId = 'none';
@@ -445,13 +635,13 @@ export function createAnswering(deps: AnswerDeps): Answering {
             const generated = await step('generate', async () => {
               if (!hooks.onDelta)
                 return llm.generate({
-                  ...built,
+                  ...generation,
                   ...(hooks.signal ? { signal: hooks.signal } : {}),
                 });
               let acc = '';
               let doneUsage: TokenUsage | null = null;
               for await (const ev of llm.stream({
-                ...built,
+                ...generation,
                 ...(hooks.signal ? { signal: hooks.signal } : {}),
               })) {
                 if (ev.type === 'delta') {

@@ -13,6 +13,7 @@ import {
   type RerankOutcome,
   type RerankSettings,
 } from './rerank';
+import { applySourceTypePolicy, type AppliedSourceTypes } from './source-types';
 import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } from './types';
 
 /** How one embedding model's vectors are fused with BM25 (the candidate count is per request). */
@@ -63,6 +64,11 @@ export interface SearchRequest {
   readonly minScore?: number;
   /** Overrides the policy's per-source cap (the answer pipeline and eval use this). */
   readonly maxChunksPerSource?: number;
+  /**
+   * Source types a profile limits retrieval to, within the tenant's policy; unlike
+   * `filters.source_type` (the caller's), never refused by a strict policy.
+   */
+  readonly narrowSourceTypes?: readonly string[];
 }
 
 export interface SearchResult {
@@ -71,6 +77,8 @@ export interface SearchResult {
   readonly retrieveMs: number;
   /** What the rerank stage did; absent when no reranker is configured. */
   readonly rerank?: RerankOutcome;
+  /** The tenant's source-type policy as this search applied it. */
+  readonly sourceTypes?: AppliedSourceTypes;
 }
 
 export interface Search {
@@ -124,6 +132,11 @@ export function createSearch(deps: {
     const t0 = performance.now();
     try {
       const { policy, statistics } = await deps.store.prepare(scope);
+      const sourceTypes = applySourceTypePolicy(
+        { mode: policy.sourceTypeMode, allowedSourceTypes: policy.allowedSourceTypes },
+        request.filters.source_type,
+        request.narrowSourceTypes,
+      );
       // With a reranker the store returns more fused hits, for it to choose the top_k from.
       const storeTopK = reranker
         ? Math.max(request.topK, settings.rerank.candidates)
@@ -145,14 +158,14 @@ export function createSearch(deps: {
             request.maxChunksPerSource ??
             policy.maxChunksPerSource ??
             settings.defaultMaxChunksPerSource,
-          allowedSourceTypes: policy.allowedSourceTypes,
+          allowedSourceTypes: sourceTypes.effective,
           fusion,
         },
         statistics,
       );
       const retrieveMs = performance.now() - t0;
       metrics.timing('RetrievalLatency', retrieveMs);
-      if (!reranker) return { hits, embedMs, retrieveMs };
+      if (!reranker) return { hits, embedMs, retrieveMs, sourceTypes };
       const reranked = await rerankHits(
         reranker,
         request.queryText,
@@ -164,7 +177,13 @@ export function createSearch(deps: {
           metrics,
         },
       );
-      return { hits: reranked.hits, embedMs, retrieveMs, rerank: reranked.outcome };
+      return {
+        hits: reranked.hits,
+        embedMs,
+        retrieveMs,
+        rerank: reranked.outcome,
+        sourceTypes,
+      };
     } catch (err) {
       // The request's own values (a 4xx) are not an outage; a statement the server refused for
       // another reason is a bug (500); a store that cannot be reached is a retryable 503.

@@ -1,5 +1,6 @@
 /** Retrieval's vocabulary: who searches, what they ask for, what comes back, and the store port. */
 import type { SearchFilters } from './filters';
+import type { SourceTypeMode } from './source-types';
 
 export type SearchMode = 'hybrid' | 'vector' | 'keyword';
 
@@ -44,7 +45,7 @@ export interface SearchQuery {
   readonly filters: SearchFilters;
   readonly minScore: number;
   readonly maxChunksPerSource: number;
-  /** Source types the tenant's policy allows (null: all). */
+  /** Source types the tenant's policy (narrowed by a profile) allows (null: all). */
   readonly allowedSourceTypes: readonly string[] | null;
   readonly fusion: FusionSettings;
 }
@@ -75,6 +76,8 @@ export interface SearchHit {
 
 export interface TenantPolicy {
   readonly allowedSourceTypes: readonly string[] | null;
+  /** What a request for a type outside `allowedSourceTypes` gets (./source-types.ts). */
+  readonly sourceTypeMode: SourceTypeMode;
   readonly minScore: number | null;
   readonly maxChunksPerSource: number | null;
 }
