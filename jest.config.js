@@ -32,7 +32,11 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // test/contract: the seeds' HTTP contracts, called over HTTP on the local server.
+      testMatch: [
+        '<rootDir>/test/integration/**/*.test.ts',
+        '<rootDir>/test/contract/**/*.test.ts',
+      ],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {

@@ -22,7 +22,9 @@ import { API_ROUTES } from '../lambdas/http/api-routes';
 import { describeZodError, parseOrThrow, requestDbScope } from '../lambdas/http/http-handler';
 import { withLimitHeaders } from '../lambdas/http/limits-middleware';
 import { identityFromEvent } from '../lambdas/http/identity';
+import { createHarness } from '../lambdas/core/answer/harness';
 import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { makeHarnessHandler } from '../lambdas/rag-answer/harness';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
 import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
@@ -83,6 +85,12 @@ export function localRoutes(
     'GET /admin/prompts': admin.listPrompts,
     'POST /admin/prompts': admin.createPrompt,
     'POST /admin/prompts/{id}/activate': admin.activatePrompt,
+    'GET /api/admin/source-policy': admin.getSourceTypePolicy,
+    'POST /api/admin/source-policy': admin.setSourceTypePolicy,
+    'POST /api/admin/harness': makeHarnessHandler({
+      ...deps,
+      harness: createHarness({ answering }),
+    }),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
     const key = `${route.method} ${route.path}`;

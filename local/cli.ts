@@ -7,6 +7,7 @@ import { loadLocalEnv } from './config';
 import { askCommand } from './commands/ask';
 import { calibrateCommand, evalAnswersCommand } from './commands/answer-eval';
 import { evalCommand } from './commands/eval';
+import { harnessCommand } from './commands/harness';
 import { formatReport, ingestFolder } from './commands/ingest';
 import { reembedCommand } from './commands/reembed';
 import { searchCommand } from './commands/search';
@@ -22,6 +23,9 @@ Commands:
   ingest <folder> --tenant <id> [--prefix <p>]   upload a folder, wait for indexing, report
   search "<question>" [--tenant <id>] [--mode m] ranked results with scores and snippets
   ask "<question>" [--thread <id>]                 a cited answer with its confidence
+  harness "<question>" [--tenant <id>] [--profile p] [--top-k N] [--source-type t] [--json]
+                                                  what an answer would be made of (chunks, context,
+                                                  evidence, gate, prompt), without calling the LLM
   token --user <id> --tenant <id> [--plan p] [--admin]
                                                   print a development token (only the token)
   eval <dataset-dir> [--mode m]... [--sample N] [--json]
@@ -77,6 +81,8 @@ export async function main(argv: string[]): Promise<number> {
       return tokenCommand(rest, { dataDir: loadLocalEnv().dataDir });
     case 'ask':
       return askCommand(rest, loadLocalEnv());
+    case 'harness':
+      return harnessCommand(rest, loadLocalEnv());
     case 'reembed':
       return reembedCommand(loadLocalEnv());
     case 'training':

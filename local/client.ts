@@ -13,8 +13,8 @@ import { startLocalStack, type LocalStack } from './stack';
 
 export interface ApiSession {
   readonly url: string;
-  /** A development token for the given user and tenant. */
-  token(userId: string, tenantId: string): string;
+  /** A development token for the given user and tenant (a tenant admin's with `admin`). */
+  token(userId: string, tenantId: string, options?: { admin?: boolean }): string;
   /** The in-process stack, when this command started one (no server was running). */
   readonly stack: LocalStack | null;
   /** The S3 endpoint of the stack that serves this command. */
@@ -33,7 +33,8 @@ export async function openApiSession(
     const issuer = await createLocalIssuer({ keyDir: localKeyDir(env.dataDir) });
     return {
       url: running.httpUrl,
-      token: (userId, tenantId) => issuer.issueToken({ sub: userId, tenantId }),
+      token: (userId, tenantId, options = {}) =>
+        issuer.issueToken({ sub: userId, tenantId, admin: options.admin === true }),
       stack: null,
       s3Endpoint: running.s3Endpoint,
       s3Credentials: await localS3Credentials(localKeyDir(env.dataDir)),
@@ -46,7 +47,8 @@ export async function openApiSession(
     const api = await startLocalApi(stack, { dataDir: env.dataDir, port: 0 });
     return {
       url: api.server.url,
-      token: (userId, tenantId) => api.issuer.issueToken({ sub: userId, tenantId }),
+      token: (userId, tenantId, options = {}) =>
+        api.issuer.issueToken({ sub: userId, tenantId, admin: options.admin === true }),
       stack,
       s3Endpoint: stack.s3.endpoint,
       s3Credentials: stack.s3.credentials,

@@ -9,6 +9,8 @@
  * | `GET /admin/prompts`                  | defaults and the tenant's versions          |
  * | `POST /admin/prompts`                 | the tenant's next version                   |
  * | `POST /admin/prompts/{id}/activate`   | makes a version the active one              |
+ * | `GET /api/admin/source-policy`        | the tenant's source-type policy             |
+ * | `POST /api/admin/source-policy`       | sets it                                     |
  *
  * Cold start: the environment is parsed once, the DynamoDB client is created once, and the
  * database pool opens on the first request.
@@ -51,6 +53,8 @@ export const routes: Readonly<Record<string, RouteHandler>> = {
   'GET /admin/prompts': h.listPrompts,
   'POST /admin/prompts': h.createPrompt,
   'POST /admin/prompts/{id}/activate': h.activatePrompt,
+  'GET /api/admin/source-policy': h.getSourceTypePolicy,
+  'POST /api/admin/source-policy': h.setSourceTypePolicy,
 };
 
 export const handler = dispatchByRouteKey(routes, logger);

@@ -11,6 +11,8 @@ import {
   feedbackResponseSchema,
   promptSchema,
   promptsResponseSchema,
+  sourceTypePolicyRequestSchema,
+  sourceTypePolicyResponseSchema,
   statsQuerySchema,
   statsResponseSchema,
 } from '../admin/schema';
@@ -29,6 +31,7 @@ import {
   feedbackRequestSchema,
   listThreadsQuerySchema,
 } from '../rag-answer/schema';
+import { harnessRequestSchema, harnessResponseSchema } from '../rag-answer/harness-schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { usageResponseSchema } from '../usage/schema';
 
@@ -248,5 +251,42 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Admin',
     summary: "Makes a version the tenant's active one for its profile",
     response: { status: 200, schema: promptSchema, description: 'The active version' },
+  },
+  {
+    method: 'GET',
+    path: '/api/admin/source-policy',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin',
+    summary: "The tenant's source-type policy (permissive by default: every type)",
+    response: {
+      status: 200,
+      schema: sourceTypePolicyResponseSchema,
+      description: 'The policy in force',
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/admin/source-policy',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin',
+    summary: "Sets the tenant's source-type policy, which retrieval applies for every reader",
+    body: sourceTypePolicyRequestSchema,
+    response: { status: 200, schema: sourceTypePolicyResponseSchema, description: 'The policy' },
+  },
+  {
+    method: 'POST',
+    path: '/api/admin/harness',
+    function: 'rag-answer',
+    auth: true,
+    admin: true,
+    tag: 'Admin',
+    summary:
+      'What an answer to a question would be made of (chunks, context, evidence, gate, prompt), without calling the LLM',
+    body: harnessRequestSchema,
+    response: { status: 200, schema: harnessResponseSchema, description: 'The preparation' },
   },
 ];

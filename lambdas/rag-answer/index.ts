@@ -9,6 +9,7 @@
  * | `GET /threads/{id}`           | `makeThreadHandlers().get`                |
  * | `DELETE /threads/{id}`        | `makeThreadHandlers().archive`            |
  * | `POST /messages/{id}/feedback`| `makeThreadHandlers().feedback`           |
+ * | `POST /api/admin/harness`     | `makeHarnessHandler` (tenant admins)      |
  *
  * Streaming as it is produced is served by `stream.ts` behind a function URL.
  *
@@ -35,7 +36,9 @@ import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { createHarness } from '../core/answer/harness';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
+import { makeHarnessHandler } from './harness';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
 export const answerEnvSchema = z.extend(lambdaEnvSchema, {
@@ -105,6 +108,10 @@ export const routes: Readonly<Record<string, RouteHandler>> = {
   'GET /threads/{id}': threads.get,
   'DELETE /threads/{id}': threads.archive,
   'POST /messages/{id}/feedback': threads.feedback,
+  'POST /api/admin/harness': makeHarnessHandler({
+    ...deps,
+    harness: createHarness({ answering }),
+  }),
 };
 
 /** One handler for every route above; an unknown route key (a wiring mistake) is a 404. */

@@ -129,7 +129,8 @@ export interface Admin {
   ): Promise<StoredSourceTypePolicy>;
 }
 
-function assertAdmin(caller: AdminCaller): void {
+/** 403 unless the caller is a member of the admin group (every /api/admin route). */
+export function assertAdmin(caller: AdminCaller): void {
   if (!caller.isAdmin) throw new ForbiddenError('This route is for members of the admin group.');
 }
 

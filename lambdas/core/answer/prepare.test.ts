@@ -142,7 +142,6 @@ function countingLlm() {
       requests.push(request);
       return { text: 'Refunds take fourteen days [1].', usage: null, stopReason: 'end' };
     },
-    // eslint-disable-next-line require-yield
     async *stream() {
       throw new Error('not streamed in these tests');
     },
