@@ -504,10 +504,13 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     it.each(adminRoutes.map((r) => [r.method, r.path]))(
       '%s %s is 403 for a non-admin',
       async (method, path) => {
-        const body =
-          method === 'POST' && path === '/admin/prompts'
-            ? { profile: 'general', name: 'x', instructions: 'y' }
-            : undefined;
+        // A valid body, so that the answer is about the caller and not the body.
+        const bodies: Record<string, unknown> = {
+          'POST /admin/prompts': { profile: 'general', name: 'x', instructions: 'y' },
+          'POST /api/admin/source-policy': { mode: 'permissive' },
+          'POST /api/admin/harness': { query_text: 'How long do refunds take?' },
+        };
+        const body = bodies[`${method} ${path}`];
         const res = await call(
           method,
           path.replace('{id}', '00000000-0000-4000-8000-000000000000'),
