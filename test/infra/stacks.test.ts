@@ -239,6 +239,9 @@ describe('API', () => {
     'GET /admin/prompts',
     'POST /admin/prompts',
     'POST /admin/prompts/{id}/activate',
+    'GET /api/admin/source-policy',
+    'POST /api/admin/source-policy',
+    'POST /api/admin/harness',
   ];
 
   it('requires the Cognito JWT authorizer on every route but GET /health', () => {
