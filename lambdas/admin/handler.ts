@@ -1,6 +1,7 @@
 /**
- * The /admin routes (admin group only, own tenant only): statistics, feedback, prompt
- * configuration versions and the source-type policy. Thin: validation, identity, one use case each (core/admin).
+ * The /api/admin routes (admin group only, own tenant only): statistics, feedback, prompt
+ * configuration versions and the source-type policy. Thin: validation, identity, one use case
+ * each (core/admin).
  */
 import * as z from '../core/zod';
 import type { Admin, PromptVersion, StoredSourceTypePolicy } from '../core/admin/admin';
@@ -51,7 +52,7 @@ const toSourceTypePolicy = (
 export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
   const { admin } = deps;
   return {
-    stats: createHttpHandler(
+    'admin.stats': createHttpHandler(
       deps,
       { route: 'admin.stats', schema: noBody },
       async ({ identity, query }) => {
@@ -95,7 +96,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    feedback: createHttpHandler(
+    'admin.feedback': createHttpHandler(
       deps,
       { route: 'admin.feedback', schema: noBody },
       async ({ identity, query }) => {
@@ -133,7 +134,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    listPrompts: createHttpHandler(
+    'admin.prompts.list': createHttpHandler(
       deps,
       { route: 'admin.prompts.list', schema: noBody },
       async ({ identity }) => ({
@@ -141,7 +142,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       }),
     ),
 
-    createPrompt: createHttpHandler(
+    'admin.prompts.create': createHttpHandler(
       deps,
       { route: 'admin.prompts.create', schema: createPromptRequestSchema },
       async ({ identity, body }) => {
@@ -159,7 +160,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    activatePrompt: createHttpHandler(
+    'admin.prompts.activate': createHttpHandler(
       deps,
       { route: 'admin.prompts.activate', schema: noBody },
       async ({ identity, pathParameters }) => ({
@@ -167,7 +168,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       }),
     ),
 
-    getSourceTypePolicy: createHttpHandler(
+    'admin.source-policy.get': createHttpHandler(
       deps,
       { route: 'admin.source-policy.get', schema: noBody },
       async ({ identity }) => ({
@@ -175,7 +176,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       }),
     ),
 
-    setSourceTypePolicy: createHttpHandler(
+    'admin.source-policy.set': createHttpHandler(
       deps,
       { route: 'admin.source-policy.set', schema: sourceTypePolicyRequestSchema },
       async ({ identity, body }) => ({

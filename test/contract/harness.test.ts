@@ -202,7 +202,7 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
     it('shows the prompt POST /answer then sends to the LLM: one preparation, not a copy', async () => {
       const prepared = await harness({ query_text: QUESTION });
       expect(prepared.body.next_step).toBe('generate');
-      const answered = await call('POST', '/answer', 'admin', {
+      const answered = await call('POST', '/api/rag/answer', 'admin', {
         query_text: QUESTION,
         debug: true,
       });
@@ -263,7 +263,7 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
     });
 
     const searchTypes = async (who: string, filters: Json = {}) => {
-      const res = await call('POST', '/search', who, { query_text: QUESTION, filters });
+      const res = await call('POST', '/api/rag/search', who, { query_text: QUESTION, filters });
       expect(res.status).toBe(200);
       return [...new Set(res.body.results.map((r: Json) => r.source_type))].sort();
     };
@@ -328,7 +328,7 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
       await setPolicy({ mode: 'strict', allowed_source_types: ['faq'] });
 
       expect(await searchTypes('alice')).toEqual(['faq']);
-      const answer = await call('POST', '/answer', 'alice', { query_text: QUESTION });
+      const answer = await call('POST', '/api/rag/answer', 'alice', { query_text: QUESTION });
       expect(answer.status).toBe(200);
       expect(answer.body.citations.length).toBeGreaterThan(0);
       for (const c of answer.body.citations) expect(c.source_type).toBe('faq');
@@ -343,14 +343,14 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
         prepared.body.chunks.map(() => 'faq'),
       );
 
-      const refused = await call('POST', '/search', 'alice', {
+      const refused = await call('POST', '/api/rag/search', 'alice', {
         query_text: QUESTION,
         filters: { source_type: ['faq', 'doc'] },
       });
       expectError(refused, 403, 'forbidden');
       expect(refused.body.error.message).toContain('"doc"');
       expectError(
-        await call('POST', '/answer', 'alice', {
+        await call('POST', '/api/rag/answer', 'alice', {
           query_text: QUESTION,
           filters: { source_type: 'policy' },
         }),
@@ -385,7 +385,7 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
     });
 
     it("a profile's own types narrow within the policy and are never refused", async () => {
-      const created = await call('POST', '/admin/prompts', 'admin', {
+      const created = await call('POST', '/api/admin/prompts', 'admin', {
         profile: 'faqs',
         name: 'FAQ and docs',
         instructions: 'Answer from the FAQ.',
