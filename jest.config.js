@@ -32,11 +32,7 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      // test/contract: the seeds' HTTP contracts, called over HTTP on the local server.
-      testMatch: [
-        '<rootDir>/test/integration/**/*.test.ts',
-        '<rootDir>/test/contract/**/*.test.ts',
-      ],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {
