@@ -160,6 +160,24 @@ describe('the OpenAPI document against the live local server', () => {
       token: 'admin',
     });
 
+    await check({
+      key: 'GET /api/admin/source-policy',
+      url: '/api/admin/source-policy',
+      token: 'admin',
+    });
+    await check({
+      key: 'POST /api/admin/source-policy',
+      url: '/api/admin/source-policy',
+      token: 'admin',
+      body: { mode: 'permissive' },
+    });
+    await check({
+      key: 'POST /api/admin/harness',
+      url: '/api/admin/harness',
+      token: 'admin',
+      body: { query_text: 'How long does express shipping take?' },
+    });
+
     // Errors, as documented: no token, invalid input, not found, not an admin.
     for (const route of API_ROUTES.filter((r) => r.auth)) {
       const url = route.path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
@@ -185,6 +203,15 @@ describe('the OpenAPI document against the live local server', () => {
     expect((await check({ key: 'GET /api/admin/stats', url: '/api/admin/stats' })).status).toBe(
       403,
     );
+    expect(
+      (
+        await check({
+          key: 'POST /api/admin/harness',
+          url: '/api/admin/harness',
+          body: { query_text: 'How long does express shipping take?' },
+        })
+      ).status,
+    ).toBe(403);
 
     // Every route of the table was called with success at least once.
     expect(API_ROUTES.map(routeKey).filter((key) => !covered.has(key))).toEqual([]);
