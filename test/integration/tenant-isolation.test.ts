@@ -28,7 +28,7 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const SEED = process.env.ISOLATION_SEED ?? 'isolation-19';
-const RANDOM_CALLS = Number(process.env.ISOLATION_CALLS ?? 100);
+const RANDOM_CALLS = Number(process.env.ISOLATION_CALLS ?? 200);
 
 interface Who {
   readonly name: string;
@@ -423,6 +423,27 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           });
           if (res.status < 400) violations.push(`seed ${SEED}: ${i.name} created a prompt`);
         }
+        return;
+      case 'GET /api/admin/source-policy':
+        await call(i, 'GET', route.path);
+        return;
+      case 'POST /api/admin/source-policy': {
+        // An admin sets the default again (the fixtures stay); anyone else must be refused.
+        const res = await call(
+          i,
+          'POST',
+          route.path,
+          i.admin ? { mode: 'permissive' } : { mode: 'strict', allowed_source_types: ['none'] },
+        );
+        if (!i.admin && res.status < 400)
+          violations.push(`seed ${SEED}: ${i.name} set the source-type policy`);
+        return;
+      }
+      case 'POST /api/admin/harness':
+        // Every document's word at once: whatever it retrieves must be in the caller's scope.
+        await call(i, 'POST', route.path, {
+          query_text: `${documentMarkers.join(' ')} procedure`,
+        });
         return;
       default:
         throw new Error(`no exercise for route ${key}: add one`);
