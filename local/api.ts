@@ -4,7 +4,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runInDbScope } from '../lambdas/adapters/postgres/db-scope';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
@@ -19,16 +18,22 @@ import {
 import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
 import { API_ROUTES } from '../lambdas/http/api-routes';
-import { describeZodError, parseOrThrow, requestDbScope } from '../lambdas/http/http-handler';
-import { withLimitHeaders } from '../lambdas/http/limits-middleware';
-import { identityFromEvent } from '../lambdas/http/identity';
-import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
-import { answerRequestSchema } from '../lambdas/rag-answer/schema';
+import {
+  describeZodError,
+  type ApiEvent,
+  type ResponseTransport,
+} from '../lambdas/http/http-handler';
+import {
+  makeAnswerHandler,
+  makeAnswerStreamHandler,
+  makeThreadHandlers,
+} from '../lambdas/rag-answer/handler';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
 import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
+  type LocalApiEvent,
   type LocalHandler,
   type LocalHttpServer,
   type LocalRoute,
@@ -84,6 +89,12 @@ export function localRoutes(
     'POST /admin/prompts': admin.createPrompt,
     'POST /admin/prompts/{id}/activate': admin.activatePrompt,
   };
+  const streams: Record<string, LocalStreamHandler> = {
+    'POST /answer': localStream(
+      makeAnswerStreamHandler({ ...deps, answering }, { route: 'answer', alwaysStream: false }),
+      asksForStream,
+    ),
+  };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
     const key = `${route.method} ${route.path}`;
     const handler = handlers[key];
@@ -94,7 +105,7 @@ export function localRoutes(
       handler,
       auth: route.auth,
       functionName: `groundwork-${route.function}`,
-      ...(key === 'POST /answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
+      ...(Object.hasOwn(streams, key) ? { stream: streams[key] } : {}),
     };
   });
   return [
@@ -116,65 +127,41 @@ const jsonResult = (statusCode: number, body: unknown) => ({
 });
 
 /**
- * POST /answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
- * events, then one `done` event with citations, usage and ids). Declines other requests, which
- * the buffered handler answers.
+ * A route's streaming handler (lambdas/http/http-handler.ts createStreamingHandler) on the local
+ * server: events are written as they are produced. `accepts` declines a request the buffered
+ * handler answers instead (POST /answer without `"stream": true`).
  */
-function answerStream(
-  answering: LocalStack['answering'],
-  limiter: LocalStack['limiter'],
+function localStream(
+  handler: (event: ApiEvent, out: ResponseTransport) => Promise<void>,
+  accepts: (event: LocalApiEvent) => boolean = () => true,
 ): LocalStreamHandler {
   return async (event, response) => {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(event.body ?? '{}');
-    } catch {
-      return false; // the buffered handler reports the invalid JSON
-    }
-    if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true)
-      return false;
-    const identity = identityFromEvent(event);
-    // Same order as the buffered handler: limits after authentication, before validation and work.
-    const admission = await limiter.admit(identity, 'answer');
-    let status = 200;
-    try {
-      const body = parseOrThrow(answerRequestSchema, raw);
-      response.start(
-        200,
-        withLimitHeaders(
-          {
-            'content-type': 'text/event-stream; charset=utf-8',
-            'cache-control': 'no-cache',
-            connection: 'keep-alive',
-          },
-          admission,
-        ),
-      );
-      try {
-        await runInDbScope(requestDbScope(identity), () =>
-          streamAnswer(
-            answering,
-            identity,
-            body,
-            (chunk) => response.write(chunk),
-            response.signal,
-            admission,
-          ),
-        );
-      } catch (err) {
-        const { status: errorStatus, body: error } = toErrorResponse(err);
-        status = errorStatus;
-        response.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
-      }
-      response.end();
-      return true;
-    } catch (err) {
-      status = toErrorResponse(err).status;
-      throw err;
-    } finally {
-      await limiter.settle(admission, { status });
-    }
+    if (!accepts(event)) return false;
+    let started = false;
+    await handler(event, {
+      start(status, headers) {
+        started = true;
+        response.start(status, headers);
+      },
+      write: (chunk) => response.write(chunk),
+      end: () => response.end(),
+      get started() {
+        return started;
+      },
+      signal: response.signal,
+    });
+    return true;
   };
+}
+
+/** Whether a POST /answer body asks for a stream (an unparsable body is the buffered handler's 422). */
+function asksForStream(event: LocalApiEvent): boolean {
+  try {
+    const raw: unknown = JSON.parse(event.body ?? '{}');
+    return typeof raw === 'object' && raw !== null && (raw as { stream?: unknown }).stream === true;
+  } catch {
+    return false;
+  }
 }
 
 const tokenRequestSchema = z

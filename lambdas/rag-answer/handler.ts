@@ -5,7 +5,15 @@
 import type { AnswerResult, Answering } from '../core/answer/answer';
 import type { ConversationStore } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
-import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import {
+  createHttpHandler,
+  createStreamingHandler,
+  parseOrThrow,
+  type EventStreamResponse,
+  type HttpHandlerDeps,
+  type HttpRequest,
+  type HttpResponse,
+} from '../http/http-handler';
 import { admissionOf } from '../http/limits-middleware';
 import type { Admission } from '../core/limits/limiter';
 import {
@@ -97,53 +105,60 @@ export function sseEvent(event: string, data: unknown): string {
 }
 
 /**
- * POST /answer. With `stream: true` and no streaming transport (a buffered Lambda response),
- * the whole event stream is returned in one `text/event-stream` body; the local server and the
- * function URL stream the same events as they are produced (see `streamAnswer`).
+ * POST /answer for either transport: JSON, or with `stream: true` (always, when `alwaysStream`)
+ * Server-Sent Events: `delta` events as the answer is produced, then one `done` event with the
+ * whole answer; an error after the first event is an `error` event.
+ */
+function answerRoute(
+  answering: Answering,
+  alwaysStream: boolean,
+): (req: HttpRequest<AnswerRequestBody>) => Promise<HttpResponse | EventStreamResponse> {
+  return async ({ body, identity, event }) => {
+    if (!body.stream && !alwaysStream) {
+      const result = await answering.answer(identity, toAnswerRequest(body));
+      chargeAnswer(result, admissionOf(event));
+      return { body: toResponseBody(result, identity) };
+    }
+    return {
+      events: async (emit, signal) => {
+        const result = await answering.answer(identity, toAnswerRequest(body), {
+          onDelta: (text) => emit(sseEvent('delta', { text })),
+          ...(signal ? { signal } : {}),
+        });
+        chargeAnswer(result, admissionOf(event));
+        emit(sseEvent('done', toResponseBody(result, identity)));
+      },
+      errorEvent: (error) => sseEvent('error', error),
+    };
+  };
+}
+
+/**
+ * POST /answer as a buffered Lambda result: JSON, or with `stream: true` the whole event stream
+ * in one `text/event-stream` body (the HTTP API buffers responses).
  */
 export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering }) {
   return createHttpHandler(
     deps,
     { route: 'answer', schema: answerRequestSchema },
-    async ({ body, identity, event }) => {
-      if (!body.stream) {
-        const result = await deps.answering.answer(identity, toAnswerRequest(body));
-        chargeAnswer(result, admissionOf(event));
-        return { body: toResponseBody(result, identity) };
-      }
-      let events = '';
-      const result = await deps.answering.answer(identity, toAnswerRequest(body), {
-        onDelta: (text) => (events += sseEvent('delta', { text })),
-      });
-      chargeAnswer(result, admissionOf(event));
-      events += sseEvent('done', toResponseBody(result, identity));
-      return {
-        body: events,
-        raw: true,
-        headers: {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-        },
-      };
-    },
+    answerRoute(deps.answering, false),
   );
 }
 
-/** Streams POST /answer as Server-Sent Events through `write`; errors become an `error` event. */
-export async function streamAnswer(
-  answering: Answering,
-  identity: { tenantId: string; userId: string; isAdmin: boolean },
-  body: AnswerRequestBody,
-  write: (chunk: string) => void,
-  signal?: AbortSignal,
-  admission?: Pick<Admission, 'recordUsage' | 'waiveQuota'>,
-): Promise<void> {
-  const result = await answering.answer(identity, toAnswerRequest(body), {
-    onDelta: (text) => write(sseEvent('delta', { text })),
-    ...(signal ? { signal } : {}),
-  });
-  chargeAnswer(result, admission);
-  write(sseEvent('done', toResponseBody(result, identity)));
+/**
+ * POST /answer through a streaming transport, events written as they are produced: on the local
+ * server for `stream: true`, and always (`stream` ignored) on the streaming Lambda entry, whose
+ * metric and limiter route is `route`.
+ */
+export function makeAnswerStreamHandler(
+  deps: HttpHandlerDeps & { answering: Answering },
+  options: { route: string; alwaysStream: boolean },
+) {
+  return createStreamingHandler(
+    deps,
+    { route: options.route, schema: answerRequestSchema },
+    answerRoute(deps.answering, options.alwaysStream),
+  );
 }
 
 const noBody = z.looseObject({});
