@@ -32,7 +32,11 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // The contract suites call the seeds' endpoints over HTTP, as the seeds' clients would.
+      testMatch: [
+        '<rootDir>/test/integration/**/*.test.ts',
+        '<rootDir>/test/contract/**/*.test.ts',
+      ],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {

@@ -23,6 +23,7 @@ import {
   type ApiEvent,
   type ResponseTransport,
 } from '../lambdas/http/http-handler';
+import { makeChatHandler, makeChatStreamHandler } from '../lambdas/rag-answer/chat';
 import {
   makeAnswerHandler,
   makeAnswerStreamHandler,
@@ -72,6 +73,10 @@ export function localRoutes(
     'GET /health': makeHealthHandler(deps),
     'POST /search': makeSearchHandler({ ...deps, search: stack.search }),
     'POST /answer': makeAnswerHandler({ ...deps, answering }),
+    'POST /api/chat/conversations/{conversationId}/messages': makeChatHandler({
+      ...deps,
+      answering,
+    }),
     'GET /threads': threads.list,
     'GET /threads/{id}': threads.get,
     'DELETE /threads/{id}': threads.archive,
@@ -93,6 +98,9 @@ export function localRoutes(
     'POST /answer': localStream(
       makeAnswerStreamHandler({ ...deps, answering }, { route: 'answer', alwaysStream: false }),
       asksForStream,
+    ),
+    'POST /api/chat/conversations/{conversationId}/messages': localStream(
+      makeChatStreamHandler({ ...deps, answering }),
     ),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {

@@ -5,6 +5,7 @@
  * | routeKey                      | handler                                   |
  * |-------------------------------|-------------------------------------------|
  * | `POST /answer`                | `makeAnswerHandler` (JSON, or SSE in one body with `stream: true`) |
+ * | `POST /api/chat/conversations/{conversationId}/messages` | `makeChatHandler` (seed 003's SSE in one body) |
  * | `GET /threads`                | `makeThreadHandlers().list`               |
  * | `GET /threads/{id}`           | `makeThreadHandlers().get`                |
  * | `DELETE /threads/{id}`        | `makeThreadHandlers().archive`            |
@@ -35,6 +36,7 @@ import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { makeChatHandler } from './chat';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
@@ -57,7 +59,7 @@ const conversations = createConversationRepository(db);
 const limiter = limiterFromEnv(env, observability);
 
 let pipeline: Promise<Answering> | undefined;
-/** Builds the answer pipeline on the first POST /answer (its modules are the heavy ones). */
+/** Builds the answer pipeline on the first answer or chat message (its modules are the heavy ones). */
 async function buildAnswering(): Promise<Answering> {
   const [{ createAnswering }, { searchFromEnv }, { createTokenCounter }, bedrock, llm] =
     await Promise.all([
@@ -100,6 +102,10 @@ const threads = makeThreadHandlers({ ...deps, conversations });
 /** The routes this function serves, by API Gateway route key. */
 export const routes: Readonly<Record<string, RouteHandler>> = {
   'POST /answer': makeAnswerHandler({ ...deps, answering }),
+  'POST /api/chat/conversations/{conversationId}/messages': makeChatHandler({
+    ...deps,
+    answering,
+  }),
   'GET /threads': threads.list,
   'GET /threads/{id}': threads.get,
   'DELETE /threads/{id}': threads.archive,

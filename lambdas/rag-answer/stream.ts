@@ -41,6 +41,7 @@ import { createAnswering } from '../core/answer/answer';
 import { AuthenticationError, NotFoundError, toErrorResponse } from '../core/errors';
 import type { ApiEvent, ResponseTransport } from '../http/http-handler';
 import { claimsOf } from '../http/identity';
+import { makeChatStreamHandler } from './chat';
 import { makeAnswerStreamHandler } from './handler';
 
 /** The writable response stream Lambda passes to a streaming handler. */
@@ -136,6 +137,10 @@ const routes: Readonly<Record<string, ReturnType<typeof makeAnswerStreamHandler>
     { ...deps, answering },
     { route: STREAM_ROUTE, alwaysStream: true },
   ),
+  'POST /api/chat/conversations/{conversationId}/messages': makeChatStreamHandler({
+    ...deps,
+    answering,
+  }),
 };
 
 /** Lambda's response stream as a transport: the prelude (status, headers) leaves on `start`. */

@@ -29,6 +29,11 @@ import type { StageThrottle } from './groundwork-http-api';
 export interface StreamingAnswerApiProps {
   /** The streaming function (lambdas/rag-answer/stream.ts). */
   readonly handler: GroundworkFunction;
+  /**
+   * The POST routes the function streams (API Gateway path syntax), from the route table's
+   * streaming routes. @default ['/answer']
+   */
+  readonly paths?: readonly string[];
   /** The pool whose ID tokens are accepted. */
   readonly userPool: cognito.IUserPool;
   /** Browser origins allowed by CORS; empty: no CORS. @default [] */
@@ -64,7 +69,10 @@ const EXPOSED_HEADERS = [
 export class StreamingAnswerApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly accessLog: logs.LogGroup;
+  /** POST /answer. */
   readonly method: apigateway.Method;
+  /** Every streamed route's method, by path. */
+  readonly methods: Readonly<Record<string, apigateway.Method>>;
   readonly firewall: ApiFirewall | undefined;
 
   constructor(scope: Construct, id: string, props: StreamingAnswerApiProps) {
@@ -111,15 +119,20 @@ export class StreamingAnswerApi extends Construct {
       cognitoUserPools: [props.userPool],
       identitySource: apigateway.IdentitySource.header('Authorization'),
     });
-    this.method = this.api.root.addResource('answer').addMethod(
-      'POST',
-      new apigateway.LambdaIntegration(props.handler.function, {
-        proxy: true,
-        responseTransferMode: apigateway.ResponseTransferMode.STREAM,
-        timeout: props.timeout ?? Duration.minutes(2),
-      }),
-      { authorizer, authorizationType: apigateway.AuthorizationType.COGNITO },
-    );
+    const integration = new apigateway.LambdaIntegration(props.handler.function, {
+      proxy: true,
+      responseTransferMode: apigateway.ResponseTransferMode.STREAM,
+      timeout: props.timeout ?? Duration.minutes(2),
+    });
+    const methods: Record<string, apigateway.Method> = {};
+    for (const path of new Set(['/answer', ...(props.paths ?? [])])) {
+      methods[path] = this.api.root.resourceForPath(path).addMethod('POST', integration, {
+        authorizer,
+        authorizationType: apigateway.AuthorizationType.COGNITO,
+      });
+    }
+    this.methods = methods;
+    this.method = methods['/answer']!;
 
     acknowledge(
       this.api,
