@@ -17,20 +17,17 @@ import {
 } from '../lambdas/core/errors';
 import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
-import { API_ROUTES } from '../lambdas/http/api-routes';
+import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
+import { bindRoutes } from '../lambdas/http/route-dispatch';
 import {
   describeZodError,
   type ApiEvent,
   type ResponseTransport,
 } from '../lambdas/http/http-handler';
-import { makeChatHandler, makeChatStreamHandler } from '../lambdas/rag-answer/chat';
-import {
-  makeAnswerHandler,
-  makeAnswerStreamHandler,
-  makeThreadHandlers,
-} from '../lambdas/rag-answer/handler';
-import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
-import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
+import { CHAT_ROUTE, makeChatStreamHandler } from '../lambdas/rag-answer/chat';
+import { answerRouteHandlers, makeAnswerStreamHandler } from '../lambdas/rag-answer/handler';
+import { searchRouteHandlers } from '../lambdas/rag-search/handler';
+import { usageRouteHandlers } from '../lambdas/usage/handler';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
@@ -66,45 +63,30 @@ export function localRoutes(
     createLogger({ serviceName: 'groundwork-api', logLevel: 'ERROR' }),
   );
   const deps = { logger, metrics, limiter: stack.limiter };
-  const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
-  const documents = makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents });
-  const admin = makeAdminHandlers({ ...deps, admin: stack.admin });
+  // Each function's route handlers, composed as its Lambda entry composes them.
   const handlers: Record<string, LocalHandler> = {
-    'GET /health': makeHealthHandler(deps),
-    'POST /search': makeSearchHandler({ ...deps, search: stack.search }),
-    'POST /answer': makeAnswerHandler({ ...deps, answering }),
-    'POST /api/chat/conversations/{conversationId}/messages': makeChatHandler({
-      ...deps,
-      answering,
-    }),
-    'GET /threads': threads.list,
-    'GET /threads/{id}': threads.get,
-    'DELETE /threads/{id}': threads.archive,
-    'POST /messages/{id}/feedback': threads.feedback,
-    'GET /usage': makeUsageHandler({ ...deps, limiter: stack.limiter }),
-    'POST /documents': documents.create,
-    'GET /documents': documents.list,
-    'GET /documents/{id}': documents.get,
-    'DELETE /documents/{id}': documents.remove,
-    'POST /documents/{id}/retry': documents.retry,
-    'GET /documents/{id}/passage': documents.passage,
-    'GET /admin/stats': admin.stats,
-    'GET /admin/feedback': admin.feedback,
-    'GET /admin/prompts': admin.listPrompts,
-    'POST /admin/prompts': admin.createPrompt,
-    'POST /admin/prompts/{id}/activate': admin.activatePrompt,
+    ...bindRoutes('usage', usageRouteHandlers(deps)),
+    ...bindRoutes('rag-search', searchRouteHandlers({ ...deps, search: stack.search })),
+    ...bindRoutes(
+      'rag-answer',
+      answerRouteHandlers({ ...deps, answering, conversations: stack.conversations }),
+    ),
+    ...bindRoutes(
+      'documents',
+      makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
+    ),
+    ...bindRoutes('admin', makeAdminHandlers({ ...deps, admin: stack.admin })),
   };
+  // The routes streamed as they are produced, by route name.
   const streams: Record<string, LocalStreamHandler> = {
-    'POST /answer': localStream(
+    answer: localStream(
       makeAnswerStreamHandler({ ...deps, answering }, { route: 'answer', alwaysStream: false }),
       asksForStream,
     ),
-    'POST /api/chat/conversations/{conversationId}/messages': localStream(
-      makeChatStreamHandler({ ...deps, answering }),
-    ),
+    [CHAT_ROUTE]: localStream(makeChatStreamHandler({ ...deps, answering })),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
-    const key = `${route.method} ${route.path}`;
+    const key = routeKey(route);
     const handler = handlers[key];
     if (!handler) throw new ConfigError(`The local server has no handler for ${key}`);
     return {
@@ -112,8 +94,9 @@ export function localRoutes(
       path: route.path,
       handler,
       auth: route.auth,
+      cors: true,
       functionName: `groundwork-${route.function}`,
-      ...(Object.hasOwn(streams, key) ? { stream: streams[key] } : {}),
+      ...(Object.hasOwn(streams, route.name) ? { stream: streams[route.name] } : {}),
     };
   });
   return [
@@ -137,7 +120,7 @@ const jsonResult = (statusCode: number, body: unknown) => ({
 /**
  * A route's streaming handler (lambdas/http/http-handler.ts createStreamingHandler) on the local
  * server: events are written as they are produced. `accepts` declines a request the buffered
- * handler answers instead (POST /answer without `"stream": true`).
+ * handler answers instead (POST /api/rag/answer without `"stream": true`).
  */
 function localStream(
   handler: (event: ApiEvent, out: ResponseTransport) => Promise<void>,
@@ -162,7 +145,7 @@ function localStream(
   };
 }
 
-/** Whether a POST /answer body asks for a stream (an unparsable body is the buffered handler's 422). */
+/** Whether a POST /api/rag/answer body asks for a stream (an unparsable body is the buffered handler's 422). */
 function asksForStream(event: LocalApiEvent): boolean {
   try {
     const raw: unknown = JSON.parse(event.body ?? '{}');

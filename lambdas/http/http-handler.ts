@@ -31,6 +31,7 @@ import {
 } from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
+import { API_ROUTES, type ErrorStatuses } from './api-routes';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import {
   DEFAULT_IDENTITY_CONFIG,
@@ -194,7 +195,7 @@ export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
 interface RouteOptions<S extends z.ZodMiniType> {
-  /** The route's name in metrics and in the limiter. */
+  /** The route's name in the route table, in metrics and (unless the table gives a quota class) in the limiter. */
   readonly route: string;
   readonly schema: S;
   readonly authenticated?: boolean;
@@ -221,6 +222,7 @@ async function serve<S extends z.ZodMiniType>(
   out: ResponseTransport,
 ): Promise<void> {
   const started = performance.now();
+  const entry = API_ROUTES.find((r) => r.name === options.route);
   let status = 500;
   let admission: Admission | undefined;
   let stream: EventStreamResponse | undefined;
@@ -236,7 +238,7 @@ async function serve<S extends z.ZodMiniType>(
       route: options.route,
     });
     if (deps.limiter && options.authenticated !== false) {
-      admission = await deps.limiter.admit(identity, options.route);
+      admission = await deps.limiter.admit(identity, entry?.quota ?? options.route);
       attachAdmission(event, admission);
     }
     const pathParameters = event.pathParameters ?? {};
@@ -278,7 +280,7 @@ async function serve<S extends z.ZodMiniType>(
     });
   } catch (err) {
     const { status: errorStatus, body } = toErrorResponse(err);
-    status = errorStatus;
+    status = contractStatus(errorStatus, body.error.code, entry?.statuses);
     if (status >= 500) {
       deps.logger.error(out.started ? 'stream failed after it started' : 'request failed', {
         err,
@@ -338,9 +340,25 @@ function bufferedTransport(): ResponseTransport & { result(): ApiResult } {
 }
 
 /**
+ * The status a route's contract gives an error (ErrorStatuses): a validation error and a
+ * dependency outage may be answered with other statuses than the error model's 422 and 503.
+ */
+export function contractStatus(
+  status: number,
+  code: string,
+  statuses: ErrorStatuses | undefined,
+): number {
+  if (code === 'validation_error' && statuses?.validation) return statuses.validation;
+  if (status === 503 && statuses?.unavailable) return statuses.unavailable;
+  return status;
+}
+
+/**
  * Builds an API handler returning a buffered result: `schema` validates the body (use
- * `z.object({})` for bodiless routes); `route` names the metric dimension. A handler that answers
- * with an {@link EventStreamResponse} returns every event in one `text/event-stream` body.
+ * `z.object({})` for bodiless routes); `route` is the handler's name in the route table
+ * (API_ROUTES), which gives its metric dimension, its quota class and its contract's error
+ * statuses. A handler that answers with an {@link EventStreamResponse} returns every event in
+ * one `text/event-stream` body.
  */
 export function createHttpHandler<S extends z.ZodMiniType>(
   deps: HttpHandlerDeps,

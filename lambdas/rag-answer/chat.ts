@@ -22,7 +22,7 @@ import {
   type ChatEvent,
   type ChatMessageRequestBody,
 } from './chat-schema';
-import { chargeAnswer } from './handler';
+import { chargeAnswer } from './charge';
 import { DEFAULT_GENERATION_OPTIONS } from './schema';
 
 /** The route's name in metrics and in the limiter (it draws on the answers quota). */

@@ -1,5 +1,5 @@
 /**
- * The `rag-answer` Lambda: POST /answer (JSON, or Server-Sent Events with `stream: true`), and the
+ * The `rag-answer` Lambda: POST /api/rag/answer (JSON, or Server-Sent Events with `stream: true`), and the
  * owner-scoped thread and feedback routes. Thin: validation, identity, one use case each.
  */
 import type { AnswerResult, Answering } from '../core/answer/answer';
@@ -15,7 +15,6 @@ import {
   type HttpResponse,
 } from '../http/http-handler';
 import { admissionOf } from '../http/limits-middleware';
-import type { Admission } from '../core/limits/limiter';
 import {
   answerRequestSchema,
   feedbackRequestSchema,
@@ -24,6 +23,10 @@ import {
   type AnswerResponseBody,
 } from './schema';
 import * as z from '../core/zod';
+import { chargeAnswer } from './charge';
+import { makeChatHandler } from './chat';
+
+export { chargeAnswer };
 
 /**
  * What `debug` shows a caller: the steps, the retrieved chunks (already in the caller's scope)
@@ -52,7 +55,9 @@ export function toResponseBody(
     profile: r.profile,
     answer: {
       text: r.answer.text,
-      confidence: r.answer.confidence,
+      // Seed 001's pipeline always gates (toAnswerRequest: no greeting skip, retrieval failure
+      // is an error), so the gate's level is set; a missing one reads as the refusal it would be.
+      confidence: r.answer.confidence ?? 'low',
       model: r.answer.model,
       generated_at: r.answer.generatedAt,
     },
@@ -62,6 +67,7 @@ export function toResponseBody(
       unique_sources: r.contextUsed.uniqueSources,
       avg_relevance: r.contextUsed.avgRelevance,
     },
+    confidence_thresholds: { ...r.thresholds },
     usage: r.usage
       ? { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens }
       : null,
@@ -83,20 +89,37 @@ export function toAnswerRequest(body: AnswerRequestBody) {
     maxTokens: body.options.max_tokens,
     temperature: body.options.temperature,
     debug: body.debug,
+    // Seed 001's pipeline: every question is retrieved and gated, and a retrieval that fails is
+    // an error (500, retryable) rather than an answer without context.
+    greetings: false,
+    onRetrievalFailure: 'fail' as const,
   };
 }
 
 /**
- * What an answer costs its caller: the LLM's token usage is recorded for the daily spend, and a
- * greeting answered without retrieval gives its quota unit back.
+ * Seed 001's statuses when the LLM failed after retries: 503 when the provider throttled, 500
+ * otherwise. The body is the error model and, beside it, the answer made of the retrieved
+ * sources, so nothing retrieved is lost. Null when the LLM did not fail.
  */
-export function chargeAnswer(
-  result: AnswerResult,
-  admission: Pick<Admission, 'recordUsage' | 'waiveQuota'> | undefined,
-): void {
-  if (!admission) return;
-  if (result.usage) admission.recordUsage(result.usage, result.answer.model);
-  if (result.flags.conversational) admission.waiveQuota();
+export function llmFailureResponse(
+  r: AnswerResult,
+  body: AnswerResponseBody,
+): { status: number; body: unknown } | null {
+  if (!r.llmFailure) return null;
+  const throttled = r.llmFailure.throttled;
+  return {
+    status: throttled ? 503 : 500,
+    body: {
+      error: {
+        code: throttled ? 'llm_throttled' : 'generation_failed',
+        message: throttled
+          ? 'The language model is throttling requests; the retrieved sources are included. Retry shortly.'
+          : 'The language model failed; the retrieved sources are included.',
+        retryable: true,
+      },
+      ...body,
+    },
+  };
 }
 
 /** Formats one Server-Sent Event. */
@@ -105,7 +128,7 @@ export function sseEvent(event: string, data: unknown): string {
 }
 
 /**
- * POST /answer for either transport: JSON, or with `stream: true` (always, when `alwaysStream`)
+ * POST /api/rag/answer for either transport: JSON, or with `stream: true` (always, when `alwaysStream`)
  * Server-Sent Events: `delta` events as the answer is produced, then one `done` event with the
  * whole answer; an error after the first event is an `error` event.
  */
@@ -117,7 +140,8 @@ function answerRoute(
     if (!body.stream && !alwaysStream) {
       const result = await answering.answer(identity, toAnswerRequest(body));
       chargeAnswer(result, admissionOf(event));
-      return { body: toResponseBody(result, identity) };
+      const response = toResponseBody(result, identity);
+      return llmFailureResponse(result, response) ?? { body: response };
     }
     return {
       events: async (emit, signal) => {
@@ -134,7 +158,7 @@ function answerRoute(
 }
 
 /**
- * POST /answer as a buffered Lambda result: JSON, or with `stream: true` the whole event stream
+ * POST /api/rag/answer as a buffered Lambda result: JSON, or with `stream: true` the whole event stream
  * in one `text/event-stream` body (the HTTP API buffers responses).
  */
 export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering }) {
@@ -146,7 +170,7 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
 }
 
 /**
- * POST /answer through a streaming transport, events written as they are produced: on the local
+ * POST /api/rag/answer through a streaming transport, events written as they are produced: on the local
  * server for `stream: true`, and always (`stream` ignored) on the streaming Lambda entry, whose
  * metric and limiter route is `route`.
  */
@@ -166,7 +190,7 @@ const noBody = z.looseObject({});
 export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: ConversationStore }) {
   const { conversations } = deps;
   return {
-    list: createHttpHandler(
+    'threads.list': createHttpHandler(
       deps,
       { route: 'threads.list', schema: noBody },
       async ({ identity, query }) => {
@@ -188,7 +212,7 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
         };
       },
     ),
-    get: createHttpHandler(
+    'threads.get': createHttpHandler(
       deps,
       { route: 'threads.get', schema: noBody },
       async ({ identity, pathParameters }) => {
@@ -229,7 +253,7 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
         };
       },
     ),
-    archive: createHttpHandler(
+    'threads.archive': createHttpHandler(
       deps,
       { route: 'threads.archive', schema: noBody },
       async ({ identity, pathParameters }) => {
@@ -258,5 +282,16 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
         };
       },
     ),
+  };
+}
+
+/** Every route of the `rag-answer` function, by name (bound to paths by bindRoutes). */
+export function answerRouteHandlers(
+  deps: HttpHandlerDeps & { answering: Answering; conversations: ConversationStore },
+) {
+  return {
+    answer: makeAnswerHandler(deps),
+    'chat-messages': makeChatHandler(deps),
+    ...makeThreadHandlers(deps),
   };
 }

@@ -1,12 +1,12 @@
 /**
- * Production entry of the streaming answer: POST /answer as Server-Sent Events while the answer
+ * Production entry of the streaming answer: POST /api/rag/answer as Server-Sent Events while the answer
  * is produced (`delta` events, then one `done` event with citations and usage, or an `error`
  * event), through Lambda response streaming behind an API Gateway REST API whose integration
  * streams (`responseTransferMode: STREAM`; HTTP APIs buffer responses). The REST API's Cognito
  * authorizer verifies the ID token, as the HTTP API's JWT authorizer does for the other routes,
  * and passes its claims in `requestContext.authorizer.claims`.
  *
- * The request body is the POST /answer body; the response is always a stream (`stream` in the
+ * The request body is the POST /api/rag/answer body; the response is always a stream (`stream` in the
  * body is ignored). Errors before the first byte are ordinary JSON error responses with their
  * status; errors after it are an `error` event, since the status line is already sent.
  *
@@ -41,7 +41,8 @@ import { createAnswering } from '../core/answer/answer';
 import { AuthenticationError, NotFoundError, toErrorResponse } from '../core/errors';
 import type { ApiEvent, ResponseTransport } from '../http/http-handler';
 import { claimsOf } from '../http/identity';
-import { makeChatStreamHandler } from './chat';
+import { apiRoute, routeKey } from '../http/api-routes';
+import { CHAT_ROUTE, makeChatStreamHandler } from './chat';
 import { makeAnswerStreamHandler } from './handler';
 
 /** The writable response stream Lambda passes to a streaming handler. */
@@ -133,14 +134,11 @@ const deps = {
 
 /** The streamed routes, by REST API method and resource (lib/constructs/streaming-answer-api.ts). */
 const routes: Readonly<Record<string, ReturnType<typeof makeAnswerStreamHandler>>> = {
-  'POST /answer': makeAnswerStreamHandler(
+  [routeKey(apiRoute('answer'))]: makeAnswerStreamHandler(
     { ...deps, answering },
     { route: STREAM_ROUTE, alwaysStream: true },
   ),
-  'POST /api/chat/conversations/{conversationId}/messages': makeChatStreamHandler({
-    ...deps,
-    answering,
-  }),
+  [routeKey(apiRoute(CHAT_ROUTE))]: makeChatStreamHandler({ ...deps, answering }),
 };
 
 /** Lambda's response stream as a transport: the prelude (status, headers) leaves on `start`. */

@@ -1,5 +1,5 @@
 /**
- * StreamingAnswerApi: POST /answer as Server-Sent Events, through an API Gateway REST API whose
+ * StreamingAnswerApi: POST /api/rag/answer as Server-Sent Events, through an API Gateway REST API whose
  * Lambda proxy integration streams (`responseTransferMode: STREAM`: the function is invoked with
  * InvokeWithResponseStream and its output reaches the client as it is written). HTTP APIs buffer
  * responses, hence a REST API for this one route. Its Cognito authorizer checks the ID token
@@ -20,6 +20,12 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import {
+  CORS_ALLOW_HEADERS,
+  CORS_EXPOSE_HEADERS,
+  CORS_MAX_AGE_SECONDS,
+  DEFAULT_CORS_ORIGINS,
+} from '../../lambdas/http/cors';
 import { acknowledge } from '../nag';
 import { ApiFirewall } from './api-firewall';
 import { addErrorModelResponses } from './error-model-responses';
@@ -31,7 +37,7 @@ export interface StreamingAnswerApiProps {
   readonly handler: GroundworkFunction;
   /**
    * The POST routes the function streams (API Gateway path syntax), from the route table's
-   * streaming routes. @default ['/answer']
+   * streaming routes; POST /api/rag/answer always. @default ['/api/rag/answer']
    */
   readonly paths?: readonly string[];
   /** The pool whose ID tokens are accepted. */
@@ -58,18 +64,13 @@ export interface StreamingAnswerApiProps {
   readonly firewall?: { readonly ratePer5Minutes: number };
 }
 
-/** Rate-limit headers the handler sets, readable by browser code. */
-const EXPOSED_HEADERS = [
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'retry-after',
-];
+/** The streamed answer's path (lambdas/http/api-routes.ts, route `answer`). */
+const ANSWER_PATH = '/api/rag/answer';
 
 export class StreamingAnswerApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly accessLog: logs.LogGroup;
-  /** POST /answer. */
+  /** POST /api/rag/answer. */
   readonly method: apigateway.Method;
   /** Every streamed route's method, by path. */
   readonly methods: Readonly<Record<string, apigateway.Method>>;
@@ -77,7 +78,7 @@ export class StreamingAnswerApi extends Construct {
 
   constructor(scope: Construct, id: string, props: StreamingAnswerApiProps) {
     super(scope, id);
-    const origins = props.corsOrigins ?? [];
+    const origins = props.corsOrigins ?? DEFAULT_CORS_ORIGINS;
     const throttle = props.throttle ?? { rateLimit: 50, burstLimit: 100 };
     this.accessLog = new logs.LogGroup(this, 'AccessLog', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -103,9 +104,9 @@ export class StreamingAnswerApi extends Construct {
             defaultCorsPreflightOptions: {
               allowOrigins: [...origins],
               allowMethods: ['POST'],
-              allowHeaders: ['authorization', 'content-type'],
-              exposeHeaders: EXPOSED_HEADERS,
-              maxAge: Duration.hours(1),
+              allowHeaders: [...CORS_ALLOW_HEADERS],
+              exposeHeaders: [...CORS_EXPOSE_HEADERS],
+              maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
             },
           }
         : {}),
@@ -125,19 +126,19 @@ export class StreamingAnswerApi extends Construct {
       timeout: props.timeout ?? Duration.minutes(2),
     });
     const methods: Record<string, apigateway.Method> = {};
-    for (const path of new Set(['/answer', ...(props.paths ?? [])])) {
+    for (const path of new Set([ANSWER_PATH, ...(props.paths ?? [])])) {
       methods[path] = this.api.root.resourceForPath(path).addMethod('POST', integration, {
         authorizer,
         authorizationType: apigateway.AuthorizationType.COGNITO,
       });
     }
     this.methods = methods;
-    this.method = methods['/answer']!;
+    this.method = methods[ANSWER_PATH]!;
 
     acknowledge(
       this.api,
       'AwsSolutions-APIG2',
-      'The handler validates the body with the same zod schema as the buffered POST /answer and answers 422 naming the field; a second, JSON-Schema copy in API Gateway would drift.',
+      'The handler validates the body with the same zod schema as the buffered POST /api/rag/answer and answers 422 naming the field; a second, JSON-Schema copy in API Gateway would drift.',
     );
     if (props.firewall) {
       this.firewall = new ApiFirewall(this, 'Firewall', {
@@ -167,8 +168,8 @@ export class StreamingAnswerApi extends Construct {
     }
   }
 
-  /** The streaming endpoint, `https://<id>.execute-api.<region>.amazonaws.com/stream/answer`. */
+  /** The streaming endpoint, `https://<id>.execute-api.<region>.amazonaws.com/stream/api/rag/answer`. */
   get url(): string {
-    return this.api.urlForPath('/answer');
+    return this.api.urlForPath(ANSWER_PATH);
   }
 }

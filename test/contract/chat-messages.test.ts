@@ -181,7 +181,7 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
   const thread = async (id: string, token = alice) => {
-    const res = await fetch(`${api.server.url}/threads/${id}`, {
+    const res = await fetch(`${api.server.url}/api/threads/${id}`, {
       headers: { authorization: `Bearer ${token}` },
     });
     return {
