@@ -32,11 +32,7 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      // The contract suites call the seeds' endpoints over HTTP, as the seeds' clients would.
-      testMatch: [
-        '<rootDir>/test/integration/**/*.test.ts',
-        '<rootDir>/test/contract/**/*.test.ts',
-      ],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {
