@@ -43,7 +43,10 @@ export function conversationIdOf(pathParameters: Readonly<Record<string, string 
   return parsed.data;
 }
 
-/** The chat message as an answer request: the conversation's thread (created on first use), memory on. */
+/**
+ * The chat message as an answer request: the conversation's thread (created on first use),
+ * memory on, greetings answered without retrieval, retrieval failures degraded.
+ */
 export function toChatAnswerRequest(
   conversationId: string,
   body: ChatMessageRequestBody,
@@ -55,6 +58,9 @@ export function toChatAnswerRequest(
     filters: {},
     useMemory: true,
     memory: CHAT_MEMORY,
+    // The seed's `shouldUseRAG` and its graceful degradation.
+    greetings: true,
+    onRetrievalFailure: 'degrade',
     maxTokens: DEFAULT_GENERATION_OPTIONS.max_tokens,
     temperature: DEFAULT_GENERATION_OPTIONS.temperature,
     debug: false,
