@@ -88,14 +88,20 @@ function chatRoute(
   };
 }
 
-const options = { route: CHAT_ROUTE, schema: chatMessageRequestSchema };
-
 /** The route as a buffered Lambda result: every event in one `text/event-stream` body. */
 export function makeChatHandler(deps: HttpHandlerDeps & { answering: Answering }) {
-  return createHttpHandler(deps, options, chatRoute(deps.answering));
+  return createHttpHandler(
+    deps,
+    { route: CHAT_ROUTE, schema: chatMessageRequestSchema },
+    chatRoute(deps.answering),
+  );
 }
 
 /** The route through a streaming transport: each event as it is produced. */
 export function makeChatStreamHandler(deps: HttpHandlerDeps & { answering: Answering }) {
-  return createStreamingHandler(deps, options, chatRoute(deps.answering));
+  return createStreamingHandler(
+    deps,
+    { route: CHAT_ROUTE, schema: chatMessageRequestSchema },
+    chatRoute(deps.answering),
+  );
 }

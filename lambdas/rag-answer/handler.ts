@@ -176,7 +176,7 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
  */
 export function makeAnswerStreamHandler(
   deps: HttpHandlerDeps & { answering: Answering },
-  options: { route: string; alwaysStream: boolean },
+  options: { route: 'answer' | 'answer-stream'; alwaysStream: boolean },
 ) {
   return createStreamingHandler(
     deps,

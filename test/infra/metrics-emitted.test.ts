@@ -27,7 +27,7 @@ import {
 import { resourcesOfType, synthGroundwork } from './support';
 
 const METRIC_CALLS = new Set(['addMetric', 'count', 'timing']);
-const ROUTE_CALLS = new Set(['createHttpHandler', 'addDimensions']);
+const ROUTE_CALLS = new Set(['createHttpHandler', 'createStreamingHandler', 'addDimensions']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
