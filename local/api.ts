@@ -145,7 +145,7 @@ function localStream(
   };
 }
 
-/** Whether a POST /api/rag/answer body asks for a stream (an unparsable body is the buffered handler's 422). */
+/** Whether a POST /api/rag/answer body asks for a stream (the buffered handler refuses an unparsable one). */
 function asksForStream(event: LocalApiEvent): boolean {
   try {
     const raw: unknown = JSON.parse(event.body ?? '{}');
