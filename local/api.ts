@@ -19,19 +19,16 @@ import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
 import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
 import { bindRoutes } from '../lambdas/http/route-dispatch';
-import {
-  describeZodError,
-  type ApiEvent,
-  type ResponseTransport,
-} from '../lambdas/http/http-handler';
-import { CHAT_ROUTE, makeChatStreamHandler } from '../lambdas/rag-answer/chat';
-import { answerRouteHandlers, makeAnswerStreamHandler } from '../lambdas/rag-answer/handler';
+import { describeZodError, type HttpHandlerDeps } from '../lambdas/http/http-handler';
+import { runStreamedRequest } from '../lambdas/http/request-lifecycle';
+import { CHAT_ROUTE, streamChat } from '../lambdas/rag-answer/chat';
+import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
 import { usageRouteHandlers } from '../lambdas/usage/handler';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
-  type LocalApiEvent,
   type LocalHandler,
   type LocalHttpServer,
   type LocalRoute,
@@ -77,14 +74,6 @@ export function localRoutes(
     ),
     ...bindRoutes('admin', makeAdminHandlers({ ...deps, admin: stack.admin })),
   };
-  // The routes streamed as they are produced, by route name.
-  const streams: Record<string, LocalStreamHandler> = {
-    answer: localStream(
-      makeAnswerStreamHandler({ ...deps, answering }, { route: 'answer', alwaysStream: false }),
-      asksForStream,
-    ),
-    [CHAT_ROUTE]: localStream(makeChatStreamHandler({ ...deps, answering })),
-  };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
     const key = routeKey(route);
     const handler = handlers[key];
@@ -96,7 +85,8 @@ export function localRoutes(
       auth: route.auth,
       cors: true,
       functionName: `groundwork-${route.function}`,
-      ...(Object.hasOwn(streams, route.name) ? { stream: streams[route.name] } : {}),
+      ...(route.name === 'answer' ? { stream: answerStream(answering, deps) } : {}),
+      ...(route.name === CHAT_ROUTE ? { stream: chatStream(answering, deps) } : {}),
     };
   });
   return [
@@ -118,41 +108,44 @@ const jsonResult = (statusCode: number, body: unknown) => ({
 });
 
 /**
- * A route's streaming handler (lambdas/http/http-handler.ts createStreamingHandler) on the local
- * server: events are written as they are produced. `accepts` declines a request the buffered
- * handler answers instead (POST /api/rag/answer without `"stream": true`).
+ * POST /api/rag/answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
+ * events, then one `done` event with citations, usage and ids), through the same request
+ * lifecycle as every route. Declines other requests, which the buffered handler answers.
  */
-function localStream(
-  handler: (event: ApiEvent, out: ResponseTransport) => Promise<void>,
-  accepts: (event: LocalApiEvent) => boolean = () => true,
+function answerStream(
+  answering: LocalStack['answering'],
+  deps: HttpHandlerDeps,
 ): LocalStreamHandler {
   return async (event, response) => {
-    if (!accepts(event)) return false;
-    let started = false;
-    await handler(event, {
-      start(status, headers) {
-        started = true;
-        response.start(status, headers);
-      },
-      write: (chunk) => response.write(chunk),
-      end: () => response.end(),
-      get started() {
-        return started;
-      },
-      signal: response.signal,
-    });
+    let raw: unknown;
+    try {
+      raw = JSON.parse(event.body ?? '{}');
+    } catch {
+      return false; // the buffered handler reports the invalid JSON
+    }
+    if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true)
+      return false;
+    await runStreamedRequest(
+      deps,
+      { route: 'answer', schema: answerRequestSchema },
+      event,
+      response,
+      ({ body, identity, admission }, write) =>
+        streamAnswer(answering, identity, body, write, response.signal, admission),
+    );
     return true;
   };
 }
 
-/** Whether a POST /api/rag/answer body asks for a stream (the buffered handler refuses an unparsable one). */
-function asksForStream(event: LocalApiEvent): boolean {
-  try {
-    const raw: unknown = JSON.parse(event.body ?? '{}');
-    return typeof raw === 'object' && raw !== null && (raw as { stream?: unknown }).stream === true;
-  } catch {
-    return false;
-  }
+/**
+ * Seed 003's chat route: its events as the answer is produced, through the same request
+ * lifecycle (lambdas/rag-answer/chat.ts). It always streams.
+ */
+function chatStream(answering: LocalStack['answering'], deps: HttpHandlerDeps): LocalStreamHandler {
+  return async (event, response) => {
+    await streamChat({ ...deps, answering }, event, response, { signal: response.signal });
+    return true;
+  };
 }
 
 const tokenRequestSchema = z

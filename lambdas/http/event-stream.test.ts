@@ -1,21 +1,13 @@
 /**
- * The request lifecycle with an event-stream response (http-handler.ts `serve`): the status
- * line leaves with the first event, an error before it is the JSON error model with its status,
- * an error after it is the route's error event, and the admission is settled with the status the
- * caller saw, on the streaming and the buffered transport alike.
+ * A streamed request (request-lifecycle.ts runStreamedRequest): the status line leaves with the
+ * first event, an error before it is the JSON error model with its status, an error after it is
+ * the route's error event, and the admission is settled with the request's status.
  */
-import type { Context } from 'aws-lambda';
 import { createLogger, createMetrics } from '../adapters/observability/powertools';
-import { NotFoundError } from '../core/errors';
+import { NotFoundError, type ErrorBody } from '../core/errors';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import * as z from '../core/zod';
-import {
-  createHttpHandler,
-  createStreamingHandler,
-  type ApiEvent,
-  type EventStreamResponse,
-  type ResponseTransport,
-} from './http-handler';
+import { runStreamedRequest, type EventStream } from './request-lifecycle';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -34,120 +26,99 @@ function recordingLimiter(): Limiter & { settled: number[] } {
   } as unknown as Limiter & { settled: number[] };
 }
 
-function recordingTransport(): ResponseTransport & {
+function recordingStream(): EventStream & {
   log: (string | [number, Record<string, string>])[];
   ended: number;
 } {
   const log: (string | [number, Record<string, string>])[] = [];
-  let started = false;
-  const t = {
+  const s = {
     log,
     ended: 0,
-    start(status: number, headers: Record<string, string>) {
-      started = true;
-      log.push([status, headers]);
-    },
-    write(chunk: string) {
-      log.push(chunk);
-    },
-    end() {
-      t.ended += 1;
-    },
-    get started() {
-      return started;
+    start: (status: number, headers: Record<string, string>) => void log.push([status, headers]),
+    write: (chunk: string) => void log.push(chunk),
+    end: () => {
+      s.ended += 1;
     },
   };
-  return t;
+  return s;
 }
 
 const event = {
   body: '{}',
   pathParameters: {},
-  requestContext: { authorizer: { jwt: { claims: { sub: 'alice', 'custom:tenant_id': 'acme' } } } },
-} as unknown as ApiEvent;
-
-/** Events `a` and `b`, failing with `failure` before the first or after the first. */
-const route = (failure: 'none' | 'before' | 'after') => async (): Promise<EventStreamResponse> => ({
-  events: async (emit) => {
-    if (failure === 'before') throw new NotFoundError('No such thread');
-    emit('data: a\n\n');
-    if (failure === 'after') throw new Error('boom');
-    emit('data: b\n\n');
+  requestContext: {
+    authorizer: { jwt: { claims: { sub: 'alice', 'custom:tenant_id': 'acme' } } },
   },
-  errorEvent: ({ error }) => `data: ${JSON.stringify({ type: 'error', code: error.code })}\n\n`,
-});
+};
 
-const options = { route: 'test-stream', schema: z.looseObject({}) };
+/** Events `a` and `b`, failing before the first or after it. */
+const work =
+  (failure: 'none' | 'before' | 'after') =>
+  async (_req: unknown, write: (chunk: string) => void): Promise<void> => {
+    if (failure === 'before') throw new NotFoundError('No such thread');
+    write('data: a\n\n');
+    if (failure === 'after') throw new Error('boom');
+    write('data: b\n\n');
+  };
 
-describe('an event-stream response through a streaming transport', () => {
+const errorEvent = ({ error }: ErrorBody) =>
+  `data: ${JSON.stringify({ type: 'error', code: error.code })}\n\n`;
+
+async function run(failure: 'none' | 'before' | 'after') {
+  const limiter = recordingLimiter();
+  const stream = recordingStream();
+  const status = await runStreamedRequest(
+    { logger, metrics, limiter },
+    { route: 'test-stream', schema: z.looseObject({}), errorEvent },
+    event,
+    stream,
+    work(failure),
+  );
+  return { status, stream, limiter };
+}
+
+describe('a streamed request', () => {
   it('sends the status line and headers with the first event, then every event, and ends once', async () => {
-    const limiter = recordingLimiter();
-    const out = recordingTransport();
-    await createStreamingHandler({ logger, metrics, limiter }, options, route('none'))(event, out);
-    expect(out.log).toEqual([
+    const { status, stream, limiter } = await run('none');
+    expect(status).toBe(200);
+    expect(stream.log).toEqual([
       [
         200,
         expect.objectContaining({
           'content-type': 'text/event-stream; charset=utf-8',
           'x-ratelimit-limit': '60',
-          'cache-control': 'no-store',
         }),
       ],
       'data: a\n\n',
       'data: b\n\n',
     ]);
-    expect(out.ended).toBe(1);
+    expect(stream.ended).toBe(1);
     expect(limiter.settled).toEqual([200]);
   });
 
   it('answers an error before the first event with the error model and its status', async () => {
-    const limiter = recordingLimiter();
-    const out = recordingTransport();
-    await createStreamingHandler(
-      { logger, metrics, limiter },
-      options,
-      route('before'),
-    )(event, out);
-    expect(out.log).toHaveLength(2);
-    expect(out.log[0]).toEqual([
+    const { status, stream, limiter } = await run('before');
+    expect(status).toBe(404);
+    expect(stream.log).toHaveLength(2);
+    expect(stream.log[0]).toEqual([
       404,
       expect.objectContaining({ 'content-type': 'application/json; charset=utf-8' }),
     ]);
-    expect(JSON.parse(out.log[1] as string)).toEqual({
+    expect(JSON.parse(stream.log[1] as string)).toEqual({
       error: { code: 'not_found', message: 'No such thread', retryable: false },
     });
+    expect(stream.ended).toBe(1);
     expect(limiter.settled).toEqual([404]);
   });
 
-  it('reports an error after the first event as the route error event, settled as a 5xx', async () => {
-    const limiter = recordingLimiter();
-    const out = recordingTransport();
-    await createStreamingHandler({ logger, metrics, limiter }, options, route('after'))(event, out);
-    expect(out.log.slice(1)).toEqual([
+  it("reports an error after the first event as the route's error event, settled as a 5xx", async () => {
+    const { stream, limiter } = await run('after');
+    expect(stream.log.slice(1)).toEqual([
       'data: a\n\n',
       `data: ${JSON.stringify({ type: 'error', code: 'internal_error' })}\n\n`,
     ]);
-    expect(out.ended).toBe(1);
+    expect(stream.ended).toBe(1);
     // A 5xx is refunded, although the caller saw a 200 status line.
     expect(limiter.settled).toEqual([500]);
-  });
-});
-
-describe('the same response through the buffered transport', () => {
-  const context = {} as Context;
-
-  it('returns every event in one text/event-stream body', async () => {
-    const handler = createHttpHandler({ logger, metrics }, options, route('none'));
-    const result = await handler(event, context);
-    expect(result.statusCode).toBe(200);
-    expect(result.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    expect(result.body).toBe('data: a\n\ndata: b\n\n');
-  });
-
-  it('returns an error before the first event as the error model with its status', async () => {
-    const handler = createHttpHandler({ logger, metrics }, options, route('before'));
-    const result = await handler(event, context);
-    expect(result.statusCode).toBe(404);
-    expect(JSON.parse(result.body as string)).toMatchObject({ error: { code: 'not_found' } });
   });
 });

@@ -10,7 +10,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
@@ -21,25 +21,15 @@ import type {
   Context,
 } from 'aws-lambda';
 import type * as z from '../core/zod';
-import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
-import {
-  AppError,
-  PayloadTooLargeError,
-  toErrorResponse,
-  ValidationError,
-  type ErrorBody,
-} from '../core/errors';
+import type { DbScope } from '../adapters/postgres/db-scope';
+import { PayloadTooLargeError, ValidationError } from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
-import { API_ROUTES, type ErrorStatuses } from './api-routes';
-import type { Admission, Limiter } from '../core/limits/limiter';
-import {
-  DEFAULT_IDENTITY_CONFIG,
-  identityFromEvent,
-  type Identity,
-  type IdentityConfig,
-} from './identity';
-import { attachAdmission, withLimitHeaders } from './limits-middleware';
+import type { ErrorStatuses } from './api-routes';
+import type { Limiter } from '../core/limits/limiter';
+import type { Identity, IdentityConfig } from './identity';
+import { withLimitHeaders } from './limits-middleware';
+import { runRequest, type LifecycleRequest } from './request-lifecycle';
 
 export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
 export type ApiResult = APIGatewayProxyStructuredResultV2 & {
@@ -47,13 +37,8 @@ export type ApiResult = APIGatewayProxyStructuredResultV2 & {
   headers: Record<string, string>;
 };
 
-export interface HttpRequest<B> {
-  readonly body: B;
-  readonly identity: Identity;
-  readonly event: ApiEvent;
-  readonly pathParameters: Readonly<Record<string, string | undefined>>;
-  readonly query: Readonly<Record<string, string | undefined>>;
-}
+/** What a handler gets: the parsed body, the caller, the event and the limiter's admission. */
+export type HttpRequest<B> = LifecycleRequest<B, ApiEvent>;
 
 export interface HttpResponse {
   readonly status?: number;
@@ -61,39 +46,6 @@ export interface HttpResponse {
   readonly headers?: Record<string, string>;
   /** `body` is a string sent as is (with its own content-type header), not JSON. */
   readonly raw?: boolean;
-}
-
-/**
- * A response of Server-Sent Events. The status line (200) and headers leave with the first
- * event, so an error thrown before it is an ordinary error response with its status; one thrown
- * after it is written as `errorEvent`, since the status is already sent. A buffered transport
- * (the HTTP API) returns every event in one `text/event-stream` body.
- */
-export interface EventStreamResponse {
-  readonly headers?: Record<string, string>;
-  /** Produces the events, in the request's database scope, writing each through `emit`. */
-  readonly events: (emit: (chunk: string) => void, signal?: AbortSignal) => Promise<void>;
-  /** The event reporting an error thrown after the first event was sent. */
-  readonly errorEvent: (error: ErrorBody) => string;
-}
-
-/** The headers of every event-stream response. */
-export const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': 'text/event-stream; charset=utf-8',
-};
-
-/**
- * Where a response goes: a buffered result (the HTTP API's Lambda response) or a stream (Lambda
- * response streaming, the local server), whose status line leaves on `start`.
- */
-export interface ResponseTransport {
-  start(status: number, headers: Record<string, string>): void;
-  write(chunk: string): void;
-  end(): void;
-  /** True once `start` was called. */
-  readonly started: boolean;
-  /** Aborted when the client goes away (streaming transports). */
-  readonly signal?: AbortSignal;
 }
 
 export interface HttpHandlerDeps {
@@ -104,11 +56,6 @@ export interface HttpHandlerDeps {
   readonly identity?: IdentityConfig;
   /** Quotas, rate limits and cost caps, checked after authentication and before any work. */
   readonly limiter?: Limiter;
-  /**
-   * A further check of the verified claims, before anything else (the REST API's Cognito
-   * authorizer does not check the token's audience; the streaming entry does, here).
-   */
-  readonly authorize?: (event: ApiEvent) => void;
 }
 
 /** Turns the first zod issue into a message that names the field. */
@@ -192,150 +139,15 @@ export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
 };
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
-
-interface RouteOptions<S extends z.ZodMiniType> {
-  /** The route's name in the route table, in metrics and (unless the table gives a quota class) in the limiter. */
-  readonly route: string;
-  readonly schema: S;
-  readonly authenticated?: boolean;
-}
-
-type RouteFn<S extends z.ZodMiniType> = (
-  req: HttpRequest<z.infer<S>>,
-) => Promise<HttpResponse | EventStreamResponse>;
-
-function isEventStream(r: HttpResponse | EventStreamResponse): r is EventStreamResponse {
-  return typeof (r as EventStreamResponse).events === 'function';
-}
-
-/**
- * The one request lifecycle, whatever the transport: identity, limits, input limits and
- * validation, the handler in the caller's database scope, the error model, settling the
- * admission, metrics. Buffered and streamed responses differ only in `out`.
- */
-async function serve<S extends z.ZodMiniType>(
-  deps: HttpHandlerDeps,
-  options: RouteOptions<S>,
-  fn: RouteFn<S>,
-  event: ApiEvent,
-  out: ResponseTransport,
-): Promise<void> {
-  const started = performance.now();
-  const entry = API_ROUTES.find((r) => r.name === options.route);
-  let status = 500;
-  let admission: Admission | undefined;
-  let stream: EventStreamResponse | undefined;
-  try {
-    deps.authorize?.(event);
-    const identity =
-      options.authenticated === false
-        ? { userId: 'anonymous', tenantId: 'anonymous', groups: [], plan: null, isAdmin: false }
-        : identityFromEvent(event, deps.identity ?? DEFAULT_IDENTITY_CONFIG);
-    deps.logger.appendKeys({
-      tenantId: identity.tenantId,
-      userId: identity.userId,
-      route: options.route,
-    });
-    if (deps.limiter && options.authenticated !== false) {
-      admission = await deps.limiter.admit(identity, entry?.quota ?? options.route);
-      attachAdmission(event, admission);
-    }
-    const pathParameters = event.pathParameters ?? {};
-    const query = event.queryStringParameters ?? {};
-    for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
-    assertStorable(query, 'query');
-    const body = parseOrThrow(options.schema, parseJsonBody(event));
-    const admitted = admission;
-    await runInDbScope(requestDbScope(identity), async () => {
-      const response = await fn({ body, identity, event, pathParameters, query });
-      if (!isEventStream(response)) {
-        status = response.status ?? 200;
-        const headers = withLimitHeaders(response.headers, admitted);
-        if (response.raw) {
-          out.start(status, { ...headers, ...API_RESPONSE_HEADERS });
-          out.write(String(response.body));
-        } else {
-          out.start(status, { ...JSON_HEADERS, ...headers, ...API_RESPONSE_HEADERS });
-          out.write(JSON.stringify(response.body));
-        }
-        return;
-      }
-      stream = response;
-      const headers = {
-        ...withLimitHeaders({ ...EVENT_STREAM_HEADERS, ...response.headers }, admitted),
-        ...API_RESPONSE_HEADERS,
-      };
-      await response.events((chunk) => {
-        if (!out.started) {
-          status = 200;
-          out.start(200, headers);
-        }
-        out.write(chunk);
-      }, out.signal);
-      if (!out.started) {
-        status = 200;
-        out.start(200, headers);
-      }
-    });
-  } catch (err) {
-    const { status: errorStatus, body } = toErrorResponse(err);
-    status = contractStatus(errorStatus, body.error.code, entry?.statuses);
-    if (status >= 500) {
-      deps.logger.error(out.started ? 'stream failed after it started' : 'request failed', {
-        err,
-        route: options.route,
-      });
-    } else {
-      deps.logger.info('request rejected', { code: body.error.code, status });
-    }
-    if (out.started && stream) {
-      out.write(stream.errorEvent(body));
-    } else {
-      const errorHeaders = err instanceof AppError ? err.options.headers : undefined;
-      out.start(status, {
-        ...JSON_HEADERS,
-        ...withLimitHeaders(errorHeaders, admission),
-        ...API_RESPONSE_HEADERS,
-      });
-      out.write(JSON.stringify(body));
-    }
-  } finally {
-    out.end();
-    // A 5xx on our side is refunded; an answer's token cost is added to the daily spend.
-    if (admission) await deps.limiter?.settle(admission, { status });
-    deps.metrics.addDimensions({ route: options.route });
-    deps.metrics.addMetric('Requests', MetricUnit.Count, 1);
-    deps.metrics.addMetric(
-      status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success',
-      MetricUnit.Count,
-      1,
-    );
-    deps.metrics.addMetric('Latency', MetricUnit.Milliseconds, performance.now() - started);
-    deps.logger.removeKeys(['tenantId', 'userId', 'route']);
-  }
-}
-
-/** A transport that keeps the whole response, for a buffered Lambda result. */
-function bufferedTransport(): ResponseTransport & { result(): ApiResult } {
-  let status = 500;
-  let headers: Record<string, string> = {};
-  let body = '';
-  let started = false;
+function json(status: number, body: unknown, headers: Record<string, string> = {}): ApiResult {
   return {
-    start(s, h) {
-      status = s;
-      headers = h;
-      started = true;
+    statusCode: status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      ...headers,
+      ...API_RESPONSE_HEADERS,
     },
-    write(chunk) {
-      body += chunk;
-    },
-    end() {},
-    get started() {
-      return started;
-    },
-    result: () => ({ statusCode: status, headers, body }),
+    body: JSON.stringify(body),
   };
 }
 
@@ -355,37 +167,43 @@ export function contractStatus(
 }
 
 /**
- * Builds an API handler returning a buffered result: `schema` validates the body (use
- * `z.object({})` for bodiless routes); `route` is the handler's name in the route table
- * (API_ROUTES), which gives its metric dimension, its quota class and its contract's error
- * statuses. A handler that answers with an {@link EventStreamResponse} returns every event in
- * one `text/event-stream` body.
+ * Builds an API handler: `schema` validates the body (use `z.object({})` for bodiless routes);
+ * `route` is the handler's name in the route table (API_ROUTES), which gives its metric
+ * dimension, its quota class and its contract's error statuses.
  */
 export function createHttpHandler<S extends z.ZodMiniType>(
   deps: HttpHandlerDeps,
-  options: RouteOptions<S>,
-  fn: RouteFn<S>,
+  options: { route: string; schema: S; authenticated?: boolean },
+  fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
-    const out = bufferedTransport();
-    await serve(deps, options, fn, event, out);
-    return out.result();
+    let result: ApiResult | undefined;
+    await runRequest(
+      deps,
+      options,
+      event,
+      async (req) => {
+        const response = await fn(req);
+        const status = response.status ?? 200;
+        const headers = withLimitHeaders(response.headers, req.admission);
+        result = response.raw
+          ? {
+              statusCode: status,
+              headers: { ...headers, ...API_RESPONSE_HEADERS },
+              body: String(response.body),
+            }
+          : json(status, response.body, headers);
+        return status;
+      },
+      (status, body, headers) => {
+        result = json(status, body, headers);
+      },
+    );
+    // runRequest calls `work` or `fail`, and each sets the result.
+    return result as ApiResult;
   };
   const handler = middy(base);
   // First, so that its subsegment spans the other middlewares; responses are callers' data.
   if (deps.tracer) handler.use(captureLambdaHandler(deps.tracer, { captureResponse: false }));
   return handler.use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
-}
-
-/**
- * The same route through a streaming transport (Lambda response streaming, the local server):
- * the lifecycle of {@link createHttpHandler}, with events written as they are produced. The
- * caller publishes metrics and adds tracing, as its transport allows.
- */
-export function createStreamingHandler<S extends z.ZodMiniType>(
-  deps: HttpHandlerDeps,
-  options: RouteOptions<S>,
-  fn: RouteFn<S>,
-): (event: ApiEvent, out: ResponseTransport) => Promise<void> {
-  return (event, out) => serve(deps, options, fn, event, out);
 }

@@ -7,15 +7,17 @@
  * the owner check are the use case's own (lambdas/core/answer/answer.ts).
  */
 import type { AnswerRequest, Answering } from '../core/answer/answer';
-import { ValidationError } from '../core/errors';
+import type { Owner } from '../core/answer/conversations';
+import { ValidationError, type ErrorBody } from '../core/errors';
+import type { Admission } from '../core/limits/limiter';
+import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
+import type { Identity } from '../http/identity';
 import {
-  createHttpHandler,
-  createStreamingHandler,
-  type EventStreamResponse,
-  type HttpHandlerDeps,
-  type HttpRequest,
-} from '../http/http-handler';
-import { admissionOf } from '../http/limits-middleware';
+  runStreamedRequest,
+  SSE_HEADERS,
+  type EventStream,
+  type RequestEvent,
+} from '../http/request-lifecycle';
 import {
   chatMessageRequestSchema,
   conversationIdSchema,
@@ -67,41 +69,86 @@ export function toChatAnswerRequest(
   };
 }
 
-function chatRoute(
+/**
+ * Writes the seed's events for one chat message: a `chunk` per piece of answer text, then
+ * `complete` with the stored answer's id.
+ */
+export async function chatEvents(
   answering: Answering,
-): (req: HttpRequest<ChatMessageRequestBody>) => Promise<EventStreamResponse> {
-  return async ({ body, identity, event, pathParameters }) => {
-    const conversationId = conversationIdOf(pathParameters);
-    return {
-      events: async (emit, signal) => {
-        const result = await answering.answer(identity, toChatAnswerRequest(conversationId, body), {
-          onDelta: (text) => {
-            if (text !== '') emit(chatEvent({ type: 'chunk', text }));
-          },
-          ...(signal ? { signal } : {}),
-        });
-        chargeAnswer(result, admissionOf(event));
-        emit(chatEvent({ type: 'complete', messageId: result.messageId }));
-      },
-      errorEvent: ({ error }) => chatEvent({ type: 'error', error }),
-    };
-  };
+  identity: Owner & { readonly isAdmin: boolean },
+  conversationId: string,
+  body: ChatMessageRequestBody,
+  write: (chunk: string) => void,
+  admission: Pick<Admission, 'recordUsage' | 'waiveQuota'> | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  const result = await answering.answer(identity, toChatAnswerRequest(conversationId, body), {
+    onDelta: (text) => {
+      if (text !== '') write(chatEvent({ type: 'chunk', text }));
+    },
+    ...(signal ? { signal } : {}),
+  });
+  chargeAnswer(result, admission);
+  write(chatEvent({ type: 'complete', messageId: result.messageId }));
 }
 
-/** The route as a buffered Lambda result: every event in one `text/event-stream` body. */
+/** The seed-shaped event for an error after the first event (the status line is already sent). */
+export const chatErrorEvent = ({ error }: ErrorBody): string => chatEvent({ type: 'error', error });
+
+/**
+ * The route as a buffered Lambda result (the HTTP API buffers responses): every event in one
+ * `text/event-stream` body; an error is the error model with its status.
+ */
 export function makeChatHandler(deps: HttpHandlerDeps & { answering: Answering }) {
   return createHttpHandler(
     deps,
     { route: CHAT_ROUTE, schema: chatMessageRequestSchema },
-    chatRoute(deps.answering),
+    async ({ body, identity, pathParameters, admission }) => {
+      const conversationId = conversationIdOf(pathParameters);
+      let events = '';
+      await chatEvents(
+        deps.answering,
+        identity,
+        conversationId,
+        body,
+        (chunk) => (events += chunk),
+        admission,
+      );
+      return { body: events, raw: true, headers: { ...SSE_HEADERS } };
+    },
   );
 }
 
-/** The route through a streaming transport: each event as it is produced. */
-export function makeChatStreamHandler(deps: HttpHandlerDeps & { answering: Answering }) {
-  return createStreamingHandler(
+/**
+ * The route on a streaming transport (the local server, the response-streaming Lambda): each
+ * event as it is produced, through the same request lifecycle. `identify` is the transport's
+ * own check of the caller, where it has one.
+ */
+export function streamChat<E extends RequestEvent>(
+  deps: HttpHandlerDeps & { answering: Answering },
+  event: E,
+  stream: EventStream,
+  options: { readonly identify?: (event: E) => Identity; readonly signal?: AbortSignal } = {},
+): Promise<number> {
+  return runStreamedRequest(
     deps,
-    { route: CHAT_ROUTE, schema: chatMessageRequestSchema },
-    chatRoute(deps.answering),
+    {
+      route: CHAT_ROUTE,
+      schema: chatMessageRequestSchema,
+      errorEvent: chatErrorEvent,
+      ...(options.identify ? { identify: options.identify } : {}),
+    },
+    event,
+    stream,
+    ({ body, identity, pathParameters, admission }, write) =>
+      chatEvents(
+        deps.answering,
+        identity,
+        conversationIdOf(pathParameters),
+        body,
+        write,
+        admission,
+        options.signal,
+      ),
   );
 }

@@ -5,16 +5,9 @@
 import type { AnswerResult, Answering } from '../core/answer/answer';
 import type { ConversationStore } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
-import {
-  createHttpHandler,
-  createStreamingHandler,
-  parseOrThrow,
-  type EventStreamResponse,
-  type HttpHandlerDeps,
-  type HttpRequest,
-  type HttpResponse,
-} from '../http/http-handler';
-import { admissionOf } from '../http/limits-middleware';
+import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { SSE_HEADERS, sseEvent } from '../http/request-lifecycle';
+import type { Admission } from '../core/limits/limiter';
 import {
   answerRequestSchema,
   feedbackRequestSchema,
@@ -24,7 +17,7 @@ import {
 } from './schema';
 import * as z from '../core/zod';
 import { chargeAnswer } from './charge';
-import { makeChatHandler } from './chat';
+import { CHAT_ROUTE, makeChatHandler } from './chat';
 
 export { chargeAnswer };
 
@@ -122,67 +115,51 @@ export function llmFailureResponse(
   };
 }
 
-/** Formats one Server-Sent Event. */
-export function sseEvent(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
 /**
- * POST /api/rag/answer for either transport: JSON, or with `stream: true` (always, when `alwaysStream`)
- * Server-Sent Events: `delta` events as the answer is produced, then one `done` event with the
- * whole answer; an error after the first event is an `error` event.
- */
-function answerRoute(
-  answering: Answering,
-  alwaysStream: boolean,
-): (req: HttpRequest<AnswerRequestBody>) => Promise<HttpResponse | EventStreamResponse> {
-  return async ({ body, identity, event }) => {
-    if (!body.stream && !alwaysStream) {
-      const result = await answering.answer(identity, toAnswerRequest(body));
-      chargeAnswer(result, admissionOf(event));
-      const response = toResponseBody(result, identity);
-      return llmFailureResponse(result, response) ?? { body: response };
-    }
-    return {
-      events: async (emit, signal) => {
-        const result = await answering.answer(identity, toAnswerRequest(body), {
-          onDelta: (text) => emit(sseEvent('delta', { text })),
-          ...(signal ? { signal } : {}),
-        });
-        chargeAnswer(result, admissionOf(event));
-        emit(sseEvent('done', toResponseBody(result, identity)));
-      },
-      errorEvent: (error) => sseEvent('error', error),
-    };
-  };
-}
-
-/**
- * POST /api/rag/answer as a buffered Lambda result: JSON, or with `stream: true` the whole event stream
- * in one `text/event-stream` body (the HTTP API buffers responses).
+ * POST /api/rag/answer. With `stream: true` and no streaming transport (a buffered Lambda response),
+ * the whole event stream is returned in one `text/event-stream` body; the local server and the
+ * function URL stream the same events as they are produced (see `streamAnswer`).
  */
 export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering }) {
   return createHttpHandler(
     deps,
     { route: 'answer', schema: answerRequestSchema },
-    answerRoute(deps.answering, false),
+    async ({ body, identity, admission }) => {
+      if (!body.stream) {
+        const result = await deps.answering.answer(identity, toAnswerRequest(body));
+        chargeAnswer(result, admission);
+        const response = toResponseBody(result, identity);
+        return llmFailureResponse(result, response) ?? { body: response };
+      }
+      let events = '';
+      await streamAnswer(
+        deps.answering,
+        identity,
+        body,
+        (chunk) => (events += chunk),
+        undefined,
+        admission,
+      );
+      return { body: events, raw: true, headers: { ...SSE_HEADERS } };
+    },
   );
 }
 
-/**
- * POST /api/rag/answer through a streaming transport, events written as they are produced: on the local
- * server for `stream: true`, and always (`stream` ignored) on the streaming Lambda entry, whose
- * metric and limiter route is `route`.
- */
-export function makeAnswerStreamHandler(
-  deps: HttpHandlerDeps & { answering: Answering },
-  options: { route: 'answer' | 'answer-stream'; alwaysStream: boolean },
-) {
-  return createStreamingHandler(
-    deps,
-    { route: options.route, schema: answerRequestSchema },
-    answerRoute(deps.answering, options.alwaysStream),
-  );
+/** Streams POST /api/rag/answer as Server-Sent Events through `write`; errors become an `error` event. */
+export async function streamAnswer(
+  answering: Answering,
+  identity: { tenantId: string; userId: string; isAdmin: boolean },
+  body: AnswerRequestBody,
+  write: (chunk: string) => void,
+  signal?: AbortSignal,
+  admission?: Pick<Admission, 'recordUsage' | 'waiveQuota'>,
+): Promise<void> {
+  const result = await answering.answer(identity, toAnswerRequest(body), {
+    onDelta: (text) => write(sseEvent('delta', { text })),
+    ...(signal ? { signal } : {}),
+  });
+  chargeAnswer(result, admission);
+  write(sseEvent('done', toResponseBody(result, identity)));
 }
 
 const noBody = z.looseObject({});
@@ -291,7 +268,7 @@ export function answerRouteHandlers(
 ) {
   return {
     answer: makeAnswerHandler(deps),
-    'chat-messages': makeChatHandler(deps),
+    [CHAT_ROUTE]: makeChatHandler(deps),
     ...makeThreadHandlers(deps),
   };
 }

@@ -7,8 +7,10 @@
  * and passes its claims in `requestContext.authorizer.claims`.
  *
  * The request body is the POST /api/rag/answer body; the response is always a stream (`stream` in the
- * body is ignored). Errors before the first byte are ordinary JSON error responses with their
- * status; errors after it are an `error` event, since the status line is already sent.
+ * body is ignored). Seed 003's chat route (POST /api/chat/conversations/{conversationId}/messages,
+ * lambdas/rag-answer/chat.ts) is served here too. Errors before the first event are ordinary JSON
+ * error responses with their status; errors after it are an error event, since the status line
+ * is already sent.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), clients are
  * created once, the database pool opens on the first request, and the cl100k tokenizer loads on
@@ -38,12 +40,13 @@ import {
 import type { Database } from '../adapters/postgres/database';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
-import { AuthenticationError, NotFoundError, toErrorResponse } from '../core/errors';
-import type { ApiEvent, ResponseTransport } from '../http/http-handler';
-import { claimsOf } from '../http/identity';
+import { AuthenticationError, NotFoundError } from '../core/errors';
 import { apiRoute, routeKey } from '../http/api-routes';
-import { CHAT_ROUTE, makeChatStreamHandler } from './chat';
-import { makeAnswerStreamHandler } from './handler';
+import { claimsOf, identityFromEvent } from '../http/identity';
+import { runStreamedRequest, type EventStream } from '../http/request-lifecycle';
+import { CHAT_ROUTE, streamChat } from './chat';
+import { streamAnswer } from './handler';
+import { answerRequestSchema } from './schema';
 
 /** The writable response stream Lambda passes to a streaming handler. */
 export type ResponseStream = Writable;
@@ -124,41 +127,17 @@ function requireAudience(event: APIGatewayProxyEvent, audiences: readonly string
     throw new AuthenticationError('The token was issued to another application');
 }
 
-const deps = {
-  logger,
-  metrics,
-  limiter,
-  authorize: (event: unknown) =>
-    requireAudience(event as APIGatewayProxyEvent, env.TOKEN_AUDIENCES),
-};
-
-/** The streamed routes, by REST API method and resource (lib/constructs/streaming-answer-api.ts). */
-const routes: Readonly<Record<string, ReturnType<typeof makeAnswerStreamHandler>>> = {
-  [routeKey(apiRoute('answer'))]: makeAnswerStreamHandler(
-    { ...deps, answering },
-    { route: STREAM_ROUTE, alwaysStream: true },
-  ),
-  [routeKey(apiRoute(CHAT_ROUTE))]: makeChatStreamHandler({ ...deps, answering }),
-};
-
-/** Lambda's response stream as a transport: the prelude (status, headers) leaves on `start`. */
-function lambdaTransport(responseStream: ResponseStream): ResponseTransport {
-  let out: ResponseStream | undefined;
-  return {
-    start(statusCode, headers) {
-      out = awslambda.HttpResponseStream.from(responseStream, { statusCode, headers });
-    },
-    write(chunk) {
-      (out ?? responseStream).write(chunk);
-    },
-    end() {
-      (out ?? responseStream).end();
-    },
-    get started() {
-      return out !== undefined;
-    },
-  };
+/**
+ * The caller, as the buffered routes' JWT authorizer would give it: claims the REST API's Cognito
+ * authorizer verified, issued to our app client (else a 401).
+ */
+function identify(event: APIGatewayProxyEvent) {
+  requireAudience(event, env.TOKEN_AUDIENCES);
+  return identityFromEvent(event);
 }
+
+const ANSWER_KEY = routeKey(apiRoute('answer'));
+const CHAT_KEY = routeKey(apiRoute(CHAT_ROUTE));
 
 /** The streaming handler itself (exported for tests; `handler` is it wrapped for Lambda). */
 export async function streamHandler(
@@ -167,17 +146,39 @@ export async function streamHandler(
   context: Context,
 ): Promise<void> {
   logger.addContext(context);
-  const out = lambdaTransport(responseStream);
+  let out: ResponseStream | undefined;
+  const stream: EventStream = {
+    start: (statusCode, headers) => {
+      out = awslambda.HttpResponseStream.from(responseStream, { statusCode, headers });
+    },
+    write: (chunk) => (out ?? responseStream).write(chunk),
+    end: () => (out ?? responseStream).end(),
+  };
+  const deps = { logger, metrics, limiter };
+  const key = `${event.httpMethod} ${event.resource}`;
   try {
-    const route = routes[`${event.httpMethod} ${event.resource}`];
-    if (route) {
-      await route(event as unknown as ApiEvent, out);
+    if (key === CHAT_KEY) {
+      await streamChat({ ...deps, answering }, event, stream, { identify });
       return;
     }
-    const { status, body } = toErrorResponse(new NotFoundError('No such route'));
-    out.start(status, { 'content-type': 'application/json; charset=utf-8' });
-    out.write(JSON.stringify(body));
-    out.end();
+    await runStreamedRequest(
+      deps,
+      {
+        route: STREAM_ROUTE,
+        schema: answerRequestSchema,
+        // The same contract as the buffered POST /api/rag/answer (seed 001's statuses).
+        statuses: apiRoute('answer').statuses,
+        identify: (e: APIGatewayProxyEvent) => {
+          if (`${e.httpMethod} ${e.resource}` !== ANSWER_KEY)
+            throw new NotFoundError('No such route');
+          return identify(e);
+        },
+      },
+      event,
+      stream,
+      ({ body, identity, admission }, write) =>
+        streamAnswer(answering, identity, body, write, undefined, admission),
+    );
   } finally {
     metrics.publishStoredMetrics();
   }
