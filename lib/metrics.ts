@@ -82,6 +82,7 @@ export const API_ROUTES: readonly RouteMetrics[] = [
   { service: SERVICES.search, route: 'search' },
   { service: SERVICES.answer, route: 'answer' },
   { service: SERVICES.answerStream, route: 'answer-stream' },
+  { service: SERVICES.answer, route: 'lexybrain-rag' },
   { service: SERVICES.answer, route: 'threads.list' },
   { service: SERVICES.answer, route: 'threads.get' },
   { service: SERVICES.answer, route: 'threads.archive' },
@@ -103,7 +104,7 @@ export const API_ROUTES: readonly RouteMetrics[] = [
 
 /** The routes that produce answers (buffered and streamed): where the answer counters live. */
 export const ANSWER_ROUTES: readonly RouteMetrics[] = API_ROUTES.filter(
-  (r) => r.route === 'answer' || r.route === 'answer-stream',
+  (r) => r.route === 'answer' || r.route === 'answer-stream' || r.route === 'lexybrain-rag',
 );
 
 /** A custom metric of one route (dimensions `service` and `route`). */

@@ -23,6 +23,7 @@ import { describeZodError, parseOrThrow, requestDbScope } from '../lambdas/http/
 import { withLimitHeaders } from '../lambdas/http/limits-middleware';
 import { identityFromEvent } from '../lambdas/http/identity';
 import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { makeLexyBrainRagHandler } from '../lambdas/rag-answer/lexybrain';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
 import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
@@ -46,7 +47,7 @@ export interface LocalApi {
 /** The API's routes (lambdas/http/api-routes.ts), each a production handler wired to the local stack. */
 export function localRoutes(
   stack: LocalStack,
-  overrides: { answering?: LocalStack['answering'] } = {},
+  overrides: { answering?: LocalStack['answering']; lexybrainRagEnabled?: boolean } = {},
 ): LocalRoute[] {
   const answering = overrides.answering ?? stack.answering;
   const logger = createLogger({
@@ -67,6 +68,11 @@ export function localRoutes(
     'GET /health': makeHealthHandler(deps),
     'POST /search': makeSearchHandler({ ...deps, search: stack.search }),
     'POST /answer': makeAnswerHandler({ ...deps, answering }),
+    'POST /api/lexybrain/rag': makeLexyBrainRagHandler({
+      ...deps,
+      answering,
+      enabled: overrides.lexybrainRagEnabled ?? true,
+    }),
     'GET /threads': threads.list,
     'GET /threads/{id}': threads.get,
     'DELETE /threads/{id}': threads.archive,
@@ -291,6 +297,8 @@ export async function startLocalApi(
     host?: string;
     corsOrigins?: readonly string[];
     answering?: LocalStack['answering'];
+    /** `LEXYBRAIN_RAG_ENABLED`: false answers POST /api/lexybrain/rag with 503. @default true */
+    lexybrainRagEnabled?: boolean;
   } = {},
 ): Promise<LocalApi> {
   const issuer = await createLocalIssuer(
@@ -303,7 +311,12 @@ export async function startLocalApi(
   });
   const server = await createLocalHttpServer({
     routes: [
-      ...localRoutes(stack, options.answering ? { answering: options.answering } : {}),
+      ...localRoutes(stack, {
+        ...(options.answering ? { answering: options.answering } : {}),
+        ...(options.lexybrainRagEnabled === undefined
+          ? {}
+          : { lexybrainRagEnabled: options.lexybrainRagEnabled }),
+      }),
       ...developmentRoutes(issuer),
     ],
     verifier,

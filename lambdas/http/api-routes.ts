@@ -29,6 +29,7 @@ import {
   feedbackRequestSchema,
   listThreadsQuerySchema,
 } from '../rag-answer/schema';
+import { lexybrainRagRequestSchema, lexybrainRagResponseSchema } from '../rag-answer/lexybrain-schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { usageResponseSchema } from '../usage/schema';
 
@@ -87,6 +88,17 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: answerRequestSchema,
     response: { status: 200, schema: answerResponseSchema, description: 'The answer' },
     streams: true,
+  },
+  {
+    method: 'POST',
+    path: '/api/lexybrain/rag',
+    function: 'rag-answer',
+    auth: true,
+    tag: 'Answers',
+    summary:
+      'Ask LexyBrain (seed 000): a chat answer in one of five capabilities, with sources, references, model usage and flags',
+    body: lexybrainRagRequestSchema,
+    response: { status: 200, schema: lexybrainRagResponseSchema, description: 'The answer' },
   },
   {
     method: 'GET',

@@ -5,6 +5,7 @@
  * | routeKey                      | handler                                   |
  * |-------------------------------|-------------------------------------------|
  * | `POST /answer`                | `makeAnswerHandler` (JSON, or SSE in one body with `stream: true`) |
+ * | `POST /api/lexybrain/rag`     | `makeLexyBrainRagHandler` (seed 000's chat contract)             |
  * | `GET /threads`                | `makeThreadHandlers().list`               |
  * | `GET /threads/{id}`           | `makeThreadHandlers().get`                |
  * | `DELETE /threads/{id}`        | `makeThreadHandlers().archive`            |
@@ -36,6 +37,8 @@ import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAnswerHandler, makeThreadHandlers } from './handler';
+import { makeLexyBrainRagHandler } from './lexybrain';
+import { lexybrainEnvShape } from './lexybrain-env';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
 export const answerEnvSchema = z.extend(lambdaEnvSchema, {
@@ -44,6 +47,7 @@ export const answerEnvSchema = z.extend(lambdaEnvSchema, {
   /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
   GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   ...confidenceEnvShape,
+  ...lexybrainEnvShape,
 });
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
@@ -100,6 +104,11 @@ const threads = makeThreadHandlers({ ...deps, conversations });
 /** The routes this function serves, by API Gateway route key. */
 export const routes: Readonly<Record<string, RouteHandler>> = {
   'POST /answer': makeAnswerHandler({ ...deps, answering }),
+  'POST /api/lexybrain/rag': makeLexyBrainRagHandler({
+    ...deps,
+    answering,
+    enabled: env.LEXYBRAIN_RAG_ENABLED,
+  }),
   'GET /threads': threads.list,
   'GET /threads/{id}': threads.get,
   'DELETE /threads/{id}': threads.archive,

@@ -30,7 +30,11 @@ export async function startCommand(
     ...(await stackOptionsFromEnv(env)),
     s3Port: env.GROUNDWORK_S3_PORT,
   });
-  const api = await startLocalApi(stack, { dataDir: env.dataDir, port: env.PORT }).catch(
+  const api = await startLocalApi(stack, {
+    dataDir: env.dataDir,
+    port: env.PORT,
+    lexybrainRagEnabled: env.LEXYBRAIN_RAG_ENABLED,
+  }).catch(
     async (err: unknown) => {
       await stack.stop();
       await lock.release();
