@@ -32,7 +32,8 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // test/contract: each seed's HTTP contract, called over HTTP as its examples do.
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/contract/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {
