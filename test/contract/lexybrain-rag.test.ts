@@ -306,6 +306,18 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     expect(given.status).toBe(200);
     expect(lastLlmCall()).toMatchObject({ max_tokens: 256, temperature: 0 });
     expect(lastLlmCall().messages[0]?.content).toContain('BCP 47 tag "de"');
+    // Each option left out of a partial `options` takes its own default.
+    await call({
+      message: 'How do I write a product description that sells?',
+      options: { language: 'fr' },
+    });
+    expect(lastLlmCall()).toMatchObject({ max_tokens: 1024, temperature: 0.7 });
+    await call({
+      message: 'How do I write a product description that sells?',
+      options: { temperature: 0.3 },
+    });
+    expect(lastLlmCall()).toMatchObject({ max_tokens: 1024, temperature: 0.3 });
+    expect(lastLlmCall().messages[0]?.content).toContain('BCP 47 tag "en"');
     const edges = await call({
       message: 'How do I write a product description that sells?',
       options: { maxTokens: 2048, temperature: 1 },
