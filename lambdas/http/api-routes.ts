@@ -29,7 +29,10 @@ import {
   feedbackRequestSchema,
   listThreadsQuerySchema,
 } from '../rag-answer/schema';
-import { lexybrainRagRequestSchema, lexybrainRagResponseSchema } from '../rag-answer/lexybrain-schema';
+import {
+  lexybrainRagRequestSchema,
+  lexybrainRagResponseSchema,
+} from '../rag-answer/lexybrain-schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { usageResponseSchema } from '../usage/schema';
 

@@ -42,14 +42,12 @@ const contextSchema = z.strictObject({
     z.array(z.string().check(z.trim(), z.minLength(1), z.maxLength(64))).check(z.maxLength(20)),
   ),
   timeRange: z.optional(
-    z
-      .strictObject({ from: isoInstant(), to: isoInstant() })
-      .check(
-        z.refine((r: { from: string; to: string }) => Date.parse(r.from) < Date.parse(r.to), {
-          message: '`from` must be before `to`',
-          path: ['from'],
-        }),
-      ),
+    z.strictObject({ from: isoInstant(), to: isoInstant() }).check(
+      z.refine((r: { from: string; to: string }) => Date.parse(r.from) < Date.parse(r.to), {
+        message: '`from` must be before `to`',
+        path: ['from'],
+      }),
+    ),
   ),
 });
 export type LexyBrainContext = z.infer<typeof contextSchema>;

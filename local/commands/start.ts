@@ -34,13 +34,11 @@ export async function startCommand(
     dataDir: env.dataDir,
     port: env.PORT,
     lexybrainRagEnabled: env.LEXYBRAIN_RAG_ENABLED,
-  }).catch(
-    async (err: unknown) => {
-      await stack.stop();
-      await lock.release();
-      throw err;
-    },
-  );
+  }).catch(async (err: unknown) => {
+    await stack.stop();
+    await lock.release();
+    throw err;
+  });
   await lock.update({ httpUrl: api.server.url, s3Endpoint: stack.s3.endpoint });
 
   let stopping = false;

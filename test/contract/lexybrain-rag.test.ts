@@ -398,7 +398,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     });
     expect(fresh.body.threadId).not.toBe(first.body.threadId);
     expectError(
-      await call({ message: 'Is this my thread?', threadId: first.body.threadId }, tokens.bob!),
+      await call({ message: 'Is this my thread?', threadId: first.body.threadId }, tokens.bob),
       404,
       'not_found',
     );
@@ -580,28 +580,28 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
       'forbidden',
     );
     expectError(
-      await call({ message: 'hello there you', options: { planCode: 'platinum' } }, tokens.admin!),
+      await call({ message: 'hello there you', options: { planCode: 'platinum' } }, tokens.admin),
       422,
       'validation_error',
     );
     const ok = await call(
       { message: 'hello there you', options: { planCode: 'pro' } },
-      tokens.admin!,
+      tokens.admin,
     );
     expect(ok.status).toBe(200);
   });
 
   it('refuses an answer beyond the monthly quota with 403 quota_exceeded', async () => {
     const question = { message: 'How do I write a product description that sells?' };
-    expect((await call(question, tokens.oneAnswer!)).status).toBe(200);
-    expectError(await call(question, tokens.oneAnswer!), 403, 'quota_exceeded');
+    expect((await call(question, tokens.oneAnswer)).status).toBe(200);
+    expectError(await call(question, tokens.oneAnswer), 403, 'quota_exceeded');
   });
 
   it('refuses requests beyond the rate limit with 429 rate_limit_exceeded', async () => {
     let limited: Awaited<ReturnType<typeof call>> | undefined;
     // Two a minute: the third is refused (a fourth and fifth cover a minute turning meanwhile).
     for (let i = 0; i < 5 && !limited; i++) {
-      const res = await call({ message: 'hello there you' }, tokens.twoPerMinute!);
+      const res = await call({ message: 'hello there you' }, tokens.twoPerMinute);
       if (res.status === 429) limited = res;
       else expect(res.status).toBe(200);
     }
@@ -612,17 +612,17 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
 
   it("refuses answers once the tenant's daily cost cap is reached with 503 cost_cap_reached", async () => {
     const question = { message: 'How do I write a product description that sells?' };
-    const first = await call(question, tokens.capped!);
+    const first = await call(question, tokens.capped);
     expect(first.status).toBe(200);
     expect(first.body.model.usage).not.toBeNull();
-    expectError(await call(question, tokens.capped!), 503, 'cost_cap_reached', true);
+    expectError(await call(question, tokens.capped), 503, 'cost_cap_reached', true);
     // Another tenant is not affected.
-    expect((await call(question, tokens.alice!)).status).toBe(200);
+    expect((await call(question, tokens.alice)).status).toBe(200);
   });
 
   it('answers 503 feature_disabled when LEXYBRAIN_RAG_ENABLED is off, after authentication and validation', async () => {
     expectError(
-      await call({ message: 'hello there you' }, tokens.disabled!, disabled),
+      await call({ message: 'hello there you' }, tokens.disabled, disabled),
       503,
       'feature_disabled',
     );
@@ -631,7 +631,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
       401,
       'authentication_required',
     );
-    expectError(await call({ message: '' }, tokens.disabled!, disabled), 422, 'validation_error');
+    expectError(await call({ message: '' }, tokens.disabled, disabled), 422, 'validation_error');
     // The rest of the API is unaffected.
     const other = await fetch(`${disabled.server.url}/answer`, {
       method: 'POST',
@@ -644,7 +644,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
   it('answers 500 generation_failed when generation fails in a way the pipeline cannot degrade around', async () => {
     const res = await call(
       { message: 'How do I write a product description that sells?' },
-      tokens.broken!,
+      tokens.broken,
       broken,
     );
     expectError(res, 500, 'generation_failed');

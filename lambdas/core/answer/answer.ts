@@ -180,9 +180,7 @@ export function chooseProfile(
         (a.constraints.priority ?? 100) - (b.constraints.priority ?? 100) ||
         a.profile.localeCompare(b.profile),
     )
-    .find(
-      (c) => !isFallback(c) && (c.constraints.keywords ?? []).some((k) => phraseOccurs(q, k)),
-    );
+    .find((c) => !isFallback(c) && (c.constraints.keywords ?? []).some((k) => phraseOccurs(q, k)));
   const chosen = detected ?? profiles.find(isFallback) ?? profiles[0];
   if (!chosen)
     throw new Error(

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chooseProfile } from './answer';
-import type { PromptConfig, ProfileConstraints } from './conversations';
+import { chooseProfile } from '../../lambdas/core/answer/answer';
+import type { PromptConfig, ProfileConstraints } from '../../lambdas/core/answer/conversations';
 
 function profile(name: string, constraints: ProfileConstraints): PromptConfig {
   return {
@@ -17,7 +17,7 @@ function profile(name: string, constraints: ProfileConstraints): PromptConfig {
 
 // The built-in profiles as migrations 0003 and 0017 seed them (constraints read from the SQL).
 function seeded(): PromptConfig[] {
-  const dir = path.join(__dirname, '..', '..', '..', 'migrations');
+  const dir = path.join(__dirname, '..', '..', 'migrations');
   const sql = ['0003_conversations.sql', '0017_lexybrain_capabilities.sql']
     .map((f) => readFileSync(path.join(dir, f), 'utf8'))
     .join('\n');
