@@ -128,7 +128,8 @@ export function toLexyBrainResponse(result: AnswerResult): LexyBrainRagResponse 
       docs: idsOf('doc'),
     },
     model: {
-      id: result.answer.model,
+      // No model wrote the answer (a greeting, or too little support to call one).
+      id: result.answer.model ?? 'none',
       usage: result.usage
         ? { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens }
         : null,

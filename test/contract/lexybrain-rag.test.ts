@@ -468,7 +468,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
       insufficientContext: false,
     });
     expect(res.body.model).toEqual({
-      id: 'conversational',
+      id: 'none',
       usage: null,
       latencyMs: expect.any(Number),
     });
@@ -633,7 +633,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     );
     expectError(await call({ message: '' }, tokens.disabled, disabled), 422, 'validation_error');
     // The rest of the API is unaffected.
-    const other = await fetch(`${disabled.server.url}/answer`, {
+    const other = await fetch(`${disabled.server.url}/api/rag/answer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.disabled}` },
       body: JSON.stringify({ query_text: 'How do I write a product description?' }),

@@ -76,7 +76,6 @@ export const DEFAULT_MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
 export const DEFAULT_ROUTE_QUOTAS: Readonly<Record<string, QuotaKind>> = {
   answer: 'answers',
   'answer-stream': 'answers',
-  'lexybrain-rag': 'answers',
   search: 'searches',
 };
 
