@@ -13,6 +13,7 @@ import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-c
 import { createAnswering } from '../../lambdas/core/answer/answer';
 import type { LlmProvider } from '../../lambdas/core/answer/llm';
 import { parseLimitsConfig } from '../../lambdas/core/limits/config';
+import { lexybrainRagResponseSchema } from '../../lambdas/rag-answer/lexybrain-schema';
 import { startLocalApi, type LocalApi } from '../../local/api';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
@@ -253,6 +254,8 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
         'threadId',
       ].sort(),
     );
+    // The response schema the OpenAPI document publishes accepts it.
+    expect(lexybrainRagResponseSchema.safeParse(b).error).toBeUndefined();
     expect(b.threadId).toMatch(UUID);
     expect(b.messageId).toMatch(UUID);
     expect(b.answer).toBe('Local models answer through the same port.');
