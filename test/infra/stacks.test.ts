@@ -246,7 +246,7 @@ describe('API', () => {
     const routes = Object.values(
       resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route'),
     ).map((r) => r.Properties ?? {});
-    const target = (key: string) => routes.find((r) => r.RouteKey === key)?.Target as unknown;
+    const target = (key: string) => routes.find((r) => r.RouteKey === key)?.Target;
     expect(target('POST /api/lexybrain/rag')).toBeDefined();
     expect(target('POST /api/lexybrain/rag')).toEqual(target('POST /api/rag/answer'));
     expect(target('POST /api/lexybrain/rag')).not.toEqual(target('POST /api/rag/search'));
