@@ -88,7 +88,8 @@ export const lexybrainRagResponseSchema = z.object({
   /** The assistant message. */
   messageId: z.string(),
   answer: z.string(),
-  capability: z.enum(LEXYBRAIN_CAPABILITIES),
+  /** The capability used: one of the five, or a profile a tenant added to the family. */
+  capability: z.string(),
   sources: z.array(
     z.object({
       id: z.string(),

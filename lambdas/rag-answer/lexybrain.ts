@@ -11,10 +11,8 @@ import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
 import { admissionOf } from '../http/limits-middleware';
 import { chargeAnswer } from './handler';
 import {
-  LEXYBRAIN_CAPABILITIES,
   LEXYBRAIN_PROFILE_FAMILY,
   lexybrainRagRequestSchema,
-  type LexyBrainCapability,
   type LexyBrainRagRequest,
   type LexyBrainRagResponse,
   type LexyBrainSourceType,
@@ -99,14 +97,8 @@ export function toLexyBrainAnswerRequest(body: LexyBrainRagRequest): AnswerReque
   };
 }
 
-function isCapability(profile: string): profile is LexyBrainCapability {
-  return (LEXYBRAIN_CAPABILITIES as readonly string[]).includes(profile);
-}
-
 /** The use case's result as the seed's response. */
 export function toLexyBrainResponse(result: AnswerResult): LexyBrainRagResponse {
-  // A tenant may only version the family's profiles, so the chosen one is always a capability.
-  const capability = isCapability(result.profile) ? result.profile : 'general_chat';
   const sources = result.citations.map((c) => ({
     id: c.source_id,
     type: seedSourceType(c.source_type),
@@ -119,7 +111,8 @@ export function toLexyBrainResponse(result: AnswerResult): LexyBrainRagResponse 
     threadId: result.threadId,
     messageId: result.messageId,
     answer: result.answer.text,
-    capability,
+    // One of the five, or a profile a tenant's admins added to the family.
+    capability: result.profile,
     sources,
     references: {
       keywords: idsOf('keyword'),

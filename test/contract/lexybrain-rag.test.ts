@@ -96,6 +96,11 @@ const DOCS: { key: string; text: string; attributes: Record<string, string> }[] 
     attributes: { title: 'secret keyword', source_type: 'keyword', market: 'etsy' },
   },
   {
+    key: 'tenants/studio/help/descriptions.md',
+    text: 'How to write a product description that sells, and how shipping times are shown.',
+    attributes: { title: 'writing descriptions', source_type: 'doc' },
+  },
+  {
     key: 'tenants/capped/help/descriptions.md',
     text: 'How to write a product description that sells, step by step.',
     attributes: { title: 'writing descriptions', source_type: 'doc' },
@@ -164,6 +169,8 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     tokens.oneAnswer = issue('olga', 'shop', { plan: 'one-answer' });
     tokens.twoPerMinute = issue('tom', 'shop', { plan: 'two-per-minute' });
     tokens.capped = issue('cap', 'capped');
+    tokens.studio = issue('sam', 'studio');
+    tokens.studioAdmin = issue('sara', 'studio', { admin: true });
     tokens.disabled = disabled.issuer.issueToken({ sub: 'alice', tenantId: 'shop' });
     tokens.broken = broken.issuer.issueToken({ sub: 'alice', tenantId: 'shop' });
 
@@ -621,6 +628,59 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     expectError(await call(question, tokens.capped), 503, 'cost_cap_reached', true);
     // Another tenant is not affected.
     expect((await call(question, tokens.alice)).status).toBe(200);
+  });
+
+  it("uses a tenant's own versions of the capabilities, and profiles it adds to the family", async () => {
+    const createPrompt = (body: unknown) =>
+      fetch(`${api.server.url}/api/admin/prompts`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${tokens.studioAdmin}`,
+        },
+        body: JSON.stringify(body),
+      });
+    const general = {
+      family: 'lexybrain',
+      priority: 50,
+      fallback: true,
+      allowed_source_types: ['doc'],
+      candidates: 30,
+      top_k: 10,
+      owner_first: true,
+    };
+    expect(
+      (
+        await createPrompt({
+          profile: 'general_chat',
+          name: 'Studio general chat',
+          instructions: 'STUDIO GENERAL CHAT V2',
+          constraints: general,
+          activate: true,
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await createPrompt({
+          profile: 'shipping_help',
+          name: 'Shipping help',
+          instructions: 'STUDIO SHIPPING HELP',
+          constraints: { family: 'lexybrain', priority: 5, keywords: ['shipping'] },
+          activate: true,
+        })
+      ).status,
+    ).toBe(201);
+    const chat = await call({ message: 'How do I write a product description?' }, tokens.studio!);
+    expect(chat.body.capability).toBe('general_chat');
+    expect(lastLlmCall().messages[0]?.content).toContain('STUDIO GENERAL CHAT V2');
+    const shipping = await call({ message: 'How are shipping times shown?' }, tokens.studio!);
+    expect(shipping.body.capability).toBe('shipping_help');
+    expect(lastLlmCall().messages[0]?.content).toContain('STUDIO SHIPPING HELP');
+    // Another tenant keeps the built-in versions.
+    const shop = await call({ message: 'How are shipping times shown?' }, tokens.alice!);
+    expect(shop.body.capability).toBe('general_chat');
+    expect(lastLlmCall().messages[0]?.content).not.toContain('STUDIO');
   });
 
   it('answers 503 feature_disabled when LEXYBRAIN_RAG_ENABLED is off, after authentication and validation', async () => {
