@@ -32,11 +32,14 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      // test/contract: each seed's HTTP contract, called over HTTP as its examples do.
-      testMatch: [
-        '<rootDir>/test/integration/**/*.test.ts',
-        '<rootDir>/test/contract/**/*.test.ts',
-      ],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+    },
+    {
+      ...common,
+      // Each seed's HTTP contract, called over HTTP as its examples do, against the local server.
+      displayName: 'contract',
+      testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {

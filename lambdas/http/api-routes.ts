@@ -29,15 +29,19 @@ import {
 import {
   answerRequestSchema,
   answerResponseSchema,
+  archiveThreadResponseSchema,
   feedbackRequestSchema,
   listThreadsQuerySchema,
+  messageFeedbackResponseSchema,
+  listThreadsResponseSchema,
+  threadResponseSchema,
 } from '../rag-answer/schema';
 import {
   lexybrainRagRequestSchema,
   lexybrainRagResponseSchema,
 } from '../rag-answer/lexybrain-schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
-import { usageResponseSchema } from '../usage/schema';
+import { healthResponseSchema, usageResponseSchema } from '../usage/schema';
 
 /** The Lambda functions behind the API (lib/ deploys one per name). */
 export type ApiFunction = 'rag-search' | 'rag-answer' | 'usage' | 'documents' | 'admin';
@@ -94,7 +98,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: false,
     tag: 'Operations',
     summary: 'Liveness: answers without touching the database',
-    response: { status: 200, description: '`{ "status": "ok" }`' },
+    response: { status: 200, schema: healthResponseSchema, description: 'Alive' },
   },
   {
     method: 'POST',
@@ -149,7 +153,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Answers',
     summary: "The caller's threads, most recent first",
     query: listThreadsQuerySchema,
-    response: { status: 200, description: '`{ "threads": [...] }`' },
+    response: { status: 200, schema: listThreadsResponseSchema, description: 'The threads' },
   },
   {
     method: 'GET',
@@ -159,7 +163,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     tag: 'Answers',
     summary: "One of the caller's threads with its messages in order",
-    response: { status: 200, description: '`{ "thread": {...}, "messages": [...] }`' },
+    response: { status: 200, schema: threadResponseSchema, description: 'The thread' },
   },
   {
     method: 'DELETE',
@@ -169,7 +173,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     tag: 'Answers',
     summary: "Archives one of the caller's threads",
-    response: { status: 200, description: 'The archived thread' },
+    response: { status: 200, schema: archiveThreadResponseSchema, description: 'Archived' },
   },
   {
     method: 'POST',
@@ -180,7 +184,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Answers',
     summary: 'Rates an answer (one rating per user and message; rating again updates it)',
     body: feedbackRequestSchema,
-    response: { status: 200, description: 'The recorded feedback' },
+    response: { status: 200, schema: messageFeedbackResponseSchema, description: 'Recorded' },
   },
   {
     method: 'GET',

@@ -8,7 +8,6 @@
 import type { AnswerRequest, AnswerResult, Answering } from '../core/answer/answer';
 import { AppError, ForbiddenError, ValidationError } from '../core/errors';
 import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
-import { admissionOf } from '../http/limits-middleware';
 import { chargeAnswer } from './handler';
 import {
   LEXYBRAIN_PROFILE_FAMILY,
@@ -157,7 +156,7 @@ export function makeLexyBrainRagHandler(deps: LexyBrainRagDeps) {
   return createHttpHandler(
     deps,
     { route: LEXYBRAIN_RAG_ROUTE, schema: lexybrainRagRequestSchema },
-    async ({ body, identity, event }) => {
+    async ({ body, identity, admission }) => {
       // The seed's order: authentication, validation, then the feature switch.
       if (!deps.enabled) throw new FeatureDisabledError();
       const planCode = body.options.planCode;
@@ -173,7 +172,7 @@ export function makeLexyBrainRagHandler(deps: LexyBrainRagDeps) {
       } catch (err) {
         throw toLexyBrainError(err);
       }
-      chargeAnswer(result, admissionOf(event));
+      chargeAnswer(result, admission);
       return { body: toLexyBrainResponse(result) };
     },
   );

@@ -165,7 +165,7 @@ describe('POST /api/rag/answer through the local server', () => {
     });
     expect(body.status).toBe('insufficient_context');
     expect(body.answer.confidence).toBe('low');
-    expect(body.answer.text).toMatch(/don't have enough information/);
+    expect(body.answer.text).toMatch(/don't have enough relevant information/);
     expect(body.flags.insufficient_context).toBe(true);
     expect(fake.requests).toHaveLength(0);
   });

@@ -22,7 +22,6 @@ import { UnavailableError } from '../../lambdas/core/errors';
 import type { Log, MetricsSink } from '../../lambdas/core/ports';
 import * as z from '../../lambdas/core/zod';
 import { createHttpHandler, type ApiEvent, type ApiResult } from '../../lambdas/http/http-handler';
-import { admissionOf } from '../../lambdas/http/limits-middleware';
 import { makeHandler as makeUsageHandler } from '../../lambdas/usage/handler';
 import type { UsageResponseBody } from '../../lambdas/usage/schema';
 import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb';
@@ -349,10 +348,10 @@ describe('limits on dynalite', () => {
         async (req) => {
           if (req.body.fail) throw new Error('the LLM adapter blew up');
           if (req.body.greeting) {
-            admissionOf(req.event)?.waiveQuota();
+            req.admission?.waiveQuota();
             return { body: { answer: 'Hello!' } };
           }
-          admissionOf(req.event)?.recordUsage(
+          req.admission?.recordUsage(
             { inputTokens: 1000, outputTokens: 200 },
             'bedrock/anthropic.claude-3-haiku-20240307-v1:0',
           );
@@ -453,7 +452,8 @@ describe('limits on dynalite', () => {
       expect((await limiter.usage(caller(sub))).quotas.answers.used).toBe(0);
 
       expect((await post({ question: 'why?' })).statusCode).toBe(200);
-      expect((await post({ question: '' })).statusCode).toBe(422);
+      // 400: the handler is named `answer`, seed 001's route, whose contract says 400.
+      expect((await post({ question: '' })).statusCode).toBe(400);
       expect((await post({ question: 'hello', greeting: true })).statusCode).toBe(200);
       const report = await limiter.usage(caller(sub));
       expect(report.quotas.answers.used).toBe(1);
@@ -642,7 +642,7 @@ describe('limits on dynalite', () => {
         expect(metricsSink.counts.LimiterStoreErrors).toBe(2);
       });
 
-      it('reject mode answers 503 unavailable, retryable', async () => {
+      it('reject mode answers unavailable, retryable (500 on seed 001 search)', async () => {
         const metricsSink = recordingMetrics();
         const limiter = limiterWith(
           { onStoreUnavailable: 'reject' },
@@ -656,7 +656,8 @@ describe('limits on dynalite', () => {
           apiEvent(claimsFor(unique('down-http')), { body: { query_text: 'x' } }),
           context,
         );
-        expect(res.statusCode).toBe(503);
+        // The handler is named `search`: seed 001's POST /api/rag/search answers 500.
+        expect(res.statusCode).toBe(500);
         expect(parse(res).error).toMatchObject({ code: 'unavailable', retryable: true });
         expect(metricsSink.counts.LimiterStoreErrors).toBeGreaterThanOrEqual(2);
       });

@@ -41,8 +41,9 @@ import { LlmUnavailableError, type ChatMessage, type LlmProvider, type TokenUsag
 import { buildPrompt } from './prompt';
 import { makeStandalone } from './standalone';
 
+/** Seed 001's refusal, word for word: the citations that follow are the closest passages. */
 export const INSUFFICIENT_CONTEXT_TEXT =
-  "I don't have enough information in your documents to answer that. The closest passages I found are listed as sources.";
+  "I don't have enough relevant information to answer this question confidently. Here are the most relevant sources I found:";
 
 export interface AnswerSettings {
   readonly calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>;
