@@ -671,14 +671,14 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
         })
       ).status,
     ).toBe(201);
-    const chat = await call({ message: 'How do I write a product description?' }, tokens.studio!);
+    const chat = await call({ message: 'How do I write a product description?' }, tokens.studio);
     expect(chat.body.capability).toBe('general_chat');
     expect(lastLlmCall().messages[0]?.content).toContain('STUDIO GENERAL CHAT V2');
-    const shipping = await call({ message: 'How are shipping times shown?' }, tokens.studio!);
+    const shipping = await call({ message: 'How are shipping times shown?' }, tokens.studio);
     expect(shipping.body.capability).toBe('shipping_help');
     expect(lastLlmCall().messages[0]?.content).toContain('STUDIO SHIPPING HELP');
     // Another tenant keeps the built-in versions.
-    const shop = await call({ message: 'How are shipping times shown?' }, tokens.alice!);
+    const shop = await call({ message: 'How are shipping times shown?' }, tokens.alice);
     expect(shop.body.capability).toBe('general_chat');
     expect(lastLlmCall().messages[0]?.content).not.toContain('STUDIO');
   });
