@@ -1,15 +1,16 @@
 -- 0017: the five capabilities of the LexyBrain chat (POST /api/lexybrain/rag) as built-in
 -- profiles of their own family, with the retrieval policies of their specification: the source
--- types each retrieves, candidates ranked before the final count is kept, and whether the
--- caller's own documents come first. Detection (a request naming no capability) tries them by
--- priority; `general_chat` is the fallback. Tenants version them like any other profile.
+-- types each retrieves, candidates ranked before the final count is kept, whether the caller's
+-- own documents come first, and (market_brief) a recency window of 90 days. Detection (a request
+-- naming no capability) tries them by priority; `general_chat` is the fallback. Tenants version
+-- them like any other profile.
 INSERT INTO prompt_configs (name, profile, version, instructions, constraints, active) VALUES
 ('Market brief', 'market_brief', 1,
  'Analyze the provided market data and keywords to give a market overview. '
  || 'Focus on overall market health (demand trends, competition levels), top opportunities (high demand, low competition keywords), '
  || 'key risks (saturation, declining trends) and actionable recommendations for entering or growing in this niche. '
  || 'Format: a brief overview paragraph, then bullet points for opportunities, risks and actions.',
- '{"family": "lexybrain", "priority": 40, "allowed_source_types": ["keyword", "trend"], "candidates": 40, "top_k": 12, "keywords": ["market", "niche", "brief"]}'::jsonb, true),
+ '{"family": "lexybrain", "priority": 40, "allowed_source_types": ["keyword", "trend"], "candidates": 40, "top_k": 12, "max_age_days": 90, "keywords": ["market", "niche", "brief"]}'::jsonb, true),
 ('Competitor intelligence', 'competitor_intel', 1,
  'Analyze competitor listings, shops and performance data. '
  || 'Focus on top-performing listings in the niche, pricing strategies and trends, successful shop patterns and differentiation opportunities. '

@@ -22,6 +22,8 @@ export const promptConstraintsSchema = z.strictObject({
   candidates: z.optional(z.int().check(z.gte(1), z.lte(200))),
   /** The caller's own documents first among the candidates. */
   owner_first: z.optional(z.boolean()),
+  /** Only documents at most this many days old (by source date), unless a request says otherwise. */
+  max_age_days: z.optional(z.int().check(z.gte(1), z.lte(36500))),
   /** Phrases that select this profile when a request names none; `a & b` needs both. */
   keywords: z.optional(z.array(keyword).check(z.maxLength(100))),
   /** The family the profile is chosen within (e.g. `lexybrain`); none: the /answer profiles. */

@@ -12,6 +12,7 @@ import type { Database } from '../../lambdas/adapters/postgres/database';
 import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../../lambdas/core/answer/answer';
 import type { LlmProvider } from '../../lambdas/core/answer/llm';
+import type { SearchRequest } from '../../lambdas/core/retrieval/search';
 import { parseLimitsConfig } from '../../lambdas/core/limits/config';
 import { lexybrainRagResponseSchema } from '../../lambdas/rag-answer/lexybrain-schema';
 import { startLocalApi, type LocalApi } from '../../local/api';
@@ -113,6 +114,9 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
   let api: LocalApi;
   let disabled: LocalApi;
   let broken: LocalApi;
+  let recording: LocalApi;
+  /** What the recording API's answers asked of retrieval. */
+  const searched: SearchRequest[] = [];
   let fake: FakeOpenAi;
   const tokens: Record<string, string> = {};
   /** Document ids by the last part of their key. */
@@ -160,6 +164,24 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
         settings: { calibrationByModel: CALIBRATION },
       }),
     });
+    // The same pipeline, recording each retrieval request it makes.
+    recording = await startLocalApi(stack, {
+      answering: createAnswering({
+        search: {
+          ...stack.search,
+          searchWithEmbedding: (who, request, embedding) => {
+            searched.push(request);
+            return stack.search.searchWithEmbedding(who, request, embedding);
+          },
+        },
+        embedder: stack.embedder,
+        tokens: createTokenCounter(),
+        conversations: stack.conversations,
+        prompts: createPromptRepository(stack.db),
+        llm: createOpenAiCompatibleLlm({ baseUrl: fake.url, model: 'test-model', maxRetries: 0 }),
+        settings: { calibrationByModel: CALIBRATION },
+      }),
+    });
     const issue = (sub: string, tenantId: string, extra: { admin?: boolean; plan?: string } = {}) =>
       api.issuer.issueToken({ sub, tenantId, ...extra });
     tokens.alice = issue('alice', 'shop');
@@ -173,6 +195,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     tokens.studioAdmin = issue('sara', 'studio', { admin: true });
     tokens.disabled = disabled.issuer.issueToken({ sub: 'alice', tenantId: 'shop' });
     tokens.broken = broken.issuer.issueToken({ sub: 'alice', tenantId: 'shop' });
+    tokens.recording = recording.issuer.issueToken({ sub: 'alice', tenantId: 'shop' });
 
     for (const doc of DOCS) {
       const put = (Key: string, Body: string) =>
@@ -193,6 +216,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     }
   });
   afterAll(async () => {
+    await recording?.close();
     await broken?.close();
     await disabled?.close();
     await api?.close();
@@ -372,6 +396,82 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     });
     expect(listings.body.references.listings).toContain(ids['bob-rings']);
     for (const s of listings.body.sources) expect(['listing', 'keyword']).toContain(s.type);
+  });
+
+  it("retrieves with each capability's policy: source types, candidates, final count, owner first, recency", async () => {
+    const policy = async (capability: string, context?: unknown) => {
+      searched.length = 0;
+      const before = Date.now();
+      const res = await call(
+        {
+          message: 'trending wedding keywords and listings',
+          capability,
+          ...(context ? { context } : {}),
+        },
+        tokens.recording,
+        recording,
+      );
+      expect(res.status).toBe(200);
+      expect(searched).toHaveLength(1);
+      const r = searched[0]!;
+      return {
+        before,
+        after: Date.now(),
+        request: r,
+        seen: {
+          types: r.filters.source_type,
+          candidates: r.candidates,
+          topK: r.topK,
+          ownerFirst: r.ownerFirst ?? false,
+        },
+      };
+    };
+    const expected: Record<string, unknown> = {
+      market_brief: { types: ['keyword', 'trend'], candidates: 40, topK: 12, ownerFirst: false },
+      competitor_intel: {
+        types: ['listing', 'shop', 'keyword'],
+        candidates: 40,
+        topK: 12,
+        ownerFirst: true,
+      },
+      keyword_explanation: {
+        types: ['keyword', 'keyword_history', 'alert'],
+        candidates: 30,
+        topK: 10,
+        ownerFirst: false,
+      },
+      alert_explanation: {
+        types: ['alert', 'risk_rule', 'doc'],
+        candidates: 20,
+        topK: 8,
+        ownerFirst: true,
+      },
+      general_chat: {
+        types: ['doc', 'keyword', 'watchlist'],
+        candidates: 30,
+        topK: 10,
+        ownerFirst: true,
+      },
+    };
+    for (const [capability, seen] of Object.entries(expected)) {
+      const got = await policy(capability);
+      expect({ capability, ...got.seen }).toEqual({ capability, ...(seen as object) });
+      // market_brief reads the last 90 days unless the request gives a range; the others read all.
+      if (capability === 'market_brief') {
+        const from = Date.parse(got.request.filters.date_from!);
+        expect(from).toBeGreaterThanOrEqual(got.before - 90 * 86_400_000);
+        expect(from).toBeLessThanOrEqual(got.after - 90 * 86_400_000);
+      } else {
+        expect(got.request.filters.date_from).toBeUndefined();
+      }
+    }
+    const ranged = await policy('market_brief', {
+      timeRange: { from: '2001-01-01T00:00:00Z', to: '2999-01-01T00:00:00Z' },
+    });
+    expect(ranged.request.filters).toMatchObject({
+      date_from: '2001-01-01T00:00:00Z',
+      date_to: '2999-01-01T00:00:00Z',
+    });
   });
 
   it("puts the caller's own sources first where the capability says so", async () => {

@@ -356,14 +356,21 @@ export function createAnswering(deps: AnswerDeps): Answering {
             .catch(() => null);
         }
         const allowed = profile.constraints.allowed_source_types;
-        const filters: SearchFilters = allowed
-          ? {
-              ...request.filters,
-              source_type: (request.filters.source_type ?? allowed).filter((t) =>
-                allowed.includes(t),
-              ),
-            }
-          : request.filters;
+        const maxAge = profile.constraints.max_age_days;
+        const filters: SearchFilters = {
+          ...request.filters,
+          ...(allowed
+            ? {
+                source_type: (request.filters.source_type ?? allowed).filter((t) =>
+                  allowed.includes(t),
+                ),
+              }
+            : {}),
+          // The profile's recency window, unless the request gives its own start.
+          ...(maxAge && !request.filters.date_from
+            ? { date_from: new Date(clock.now().getTime() - maxAge * 86_400_000).toISOString() }
+            : {}),
+        };
         try {
           if (!retrievalEmbedding) throw new Error('no query embedding');
           const embedding = retrievalEmbedding;

@@ -110,6 +110,8 @@ export interface ProfileConstraints {
   readonly candidates?: number;
   /** The caller's own documents first among the candidates (retrieval/owner-first.ts). */
   readonly owner_first?: boolean;
+  /** Only documents whose source date is at most this many days old, unless the request sets `date_from`. */
+  readonly max_age_days?: number;
   readonly allowed_source_types?: string[];
   /**
    * Phrases that select the profile when a request names none; `a & b` needs both parts (see
