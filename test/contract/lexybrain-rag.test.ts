@@ -658,13 +658,19 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
   });
 
   it('accepts every context field the seed names', async () => {
+    const ids50 = (list: number) =>
+      Array.from(
+        { length: 50 },
+        (_, i) => `00000000-0000-4000-8000-${String(list * 1000 + i).padStart(12, '0')}`,
+      );
     const res = await call({
       message: 'How do I write a product description that sells?',
       context: {
-        keywordIds: Array.from({ length: 50 }, () => '00000000-0000-4000-8000-000000000000'),
-        watchlistIds: [],
-        listingIds: [],
-        alertIds: [],
+        // The most ids each list takes, none of them a document the caller can see.
+        keywordIds: ids50(1),
+        watchlistIds: ids50(2),
+        listingIds: ids50(3),
+        alertIds: ids50(4),
         shopUrl: 'https://www.etsy.com/shop/example',
         marketplaces: ['etsy', 'amazon'],
         timeRange: { from: '2001-01-01T00:00:00Z', to: '2999-01-01T00:00:00+02:00' },
