@@ -37,6 +37,10 @@ import {
   threadResponseSchema,
 } from '../rag-answer/schema';
 import { chatMessageRequestSchema } from '../rag-answer/chat-schema';
+import {
+  lexybrainRagRequestSchema,
+  lexybrainRagResponseSchema,
+} from '../rag-answer/lexybrain-schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { healthResponseSchema, usageResponseSchema } from '../usage/schema';
 
@@ -84,6 +88,8 @@ export interface ApiRoute {
   readonly streams?: boolean;
   /** Answers only with Server-Sent Events: what they are (no JSON response). */
   readonly events?: string;
+  /** Error responses the route's contract adds (or describes more precisely), by status. */
+  readonly errors?: Readonly<Record<number, string>>;
 }
 
 export const API_ROUTES: readonly ApiRoute[] = [
@@ -139,6 +145,23 @@ export const API_ROUTES: readonly ApiRoute[] = [
     streams: true,
     events:
       '`data: {"type":"chunk","text":"..."}` events with the answer text, then one `data: {"type":"complete","messageId":"..."}`; a failure after the first event is `data: {"type":"error","error":{"code","message","retryable"}}`',
+  },
+  {
+    method: 'POST',
+    path: '/api/lexybrain/rag',
+    name: 'lexybrain-rag',
+    quota: 'answer',
+    function: 'rag-answer',
+    auth: true,
+    tag: 'Answers',
+    summary:
+      'Ask LexyBrain (seed 000): a chat answer in one of five capabilities, with sources, references, model usage and flags',
+    body: lexybrainRagRequestSchema,
+    response: { status: 200, schema: lexybrainRagResponseSchema, description: 'The answer' },
+    errors: {
+      500: '`generation_failed`: the answer could not be produced',
+      503: '`feature_disabled` (LEXYBRAIN_RAG_ENABLED is off), `cost_cap_reached` (a daily cost cap, retryable) or `unavailable` (a dependency is down, retryable)',
+    },
   },
   {
     method: 'GET',
