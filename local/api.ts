@@ -21,7 +21,9 @@ import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
 import { bindRoutes } from '../lambdas/http/route-dispatch';
 import { describeZodError, type HttpHandlerDeps } from '../lambdas/http/http-handler';
 import { runStreamedRequest } from '../lambdas/http/request-lifecycle';
+import { CHAT_ROUTE, streamChat } from '../lambdas/rag-answer/chat';
 import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { makeLexyBrainRagHandler } from '../lambdas/rag-answer/lexybrain';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
 import { usageRouteHandlers } from '../lambdas/usage/handler';
@@ -45,7 +47,7 @@ export interface LocalApi {
 /** The API's routes (lambdas/http/api-routes.ts), each a production handler wired to the local stack. */
 export function localRoutes(
   stack: LocalStack,
-  overrides: { answering?: LocalStack['answering'] } = {},
+  overrides: { answering?: LocalStack['answering']; lexybrainRagEnabled?: boolean } = {},
 ): LocalRoute[] {
   const answering = overrides.answering ?? stack.answering;
   const logger = createLogger({
@@ -63,10 +65,14 @@ export function localRoutes(
   const handlers: Record<string, LocalHandler> = {
     ...bindRoutes('usage', usageRouteHandlers(deps)),
     ...bindRoutes('rag-search', searchRouteHandlers({ ...deps, search: stack.search })),
-    ...bindRoutes(
-      'rag-answer',
-      answerRouteHandlers({ ...deps, answering, conversations: stack.conversations }),
-    ),
+    ...bindRoutes('rag-answer', {
+      ...answerRouteHandlers({ ...deps, answering, conversations: stack.conversations }),
+      'lexybrain-rag': makeLexyBrainRagHandler({
+        ...deps,
+        answering,
+        enabled: overrides.lexybrainRagEnabled ?? true,
+      }),
+    }),
     ...bindRoutes(
       'documents',
       makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
@@ -85,6 +91,7 @@ export function localRoutes(
       cors: true,
       functionName: `groundwork-${route.function}`,
       ...(route.name === 'answer' ? { stream: answerStream(answering, deps) } : {}),
+      ...(route.name === CHAT_ROUTE ? { stream: chatStream(answering, deps) } : {}),
     };
   });
   return [
@@ -131,6 +138,17 @@ function answerStream(
       ({ body, identity, admission }, write) =>
         streamAnswer(answering, identity, body, write, response.signal, admission),
     );
+    return true;
+  };
+}
+
+/**
+ * Seed 003's chat route: its events as the answer is produced, through the same request
+ * lifecycle (lambdas/rag-answer/chat.ts). It always streams.
+ */
+function chatStream(answering: LocalStack['answering'], deps: HttpHandlerDeps): LocalStreamHandler {
+  return async (event, response) => {
+    await streamChat({ ...deps, answering }, event, response, { signal: response.signal });
     return true;
   };
 }
@@ -249,6 +267,8 @@ export async function startLocalApi(
     host?: string;
     corsOrigins?: readonly string[];
     answering?: LocalStack['answering'];
+    /** `LEXYBRAIN_RAG_ENABLED`: false answers POST /api/lexybrain/rag with 503. @default true */
+    lexybrainRagEnabled?: boolean;
   } = {},
 ): Promise<LocalApi> {
   const issuer = await createLocalIssuer(
@@ -261,7 +281,12 @@ export async function startLocalApi(
   });
   const server = await createLocalHttpServer({
     routes: [
-      ...localRoutes(stack, options.answering ? { answering: options.answering } : {}),
+      ...localRoutes(stack, {
+        ...(options.answering ? { answering: options.answering } : {}),
+        ...(options.lexybrainRagEnabled === undefined
+          ? {}
+          : { lexybrainRagEnabled: options.lexybrainRagEnabled }),
+      }),
       ...developmentRoutes(issuer),
     ],
     verifier,

@@ -223,6 +223,8 @@ describe('API', () => {
   const PROTECTED = [
     'POST /api/rag/search',
     'POST /api/rag/answer',
+    'POST /api/chat/conversations/{conversationId}/messages',
+    'POST /api/lexybrain/rag',
     'GET /api/threads',
     'GET /api/threads/{id}',
     'DELETE /api/threads/{id}',
@@ -243,6 +245,24 @@ describe('API', () => {
     'POST /api/admin/source-policy',
     'POST /api/admin/harness',
   ];
+
+  it('serves POST /api/lexybrain/rag from the rag-answer function, beside POST /api/rag/answer', () => {
+    const routes = Object.values(
+      resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route'),
+    ).map((r) => r.Properties ?? {});
+    const target = (key: string) => routes.find((r) => r.RouteKey === key)?.Target;
+    expect(target('POST /api/lexybrain/rag')).toBeDefined();
+    expect(target('POST /api/lexybrain/rag')).toEqual(target('POST /api/rag/answer'));
+    expect(target('POST /api/lexybrain/rag')).not.toEqual(target('POST /api/rag/search'));
+    built.apiTemplate.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          POWERTOOLS_SERVICE_NAME: 'rag-answer',
+          LEXYBRAIN_RAG_ENABLED: 'true',
+        }),
+      },
+    });
+  });
 
   it('requires the Cognito JWT authorizer on every route but GET /api/health', () => {
     const routes = Object.values(
@@ -310,6 +330,23 @@ describe('API', () => {
       ]),
     });
     expect(streamId).toBeDefined();
+  });
+
+  it("streams every streaming route of the table on that REST API: POST /api/rag/answer and seed 003's chat route", () => {
+    const posts = Object.values(resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Method'))
+      .map((m) => m.Properties ?? {})
+      .filter((m) => m.HttpMethod === 'POST');
+    expect(posts).toHaveLength(2);
+    for (const method of posts) {
+      expect(method.AuthorizationType).toBe('COGNITO_USER_POOLS');
+      expect(method.Integration).toMatchObject({ ResponseTransferMode: 'STREAM' });
+    }
+    const parts = Object.values(resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Resource'))
+      .map((r) => r.Properties?.PathPart as string)
+      .sort();
+    expect(parts).toEqual(
+      ['api', 'rag', 'answer', 'chat', 'conversations', '{conversationId}', 'messages'].sort(),
+    );
   });
 });
 

@@ -78,13 +78,29 @@ export const DEFAULT_ANSWER_SETTINGS: AnswerSettings = {
 export interface AnswerRequest {
   readonly queryText: string;
   readonly threadId?: string;
+  /**
+   * A `threadId` no thread has yet starts a thread with that id (the caller names its
+   * conversations) instead of answering 404. Another owner's thread is a 404 either way.
+   * @default false
+   */
+  readonly createMissingThread?: boolean;
   readonly profile?: string;
+  /** The profile family to choose in (ProfileConstraints.family); none: the unnamed one. */
+  readonly profileFamily?: string;
   readonly topK?: number;
   readonly filters: SearchFilters;
   readonly useMemory: boolean;
   readonly memory: { readonly limit: number; readonly tokenBudget: number };
   readonly maxTokens: number;
   readonly temperature: number;
+  /** The language the answer is written in (a BCP 47 tag); unset: the question's. */
+  readonly language?: string;
+  /**
+   * Documents the caller points at: their best chunks for the question join the context ahead of
+   * what retrieval finds, whatever the profile's source types; documents outside the caller's
+   * scope are not found, as in any search.
+   */
+  readonly pinnedDocumentIds?: readonly string[];
   readonly debug: boolean;
   /** Answer a greeting or a thank-you without retrieval. @default true */
   readonly greetings?: boolean;
@@ -140,10 +156,16 @@ export interface AnswerResult {
 export interface PrepareRequest {
   readonly queryText: string;
   readonly profile?: string;
+  /** The profile family to choose in (AnswerRequest.profileFamily). */
+  readonly profileFamily?: string;
   readonly topK?: number;
   readonly filters: SearchFilters;
   readonly maxTokens: number;
   readonly temperature: number;
+  /** The language the answer is written in (AnswerRequest.language). */
+  readonly language?: string;
+  /** Documents the caller points at (AnswerRequest.pinnedDocumentIds). */
+  readonly pinnedDocumentIds?: readonly string[];
 }
 
 /** One context block as the answer would cite it: its marker in the prompt and its citation. */
@@ -221,13 +243,27 @@ export interface Answering {
   prepare(identity: Owner, request: PrepareRequest): Promise<PreparedAnswer>;
 }
 
-/** Picks the profile: explicit, else the first whose keywords occur in the question, else `general`. */
+/** Whether one of a profile's keyword phrases occurs in ` question ` (lower case, padded). */
+function phraseOccurs(padded: string, phrase: string): boolean {
+  // `a & b`: every part occurs (the seed's "keyword and why"); otherwise the phrase as written.
+  const parts = phrase.includes(' & ') ? phrase.split(' & ') : [phrase];
+  return parts.every((p) => p.trim() !== '' && padded.includes(p.toLowerCase()));
+}
+
+/**
+ * Picks the profile within a family (`constraints.family`; no family: the profiles without one):
+ * the explicit one, else the first by `priority` (then name) whose keywords occur in the
+ * question, else the family's fallback (`general` for the unnamed family).
+ */
 export function chooseProfile(
   question: string,
   configs: readonly PromptConfig[],
   explicit?: string,
+  family?: string,
 ): PromptConfig {
-  const profiles = configs.filter((c) => c.profile !== '_system');
+  const profiles = configs.filter(
+    (c) => c.profile !== '_system' && (c.constraints.family ?? undefined) === family,
+  );
   if (explicit) {
     const found = profiles.find((c) => c.profile === explicit);
     if (!found)
@@ -236,15 +272,21 @@ export function chooseProfile(
       );
     return found;
   }
+  const isFallback = (c: PromptConfig) =>
+    c.constraints.fallback === true || (family === undefined && c.profile === 'general');
   const q = ` ${question.toLowerCase()} `;
-  const detected = profiles.find(
-    (c) =>
-      c.profile !== 'general' &&
-      (c.constraints.keywords ?? []).some((k) => q.includes(k.toLowerCase())),
-  );
-  const general = profiles.find((c) => c.profile === 'general');
-  const chosen = detected ?? general ?? profiles[0];
-  if (!chosen) throw new Error('no prompt profiles are configured (the 0003 migration seeds them)');
+  const detected = [...profiles]
+    .sort(
+      (a, b) =>
+        (a.constraints.priority ?? 100) - (b.constraints.priority ?? 100) ||
+        a.profile.localeCompare(b.profile),
+    )
+    .find((c) => !isFallback(c) && (c.constraints.keywords ?? []).some((k) => phraseOccurs(q, k)));
+  const chosen = detected ?? profiles.find(isFallback) ?? profiles[0];
+  if (!chosen)
+    throw new Error(
+      `no prompt profiles are configured${family ? ` in the family "${family}"` : ''} (the migrations seed them)`,
+    );
   return chosen;
 }
 
@@ -363,28 +405,67 @@ export function createAnswering(deps: AnswerDeps): Answering {
     let hits: SearchHit[] = [];
     let sourceTypes: AppliedSourceTypes | null = null;
     let retrievalFailed = false;
+    const narrow = profile.constraints.allowed_source_types;
+    const maxAge = profile.constraints.max_age_days;
+    const filters: SearchFilters = {
+      ...request.filters,
+      // The profile's recency window, unless the request gives its own start.
+      ...(maxAge && !request.filters.date_from
+        ? { date_from: new Date(clock.now().getTime() - maxAge * 86_400_000).toISOString() }
+        : {}),
+    };
     try {
       if (!retrievalEmbedding) throw new Error('no query embedding');
       const embedding = retrievalEmbedding;
-      const narrow = profile.constraints.allowed_source_types;
-      const result = await step(
+      const topK = request.topK ?? profile.constraints.top_k ?? settings.defaultTopK;
+      const pinned = [...new Set(request.pinnedDocumentIds ?? [])];
+      const [result, pinnedResult] = await step(
         'retrieve',
         () =>
-          deps.search.searchWithEmbedding(
-            identity,
-            {
-              queryText: standalone,
-              topK: request.topK ?? profile.constraints.top_k ?? settings.defaultTopK,
-              mode: 'hybrid',
-              filters: request.filters,
-              maxChunksPerSource: settings.context.maxChunksPerSource,
-              ...(narrow ? { narrowSourceTypes: narrow } : {}),
-            },
-            embedding,
-          ),
-        (r) => ({ hits: r.hits.length, source_types: r.sourceTypes }),
+          Promise.all([
+            deps.search.searchWithEmbedding(
+              identity,
+              {
+                queryText: standalone,
+                topK,
+                ...(profile.constraints.candidates
+                  ? { candidates: profile.constraints.candidates }
+                  : {}),
+                ...(profile.constraints.owner_first ? { ownerFirst: true } : {}),
+                mode: 'hybrid',
+                filters,
+                maxChunksPerSource: settings.context.maxChunksPerSource,
+                ...(narrow ? { narrowSourceTypes: narrow } : {}),
+              },
+              embedding,
+            ),
+            // Pointed-at documents, whatever the profile's source types (the tenant's policy
+            // still applies, as to every reader).
+            pinned.length > 0
+              ? deps.search.searchWithEmbedding(
+                  identity,
+                  {
+                    queryText: standalone,
+                    topK: Math.min(pinned.length, settings.context.maxSources),
+                    mode: 'hybrid',
+                    filters: { document_ids: pinned },
+                    maxChunksPerSource: 1,
+                  },
+                  embedding,
+                )
+              : null,
+          ]),
+        ([r, p]) => ({
+          hits: r.hits.length,
+          pinned: p?.hits.length ?? 0,
+          source_types: r.sourceTypes,
+        }),
       );
-      hits = result.hits;
+      // Pointed-at documents first, then retrieval's hits, each chunk once.
+      const seen = new Set<string>();
+      hits = [...(pinnedResult?.hits ?? []), ...result.hits].filter(
+        (h) => !seen.has(h.chunkId) && seen.add(h.chunkId),
+      );
       sourceTypes = result.sourceTypes ?? null;
     } catch (err) {
       if (err instanceof ValidationError || (err as { status?: number }).status === 403) throw err;
@@ -424,7 +505,8 @@ export function createAnswering(deps: AnswerDeps): Answering {
         },
         (m) => m,
       ).catch((err: unknown) => {
-        log.error('memory lookup failed', { err });
+        log.error('memory lookup failed; answering without memory', { err });
+        metrics.count('MemoryFailures');
         return [];
       });
     }
@@ -463,6 +545,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
         question,
         maxTokens: request.maxTokens,
         temperature: request.temperature,
+        ...(request.language ? { language: request.language } : {}),
       },
       deps.tokens,
     );
@@ -498,10 +581,11 @@ export function createAnswering(deps: AnswerDeps): Answering {
     tenantId: string,
     question: string,
     explicit?: string,
+    family?: string,
   ): Promise<{ profile: PromptConfig; systemPrompt: string }> {
     const configs = await deps.prompts.activeConfigs(tenantId);
     return {
-      profile: chooseProfile(question, configs, explicit),
+      profile: chooseProfile(question, configs, explicit, family),
       systemPrompt: configs.find((c) => c.profile === '_system')?.instructions ?? '',
     };
   }
@@ -513,6 +597,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
         identity.tenantId,
         question,
         request.profile,
+        request.profileFamily,
       );
       const prepared = await prepareWith(identity, request, profile, systemPrompt, {
         history: [],
@@ -536,20 +621,22 @@ export function createAnswering(deps: AnswerDeps): Answering {
         retrieval_failed: false,
       };
       const question = request.queryText.trim();
+      const title = question.replace(/\s+/g, ' ').slice(0, 80);
 
       // 1-2. Thread, then the question itself.
       const thread = await step(
         'thread',
         async () => {
           if (request.threadId) {
-            const found = await deps.conversations.getThread(identity, request.threadId);
+            const found = request.createMissingThread
+              ? ((await deps.conversations.openThread(identity, request.threadId, title)) ??
+                // Created at the same moment by another request of the same owner.
+                (await deps.conversations.getThread(identity, request.threadId)))
+              : await deps.conversations.getThread(identity, request.threadId);
             if (!found) throw new NotFoundError('thread_id: no such thread');
             return found;
           }
-          return deps.conversations.createThread(
-            identity,
-            question.replace(/\s+/g, ' ').slice(0, 80),
-          );
+          return deps.conversations.createThread(identity, title);
         },
         (t) => ({ id: t.id }),
       );
@@ -589,6 +676,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
         identity.tenantId,
         question,
         request.profile,
+        request.profileFamily,
       );
 
       let text: string;

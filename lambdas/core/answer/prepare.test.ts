@@ -106,6 +106,7 @@ function recordingConversations() {
       };
     },
     getThread: record('getThread', null),
+    openThread: record('openThread', null),
     listThreads: record('listThreads', []),
     archiveThread: record('archiveThread', false),
     messages: record('messages', []),

@@ -13,6 +13,7 @@ import {
   type RerankOutcome,
   type RerankSettings,
 } from './rerank';
+import { ownerFirst } from './owner-first';
 import { applySourceTypePolicy, type AppliedSourceTypes } from './source-types';
 import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } from './types';
 
@@ -69,6 +70,13 @@ export interface SearchRequest {
    * `filters.source_type` (the caller's), never refused by a strict policy.
    */
   readonly narrowSourceTypes?: readonly string[];
+  /**
+   * Candidates ranked before the final `topK` are kept (at least `topK`): the pool the ordering
+   * policies below choose from. Default: `topK`.
+   */
+  readonly candidates?: number;
+  /** The caller's own documents first among the candidates (owner-first.ts). */
+  readonly ownerFirst?: boolean;
 }
 
 export interface SearchResult {
@@ -130,6 +138,10 @@ export function createSearch(deps: {
       globalTenants: settings.globalTenants,
     };
     const t0 = performance.now();
+    // The pool the ordering policy chooses the final top_k from.
+    const poolK = Math.max(request.topK, request.candidates ?? request.topK);
+    const finish = (hits: SearchHit[]): SearchHit[] =>
+      (request.ownerFirst ? ownerFirst(hits, identity.userId) : hits).slice(0, request.topK);
     try {
       const { policy, statistics } = await deps.store.prepare(scope);
       const sourceTypes = applySourceTypePolicy(
@@ -137,10 +149,8 @@ export function createSearch(deps: {
         request.filters.source_type,
         request.narrowSourceTypes,
       );
-      // With a reranker the store returns more fused hits, for it to choose the top_k from.
-      const storeTopK = reranker
-        ? Math.max(request.topK, settings.rerank.candidates)
-        : request.topK;
+      // With a reranker the store returns more fused hits, for it to choose the pool from.
+      const storeTopK = reranker ? Math.max(poolK, settings.rerank.candidates) : poolK;
       const fusion: FusionSettings = {
         ...modelFusion,
         candidates: Math.max(settings.candidates, request.topK * 4, storeTopK),
@@ -165,20 +175,13 @@ export function createSearch(deps: {
       );
       const retrieveMs = performance.now() - t0;
       metrics.timing('RetrievalLatency', retrieveMs);
-      if (!reranker) return { hits, embedMs, retrieveMs, sourceTypes };
-      const reranked = await rerankHits(
-        reranker,
-        request.queryText,
-        hits,
-        request.topK,
-        settings.rerank,
-        {
-          log,
-          metrics,
-        },
-      );
+      if (!reranker) return { hits: finish(hits), embedMs, retrieveMs, sourceTypes };
+      const reranked = await rerankHits(reranker, request.queryText, hits, poolK, settings.rerank, {
+        log,
+        metrics,
+      });
       return {
-        hits: reranked.hits,
+        hits: finish(reranked.hits),
         embedMs,
         retrieveMs,
         rerank: reranked.outcome,
