@@ -84,7 +84,7 @@ export const API_ROUTES: readonly RouteMetrics[] = [
   { service: SERVICES.answerStream, route: 'answer-stream' },
   { service: SERVICES.answer, route: 'threads.list' },
   { service: SERVICES.answer, route: 'threads.get' },
-  { service: SERVICES.answer, route: 'threads.archive' },
+  { service: SERVICES.answer, route: 'threads.delete' },
   { service: SERVICES.answer, route: 'feedback' },
   { service: SERVICES.usage, route: 'usage' },
   { service: SERVICES.usage, route: 'health' },

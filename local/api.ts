@@ -69,7 +69,7 @@ export function localRoutes(
     'POST /answer': makeAnswerHandler({ ...deps, answering }),
     'GET /threads': threads.list,
     'GET /threads/{id}': threads.get,
-    'DELETE /threads/{id}': threads.archive,
+    'DELETE /threads/{id}': threads.remove,
     'POST /messages/{id}/feedback': threads.feedback,
     'GET /usage': makeUsageHandler({ ...deps, limiter: stack.limiter }),
     'POST /documents': documents.create,

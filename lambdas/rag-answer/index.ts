@@ -7,7 +7,7 @@
  * | `POST /answer`                | `makeAnswerHandler` (JSON, or SSE in one body with `stream: true`) |
  * | `GET /threads`                | `makeThreadHandlers().list`               |
  * | `GET /threads/{id}`           | `makeThreadHandlers().get`                |
- * | `DELETE /threads/{id}`        | `makeThreadHandlers().archive`            |
+ * | `DELETE /threads/{id}`        | `makeThreadHandlers().remove`             |
  * | `POST /messages/{id}/feedback`| `makeThreadHandlers().feedback`           |
  *
  * Streaming as it is produced is served by `stream.ts` behind a function URL.
@@ -102,7 +102,7 @@ export const routes: Readonly<Record<string, RouteHandler>> = {
   'POST /answer': makeAnswerHandler({ ...deps, answering }),
   'GET /threads': threads.list,
   'GET /threads/{id}': threads.get,
-  'DELETE /threads/{id}': threads.archive,
+  'DELETE /threads/{id}': threads.remove,
   'POST /messages/{id}/feedback': threads.feedback,
 };
 

@@ -76,10 +76,22 @@ export const answerResponseSchema = z.object({
 });
 export type AnswerResponseBody = z.infer<typeof answerResponseSchema>;
 
+const feedbackText = z.string().check(z.maxLength(2000));
+
+/**
+ * A rating with an optional free-text comment. `feedback_text` (seed 000's name) is the same
+ * comment under another name, stored in the one column; when both are sent, `comment` wins.
+ */
 export const feedbackRequestSchema = z.strictObject({
   rating: z.enum(['positive', 'negative', 'neutral']),
-  comment: z.optional(z.string().check(z.maxLength(2000))),
+  comment: z.optional(feedbackText),
+  feedback_text: z.optional(feedbackText),
 });
+export type FeedbackRequestBody = z.infer<typeof feedbackRequestSchema>;
+
+/** The comment a feedback request carries: `comment`, else `feedback_text`, else none. */
+export const feedbackComment = (body: FeedbackRequestBody): string | null =>
+  body.comment ?? body.feedback_text ?? null;
 
 export const listThreadsQuerySchema = z.strictObject({
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
