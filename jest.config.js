@@ -32,7 +32,11 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // The seed contract suites (test/contract) run the local server over the same databases.
+      testMatch: [
+        '<rootDir>/test/integration/**/*.test.ts',
+        '<rootDir>/test/contract/**/*.test.ts',
+      ],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {

@@ -99,6 +99,13 @@ export const API_ROUTES: readonly RouteMetrics[] = [
   { service: SERVICES.admin, route: 'admin.prompts.list' },
   { service: SERVICES.admin, route: 'admin.prompts.create' },
   { service: SERVICES.admin, route: 'admin.prompts.activate' },
+  { service: SERVICES.admin, route: 'admin.prompts.deactivate' },
+  { service: SERVICES.admin, route: 'lexybrain.admin.stats' },
+  { service: SERVICES.admin, route: 'lexybrain.admin.feedback' },
+  { service: SERVICES.admin, route: 'lexybrain.admin.configs.list' },
+  { service: SERVICES.admin, route: 'lexybrain.admin.configs.create' },
+  { service: SERVICES.admin, route: 'lexybrain.admin.configs.activate' },
+  { service: SERVICES.admin, route: 'lexybrain.admin.configs.deactivate' },
 ];
 
 /** The routes that produce answers (buffered and streamed): where the answer counters live. */

@@ -9,6 +9,7 @@ import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
 import { makeAdminHandlers } from '../lambdas/admin/handler';
+import { makeLexyBrainAdminHandlers } from '../lambdas/admin/lexybrain-handler';
 import { makeDocumentHandlers } from '../lambdas/documents/handler';
 import {
   ConfigError,
@@ -63,6 +64,7 @@ export function localRoutes(
   const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
   const documents = makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents });
   const admin = makeAdminHandlers({ ...deps, admin: stack.admin });
+  const lexyAdmin = makeLexyBrainAdminHandlers({ ...deps, admin: stack.admin });
   const handlers: Record<string, LocalHandler> = {
     'GET /health': makeHealthHandler(deps),
     'POST /search': makeSearchHandler({ ...deps, search: stack.search }),
@@ -83,6 +85,13 @@ export function localRoutes(
     'GET /admin/prompts': admin.listPrompts,
     'POST /admin/prompts': admin.createPrompt,
     'POST /admin/prompts/{id}/activate': admin.activatePrompt,
+    'POST /admin/prompts/{id}/deactivate': admin.deactivatePrompt,
+    'GET /api/admin/lexybrain/rag/stats': lexyAdmin.stats,
+    'GET /api/admin/lexybrain/rag/feedback': lexyAdmin.feedback,
+    'GET /api/admin/lexybrain/configs': lexyAdmin.listConfigs,
+    'POST /api/admin/lexybrain/configs': lexyAdmin.createConfig,
+    'POST /api/admin/lexybrain/configs/{id}/activate': lexyAdmin.activateConfig,
+    'POST /api/admin/lexybrain/configs/{id}/deactivate': lexyAdmin.deactivateConfig,
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
     const key = `${route.method} ${route.path}`;

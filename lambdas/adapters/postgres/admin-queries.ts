@@ -126,10 +126,11 @@ export function createAdminStore(db: Database): AdminStore {
         answer: string;
         confidence: string | null;
         profile: string | null;
+        created_at: Date;
         updated_at: Date;
       }>(
         `SELECT f.message_id, m.thread_id, f.user_id, f.rating, f.comment, m.content AS answer,
-                m.confidence, m.profile, f.updated_at,
+                m.confidence, m.profile, f.created_at, f.updated_at,
                 (SELECT q.content FROM messages q
                   WHERE q.thread_id = m.thread_id AND q.role = 'user' AND q.created_at <= m.created_at
                     AND q.deleted_at IS NULL
@@ -160,6 +161,7 @@ export function createAdminStore(db: Database): AdminStore {
         answer: r.answer,
         confidence: r.confidence,
         profile: r.profile,
+        createdAt: r.created_at,
         updatedAt: r.updated_at,
       }));
     },
@@ -223,6 +225,17 @@ export function createAdminStore(db: Database): AdminStore {
         // A default row becomes effective again once the tenant's own versions are inactive.
         return toPrompt({ ...row, active: true });
       });
+    },
+
+    async deactivatePrompt(tenantId, id) {
+      if (!isUuid(id)) return null;
+      const { rows } = await db.query<PromptRow>(
+        `UPDATE prompt_configs SET active = false
+          WHERE id = $2::uuid AND tenant_id = $1
+          RETURNING ${PROMPT_COLUMNS}`,
+        [tenantId, id],
+      );
+      return rows[0] ? toPrompt(rows[0]) : null;
     },
   };
 }
