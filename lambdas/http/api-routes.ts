@@ -35,8 +35,12 @@ import {
 import {
   answerRequestSchema,
   answerResponseSchema,
+  deleteThreadResponseSchema,
   feedbackRequestSchema,
+  feedbackResponseSchema as messageFeedbackResponseSchema,
   listThreadsQuerySchema,
+  listThreadsResponseSchema,
+  threadDetailSchema,
 } from '../rag-answer/schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { usageResponseSchema } from '../usage/schema';
@@ -106,7 +110,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary:
       "The caller's threads with `message_count` and `last_message_at`, most recent message first",
     query: listThreadsQuerySchema,
-    response: { status: 200, description: '`{ "threads": [...] }`' },
+    response: { status: 200, schema: listThreadsResponseSchema, description: 'The threads' },
   },
   {
     method: 'GET',
@@ -115,7 +119,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     tag: 'Answers',
     summary: "One of the caller's threads with its messages in order",
-    response: { status: 200, description: '`{ "thread": {...}, "messages": [...] }`' },
+    response: {
+      status: 200,
+      schema: threadDetailSchema,
+      description: 'The thread and its messages',
+    },
   },
   {
     method: 'DELETE',
@@ -124,7 +132,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     tag: 'Answers',
     summary: "Deletes one of the caller's threads and its messages (soft: gone from every read)",
-    response: { status: 200, description: '`{ "thread_id", "deleted": true, "deleted_at" }`' },
+    response: { status: 200, schema: deleteThreadResponseSchema, description: 'The deletion' },
   },
   {
     method: 'POST',
@@ -134,7 +142,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Answers',
     summary: 'Rates an answer (one rating per user and message; rating again updates it)',
     body: feedbackRequestSchema,
-    response: { status: 200, description: 'The recorded feedback' },
+    response: {
+      status: 200,
+      schema: messageFeedbackResponseSchema,
+      description: 'The recorded feedback',
+    },
   },
   {
     method: 'GET',

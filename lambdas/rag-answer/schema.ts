@@ -97,3 +97,57 @@ export const listThreadsQuerySchema = z.strictObject({
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
   include_archived: z._default(z.enum(['true', 'false']), 'false'),
 });
+
+/** A thread as the thread routes show it. */
+export const threadSchema = z.object({
+  thread_id: z.string(),
+  title: z.string(),
+  status: z.enum(['active', 'archived']),
+  created_at: z.string(),
+  updated_at: z.string(),
+  /** Messages appended to the thread, questions and answers. */
+  message_count: z.int(),
+  /** When the latest message was appended (the creation time until then). */
+  last_message_at: z.string(),
+});
+
+export const listThreadsResponseSchema = z.object({ threads: z.array(threadSchema) });
+
+/** A message of a thread; answers also carry how they were made and their feedback. */
+export const threadMessageSchema = z.object({
+  message_id: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  created_at: z.string(),
+  profile: z.optional(z.nullable(z.string())),
+  confidence: z.optional(z.nullable(z.enum(['high', 'medium', 'low']))),
+  avg_relevance: z.optional(z.nullable(z.number())),
+  citations: z.optional(z.array(citationSchema)),
+  model: z.optional(z.nullable(z.string())),
+  usage: z.optional(
+    z.nullable(z.object({ input_tokens: z.int(), output_tokens: z.nullable(z.int()) })),
+  ),
+  latency_ms: z.optional(z.nullable(z.int())),
+  flags: z.optional(z.record(z.string(), z.boolean())),
+  feedback: z.optional(
+    z.nullable(z.object({ rating: z.string(), comment: z.nullable(z.string()) })),
+  ),
+});
+
+export const threadDetailSchema = z.extend(threadSchema, {
+  messages: z.array(threadMessageSchema),
+});
+
+export const deleteThreadResponseSchema = z.object({
+  thread_id: z.string(),
+  deleted: z.literal(true),
+  deleted_at: z.string(),
+});
+
+export const feedbackResponseSchema = z.object({
+  message_id: z.string(),
+  rating: z.enum(['positive', 'negative', 'neutral']),
+  /** The stored comment, under both names. */
+  comment: z.nullable(z.string()),
+  feedback_text: z.nullable(z.string()),
+});

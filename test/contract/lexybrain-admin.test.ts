@@ -19,6 +19,12 @@ import {
   lexyStatsResponseSchema,
 } from '../../lambdas/admin/lexybrain-schema';
 import { parseLimitsConfig } from '../../lambdas/core/limits/config';
+import {
+  deleteThreadResponseSchema,
+  feedbackResponseSchema,
+  listThreadsResponseSchema,
+  threadDetailSchema,
+} from '../../lambdas/rag-answer/schema';
 import { startLocalApi, type LocalApi } from '../../local/api';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
@@ -137,6 +143,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       ]);
       await ask('bob', 'And express shipping, again?', first.threadId);
       list = await call('GET', '/threads', 'bob');
+      expect(() => listThreadsResponseSchema.parse(list.body)).not.toThrow();
       const [top, next] = list.body.threads as Json[];
       expect(top!.thread_id).toBe(first.threadId);
       expect(next!.thread_id).toBe(second.threadId);
@@ -145,6 +152,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       expect(Date.parse(top!.last_message_at)).toBeGreaterThan(Date.parse(next!.last_message_at));
 
       const view = await call('GET', `/threads/${first.threadId}`, 'bob');
+      expect(() => threadDetailSchema.parse(view.body)).not.toThrow();
       expect(view.body).toMatchObject({
         thread_id: first.threadId,
         message_count: 4,
@@ -172,6 +180,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       expectError(await call('DELETE', `/threads/${a.threadId}`, 'gadmin'), 404, 'not_found');
       const del = await call('DELETE', `/threads/${a.threadId}`, 'alice');
       expect(del.status).toBe(200);
+      expect(() => deleteThreadResponseSchema.parse(del.body)).not.toThrow();
       expect(del.body).toEqual({
         thread_id: a.threadId,
         deleted: true,
@@ -210,6 +219,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         feedback_text: 'Missing the weekend rule',
       });
       expect(r.status).toBe(200);
+      expect(() => feedbackResponseSchema.parse(r.body)).not.toThrow();
       expect(r.body).toEqual({
         message_id: a.messageId,
         rating: 'negative',

@@ -239,6 +239,13 @@ describe('API', () => {
     'GET /admin/prompts',
     'POST /admin/prompts',
     'POST /admin/prompts/{id}/activate',
+    'POST /admin/prompts/{id}/deactivate',
+    'GET /api/admin/lexybrain/rag/stats',
+    'GET /api/admin/lexybrain/rag/feedback',
+    'GET /api/admin/lexybrain/configs',
+    'POST /api/admin/lexybrain/configs',
+    'POST /api/admin/lexybrain/configs/{id}/activate',
+    'POST /api/admin/lexybrain/configs/{id}/deactivate',
   ];
 
   it('requires the Cognito JWT authorizer on every route but GET /health', () => {
@@ -585,6 +592,7 @@ describe('observability', () => {
         'IngestionFailureRate',
         // One per function that checks limits.
         'LimiterStoreErrorsadmin',
+        'LimiterStoreErrorsadmin2',
         'LimiterStoreErrorsdocuments',
         'LimiterStoreErrorsraganswer',
         'LimiterStoreErrorsraganswerstream',
