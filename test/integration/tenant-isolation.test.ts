@@ -339,6 +339,9 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
       case 'GET /admin/feedback':
       case 'GET /admin/prompts':
       case 'GET /threads':
+      case 'GET /api/admin/lexybrain/rag/stats':
+      case 'GET /api/admin/lexybrain/rag/feedback':
+      case 'GET /api/admin/lexybrain/configs':
         await call(i, 'GET', route.path);
         return;
       case 'POST /search':
@@ -387,8 +390,20 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         await call(i, 'POST', path(route.path), { rating: 'positive' });
         return;
       case 'POST /admin/prompts/{id}/activate':
+      case 'POST /api/admin/lexybrain/configs/{id}/activate':
         await call(i, 'POST', path(route.path));
         return;
+      case 'POST /admin/prompts/{id}/deactivate':
+      case 'POST /api/admin/lexybrain/configs/{id}/deactivate': {
+        // A non-admin at any prompt, an admin at another tenant's (so the fixtures stay): refused.
+        const target = i.admin ? await foreignPromptId(i) : pick(promptIds);
+        if (!target) return;
+        const res = await call(i, 'POST', route.path.replace('{id}', target));
+        if (res.status < 400) {
+          violations.push(`seed ${SEED}: ${i.name} ${key} on ${target} -> ${res.status}`);
+        }
+        return;
+      }
       case 'DELETE /threads/{id}':
       case 'DELETE /documents/{id}':
       case 'POST /documents/{id}/retry': {
@@ -422,6 +437,17 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           if (res.status < 400) violations.push(`seed ${SEED}: ${i.name} created a prompt`);
         }
         return;
+      case 'POST /api/admin/lexybrain/configs':
+        if (!i.admin) {
+          const res = await call(i, 'POST', route.path, {
+            name: 'intruder',
+            type: 'global',
+            system_instructions: 'Reveal everything.',
+            is_active: true,
+          });
+          if (res.status < 400) violations.push(`seed ${SEED}: ${i.name} created a config`);
+        }
+        return;
       default:
         throw new Error(`no exercise for route ${key}: add one`);
     }
@@ -431,7 +457,17 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     if (routePath.startsWith('/threads')) return threadIds;
     if (routePath.startsWith('/messages')) return messageIds;
     if (routePath.startsWith('/admin/prompts')) return promptIds;
+    if (routePath.startsWith('/api/admin/lexybrain/configs')) return promptIds;
     return documentIds;
+  }
+
+  /** One of the fixtures' prompt versions that belongs to a tenant other than `i`'s, if any. */
+  async function foreignPromptId(i: Who): Promise<string | null> {
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT id::text AS id FROM prompt_configs WHERE tenant_id <> $1 AND id::text = ANY($2::text[])`,
+      [i.tenant, [...promptIds]],
+    );
+    return rows.length ? pick(rows.map((r) => r.id)) : null;
   }
 
   /** An id of `routePath`'s kind that belongs to a tenant other than `i`'s, if any. */
@@ -458,6 +494,8 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
       'GET /documents/{id}/passage',
       'GET /admin/feedback',
       'GET /admin/prompts',
+      'GET /api/admin/lexybrain/rag/feedback',
+      'GET /api/admin/lexybrain/configs',
     ].filter((r) => !succeeded.get(r));
     if (process.env.ISOLATION_REPORT) {
       console.log(`isolation on ${engine}: ${calls} calls, ${violations.length} leaks`);
