@@ -41,6 +41,13 @@ module.exports = {
     },
     {
       ...common,
+      // Each seed's HTTP contract, called over HTTP as its examples do, against the local server.
+      displayName: 'contract',
+      testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+    },
+    {
+      ...common,
       // The web playground driven in headless Chromium (Debian's package, through
       // playwright-core) against the real local server.
       displayName: 'e2e',

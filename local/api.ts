@@ -8,8 +8,7 @@ import { runInDbScope } from '../lambdas/adapters/postgres/db-scope';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
-import { makeAdminHandlers } from '../lambdas/admin/handler';
-import { makeLexyBrainAdminHandlers } from '../lambdas/admin/lexybrain-handler';
+import { adminRouteHandlers } from '../lambdas/admin/routes';
 import { makeDocumentHandlers } from '../lambdas/documents/handler';
 import {
   ConfigError,
@@ -19,14 +18,15 @@ import {
 } from '../lambdas/core/errors';
 import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
-import { API_ROUTES } from '../lambdas/http/api-routes';
+import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
+import { bindRoutes } from '../lambdas/http/route-dispatch';
 import { describeZodError, parseOrThrow, requestDbScope } from '../lambdas/http/http-handler';
 import { withLimitHeaders } from '../lambdas/http/limits-middleware';
 import { identityFromEvent } from '../lambdas/http/identity';
-import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
-import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
-import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
+import { searchRouteHandlers } from '../lambdas/rag-search/handler';
+import { usageRouteHandlers } from '../lambdas/usage/handler';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
@@ -61,40 +61,22 @@ export function localRoutes(
     createLogger({ serviceName: 'groundwork-api', logLevel: 'ERROR' }),
   );
   const deps = { logger, metrics, limiter: stack.limiter };
-  const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
-  const documents = makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents });
-  const admin = makeAdminHandlers({ ...deps, admin: stack.admin });
-  const lexyAdmin = makeLexyBrainAdminHandlers({ ...deps, admin: stack.admin });
+  // Each function's route handlers, composed as its Lambda entry composes them.
   const handlers: Record<string, LocalHandler> = {
-    'GET /health': makeHealthHandler(deps),
-    'POST /search': makeSearchHandler({ ...deps, search: stack.search }),
-    'POST /answer': makeAnswerHandler({ ...deps, answering }),
-    'GET /threads': threads.list,
-    'GET /threads/{id}': threads.get,
-    'DELETE /threads/{id}': threads.remove,
-    'POST /messages/{id}/feedback': threads.feedback,
-    'GET /usage': makeUsageHandler({ ...deps, limiter: stack.limiter }),
-    'POST /documents': documents.create,
-    'GET /documents': documents.list,
-    'GET /documents/{id}': documents.get,
-    'DELETE /documents/{id}': documents.remove,
-    'POST /documents/{id}/retry': documents.retry,
-    'GET /documents/{id}/passage': documents.passage,
-    'GET /admin/stats': admin.stats,
-    'GET /admin/feedback': admin.feedback,
-    'GET /admin/prompts': admin.listPrompts,
-    'POST /admin/prompts': admin.createPrompt,
-    'POST /admin/prompts/{id}/activate': admin.activatePrompt,
-    'POST /admin/prompts/{id}/deactivate': admin.deactivatePrompt,
-    'GET /api/admin/lexybrain/rag/stats': lexyAdmin.stats,
-    'GET /api/admin/lexybrain/rag/feedback': lexyAdmin.feedback,
-    'GET /api/admin/lexybrain/configs': lexyAdmin.listConfigs,
-    'POST /api/admin/lexybrain/configs': lexyAdmin.createConfig,
-    'POST /api/admin/lexybrain/configs/{id}/activate': lexyAdmin.activateConfig,
-    'POST /api/admin/lexybrain/configs/{id}/deactivate': lexyAdmin.deactivateConfig,
+    ...bindRoutes('usage', usageRouteHandlers(deps)),
+    ...bindRoutes('rag-search', searchRouteHandlers({ ...deps, search: stack.search })),
+    ...bindRoutes(
+      'rag-answer',
+      answerRouteHandlers({ ...deps, answering, conversations: stack.conversations }),
+    ),
+    ...bindRoutes(
+      'documents',
+      makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
+    ),
+    ...bindRoutes('admin', adminRouteHandlers({ ...deps, admin: stack.admin })),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
-    const key = `${route.method} ${route.path}`;
+    const key = routeKey(route);
     const handler = handlers[key];
     if (!handler) throw new ConfigError(`The local server has no handler for ${key}`);
     return {
@@ -102,8 +84,9 @@ export function localRoutes(
       path: route.path,
       handler,
       auth: route.auth,
+      cors: true,
       functionName: `groundwork-${route.function}`,
-      ...(key === 'POST /answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
+      ...(route.name === 'answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
     };
   });
   return [
@@ -125,7 +108,7 @@ const jsonResult = (statusCode: number, body: unknown) => ({
 });
 
 /**
- * POST /answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
+ * POST /api/rag/answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
  * events, then one `done` event with citations, usage and ids). Declines other requests, which
  * the buffered handler answers.
  */

@@ -1,5 +1,5 @@
 /**
- * The /admin routes (admin group only, own tenant only): statistics, feedback, and prompt
+ * The /api/admin routes (admin group only, own tenant only): statistics, feedback, and prompt
  * configuration versions. Thin: validation, identity, one use case each (core/admin).
  */
 import * as z from '../core/zod';
@@ -39,7 +39,7 @@ const toPrompt = (p: PromptVersion): z.infer<typeof promptSchema> => ({
 export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
   const { admin } = deps;
   return {
-    stats: createHttpHandler(
+    'admin.stats': createHttpHandler(
       deps,
       { route: 'admin.stats', schema: noBody },
       async ({ identity, query }) => {
@@ -83,7 +83,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    feedback: createHttpHandler(
+    'admin.feedback': createHttpHandler(
       deps,
       { route: 'admin.feedback', schema: noBody },
       async ({ identity, query }) => {
@@ -121,7 +121,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    listPrompts: createHttpHandler(
+    'admin.prompts.list': createHttpHandler(
       deps,
       { route: 'admin.prompts.list', schema: noBody },
       async ({ identity }) => ({
@@ -129,7 +129,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       }),
     ),
 
-    createPrompt: createHttpHandler(
+    'admin.prompts.create': createHttpHandler(
       deps,
       { route: 'admin.prompts.create', schema: createPromptRequestSchema },
       async ({ identity, body }) => {
@@ -147,7 +147,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    activatePrompt: createHttpHandler(
+    'admin.prompts.activate': createHttpHandler(
       deps,
       { route: 'admin.prompts.activate', schema: noBody },
       async ({ identity, pathParameters }) => ({
@@ -155,7 +155,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       }),
     ),
 
-    deactivatePrompt: createHttpHandler(
+    'admin.prompts.deactivate': createHttpHandler(
       deps,
       { route: 'admin.prompts.deactivate', schema: noBody },
       async ({ identity, pathParameters }) => ({

@@ -77,7 +77,7 @@ export function fromLexyConfig(body: LexyCreateConfigRequest): NewPromptVersion 
 export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
   const { admin } = deps;
   return {
-    stats: createHttpHandler(
+    'lexybrain.admin.stats': createHttpHandler(
       deps,
       { route: 'lexybrain.admin.stats', schema: noBody },
       async ({ identity, query }) => {
@@ -112,7 +112,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
       },
     ),
 
-    feedback: createHttpHandler(
+    'lexybrain.admin.feedback': createHttpHandler(
       deps,
       { route: 'lexybrain.admin.feedback', schema: noBody },
       async ({ identity, query }) => {
@@ -151,7 +151,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
       },
     ),
 
-    listConfigs: createHttpHandler(
+    'lexybrain.admin.configs.list': createHttpHandler(
       deps,
       { route: 'lexybrain.admin.configs.list', schema: noBody },
       async ({ identity }) => ({
@@ -159,7 +159,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
       }),
     ),
 
-    createConfig: createHttpHandler(
+    'lexybrain.admin.configs.create': createHttpHandler(
       deps,
       { route: 'lexybrain.admin.configs.create', schema: lexyCreateConfigRequestSchema },
       async ({ identity, body }) => ({
@@ -170,7 +170,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
       }),
     ),
 
-    activateConfig: createHttpHandler(
+    'lexybrain.admin.configs.activate': createHttpHandler(
       deps,
       { route: 'lexybrain.admin.configs.activate', schema: noBody },
       async ({ identity, pathParameters }) => ({
@@ -178,7 +178,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
       }),
     ),
 
-    deactivateConfig: createHttpHandler(
+    'lexybrain.admin.configs.deactivate': createHttpHandler(
       deps,
       { route: 'lexybrain.admin.configs.deactivate', schema: noBody },
       async ({ identity, pathParameters }) => ({

@@ -1,8 +1,11 @@
 /**
- * The HTTP API's routes in one table: method, path, the Lambda function that serves it, whether
- * the JWT authorizer guards it, and the zod schemas its handler validates with. The OpenAPI
- * document is generated from this table (lambdas/http/openapi.ts), and tests check that the
- * local server and the CDK API serve exactly these routes.
+ * The API's routes in one table. Each route is declared once: method, path, the Lambda function
+ * that serves it, its handler's name (the `route` dimension of its metrics and the key of its
+ * handler in the function's route handlers), its quota class, whether the JWT authorizer guards
+ * it, the zod schemas its handler validates with, and the error statuses its contract names.
+ * Derived from it: the API Gateway routes (lib/api-stack.ts), the local server's routes
+ * (local/api.ts), each Lambda's dispatch (bindRoutes), the OpenAPI document
+ * (lambdas/http/openapi.ts) and the dashboard's per-route metrics (lib/metrics.ts).
  */
 import type * as z from '../core/zod';
 import {
@@ -48,10 +51,29 @@ import { usageResponseSchema } from '../usage/schema';
 /** The Lambda functions behind the API (lib/ deploys one per name). */
 export type ApiFunction = 'rag-search' | 'rag-answer' | 'usage' | 'documents' | 'admin';
 
+/**
+ * Statuses a route's contract gives where the error model's defaults differ: seed 001 answers
+ * 400 for invalid input (not 422) and 500 when the embedding model or the database is down (not
+ * 503); the body and its `retryable` are the same either way.
+ */
+export interface ErrorStatuses {
+  readonly validation?: number;
+  readonly unavailable?: number;
+}
+
+/** The statuses of seed 001 (POST /api/rag/search and POST /api/rag/answer). */
+export const SEED_001_STATUSES: ErrorStatuses = { validation: 400, unavailable: 500 };
+
 export interface ApiRoute {
   readonly method: 'GET' | 'POST' | 'DELETE';
   /** API Gateway syntax: `{name}` for a path parameter. */
   readonly path: string;
+  /** The handler's name: its metric dimension `route`, unique across the table. */
+  readonly name: string;
+  /** The limiter's route class (limits config maps it to a quota kind). @default name */
+  readonly quota?: string;
+  /** Error statuses that differ from the error model's defaults. */
+  readonly statuses?: ErrorStatuses;
   readonly function: ApiFunction;
   /** Guarded by the Cognito JWT authorizer. */
   readonly auth: boolean;
@@ -73,7 +95,8 @@ export interface ApiRoute {
 export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'GET',
-    path: '/health',
+    path: '/api/health',
+    name: 'health',
     function: 'usage',
     auth: false,
     tag: 'Operations',
@@ -82,7 +105,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/search',
+    path: '/api/rag/search',
+    name: 'search',
+    quota: 'search',
+    statuses: SEED_001_STATUSES,
     function: 'rag-search',
     auth: true,
     tag: 'Retrieval',
@@ -92,7 +118,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/answer',
+    path: '/api/rag/answer',
+    name: 'answer',
+    quota: 'answer',
+    statuses: SEED_001_STATUSES,
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -103,7 +132,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/threads',
+    path: '/api/threads',
+    name: 'threads.list',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -114,7 +144,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/threads/{id}',
+    path: '/api/threads/{id}',
+    name: 'threads.get',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -127,7 +158,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/threads/{id}',
+    path: '/api/threads/{id}',
+    name: 'threads.delete',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -136,7 +168,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/messages/{id}/feedback',
+    path: '/api/messages/{id}/feedback',
+    name: 'feedback',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -150,7 +183,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/usage',
+    path: '/api/usage',
+    name: 'usage',
     function: 'usage',
     auth: true,
     tag: 'Operations',
@@ -159,7 +193,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/documents',
+    path: '/api/documents',
+    name: 'documents.create',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -173,7 +208,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/documents',
+    path: '/api/documents',
+    name: 'documents.list',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -183,7 +219,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/documents/{id}',
+    path: '/api/documents/{id}',
+    name: 'documents.get',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -192,7 +229,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/documents/{id}',
+    path: '/api/documents/{id}',
+    name: 'documents.delete',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -201,7 +239,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/documents/{id}/retry',
+    path: '/api/documents/{id}/retry',
+    name: 'documents.retry',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -210,7 +249,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/documents/{id}/passage',
+    path: '/api/documents/{id}/passage',
+    name: 'documents.passage',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -220,7 +260,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/admin/stats',
+    path: '/api/admin/stats',
+    name: 'admin.stats',
     function: 'admin',
     auth: true,
     admin: true,
@@ -231,7 +272,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/admin/feedback',
+    path: '/api/admin/feedback',
+    name: 'admin.feedback',
     function: 'admin',
     auth: true,
     admin: true,
@@ -242,7 +284,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/admin/prompts',
+    path: '/api/admin/prompts',
+    name: 'admin.prompts.list',
     function: 'admin',
     auth: true,
     admin: true,
@@ -252,7 +295,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/admin/prompts',
+    path: '/api/admin/prompts',
+    name: 'admin.prompts.create',
     function: 'admin',
     auth: true,
     admin: true,
@@ -263,7 +307,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/admin/prompts/{id}/activate',
+    path: '/api/admin/prompts/{id}/activate',
+    name: 'admin.prompts.activate',
     function: 'admin',
     auth: true,
     admin: true,
@@ -273,7 +318,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/admin/prompts/{id}/deactivate',
+    path: '/api/admin/prompts/{id}/deactivate',
+    name: 'admin.prompts.deactivate',
     function: 'admin',
     auth: true,
     admin: true,
@@ -285,6 +331,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'GET',
     path: '/api/admin/lexybrain/rag/stats',
+    name: 'lexybrain.admin.stats',
     function: 'admin',
     auth: true,
     admin: true,
@@ -296,6 +343,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'GET',
     path: '/api/admin/lexybrain/rag/feedback',
+    name: 'lexybrain.admin.feedback',
     function: 'admin',
     auth: true,
     admin: true,
@@ -307,6 +355,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'GET',
     path: '/api/admin/lexybrain/configs',
+    name: 'lexybrain.admin.configs.list',
     function: 'admin',
     auth: true,
     admin: true,
@@ -317,6 +366,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/api/admin/lexybrain/configs',
+    name: 'lexybrain.admin.configs.create',
     function: 'admin',
     auth: true,
     admin: true,
@@ -328,6 +378,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/api/admin/lexybrain/configs/{id}/activate',
+    name: 'lexybrain.admin.configs.activate',
     function: 'admin',
     auth: true,
     admin: true,
@@ -338,6 +389,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/api/admin/lexybrain/configs/{id}/deactivate',
+    name: 'lexybrain.admin.configs.deactivate',
     function: 'admin',
     auth: true,
     admin: true,
@@ -346,3 +398,15 @@ export const API_ROUTES: readonly ApiRoute[] = [
     response: { status: 200, schema: lexyConfigSchema, description: 'The inactive version' },
   },
 ];
+
+/** The table entry named `name`. @throws Error when there is none (a wiring mistake). */
+export function apiRoute(name: string): ApiRoute {
+  const route = API_ROUTES.find((r) => r.name === name);
+  if (!route) throw new Error(`No API route named ${name}`);
+  return route;
+}
+
+/** API Gateway's route key: `POST /api/rag/search`. */
+export function routeKey(route: Pick<ApiRoute, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}

@@ -25,6 +25,7 @@ import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
 import { AppError, PayloadTooLargeError, toErrorResponse, ValidationError } from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
+import { API_ROUTES, type ErrorStatuses } from './api-routes';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import {
   DEFAULT_IDENTITY_CONFIG,
@@ -160,14 +161,31 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 /**
+ * The status a route's contract gives an error (ErrorStatuses): a validation error and a
+ * dependency outage may be answered with other statuses than the error model's 422 and 503.
+ */
+export function contractStatus(
+  status: number,
+  code: string,
+  statuses: ErrorStatuses | undefined,
+): number {
+  if (code === 'validation_error' && statuses?.validation) return statuses.validation;
+  if (status === 503 && statuses?.unavailable) return statuses.unavailable;
+  return status;
+}
+
+/**
  * Builds an API handler: `schema` validates the body (use `z.object({})` for bodiless routes);
- * `route` names the metric dimension.
+ * `route` is the handler's name in the route table (API_ROUTES), which gives its metric
+ * dimension, its quota class and its contract's error statuses.
  */
 export function createHttpHandler<S extends z.ZodMiniType>(
   deps: HttpHandlerDeps,
   options: { route: string; schema: S; authenticated?: boolean },
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
+  const entry = API_ROUTES.find((r) => r.name === options.route);
+  const quota = entry?.quota ?? options.route;
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
     const started = performance.now();
     let status = 500;
@@ -183,7 +201,7 @@ export function createHttpHandler<S extends z.ZodMiniType>(
         route: options.route,
       });
       if (deps.limiter && options.authenticated !== false) {
-        admission = await deps.limiter.admit(identity, options.route);
+        admission = await deps.limiter.admit(identity, quota);
         attachAdmission(event, admission);
       }
       const pathParameters = event.pathParameters ?? {};
@@ -206,7 +224,7 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       return json(status, response.body, headers);
     } catch (err) {
       const { status: errorStatus, body } = toErrorResponse(err);
-      status = errorStatus;
+      status = contractStatus(errorStatus, body.error.code, entry?.statuses);
       if (status >= 500) {
         deps.logger.error('request failed', { err, route: options.route });
       } else {

@@ -1,20 +1,13 @@
 /**
- * Production entry of the `rag-answer` Lambda: the buffered routes behind API Gateway's JWT
- * authorizer, one function for all of them, routed on `event.routeKey`:
- *
- * | routeKey                      | handler                                   |
- * |-------------------------------|-------------------------------------------|
- * | `POST /answer`                | `makeAnswerHandler` (JSON, or SSE in one body with `stream: true`) |
- * | `GET /threads`                | `makeThreadHandlers().list`               |
- * | `GET /threads/{id}`           | `makeThreadHandlers().get`                |
- * | `DELETE /threads/{id}`        | `makeThreadHandlers().remove`             |
- * | `POST /messages/{id}/feedback`| `makeThreadHandlers().feedback`           |
+ * Production entry of the `rag-answer` Lambda: its buffered routes in the route table
+ * (lambdas/http/api-routes.ts: POST /api/rag/answer, the thread and feedback routes) behind API
+ * Gateway's JWT authorizer, one function for all of them, dispatched on `event.routeKey`.
  *
  * Streaming as it is produced is served by `stream.ts` behind a function URL.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the limiter's
  * DynamoDB client is created once, and the database pool opens on the first request. The answer
- * pipeline (the cl100k tokenizer, Bedrock clients) loads on the first POST /answer only, so the
+ * pipeline (the cl100k tokenizer, Bedrock clients) loads on the first POST /api/rag/answer only, so the
  * thread routes start without it.
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
@@ -34,8 +27,8 @@ import {
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
-import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
-import { makeAnswerHandler, makeThreadHandlers } from './handler';
+import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { answerRouteHandlers } from './handler';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
 export const answerEnvSchema = z.extend(lambdaEnvSchema, {
@@ -57,7 +50,7 @@ const conversations = createConversationRepository(db);
 const limiter = limiterFromEnv(env, observability);
 
 let pipeline: Promise<Answering> | undefined;
-/** Builds the answer pipeline on the first POST /answer (its modules are the heavy ones). */
+/** Builds the answer pipeline on the first POST /api/rag/answer (its modules are the heavy ones). */
 async function buildAnswering(): Promise<Answering> {
   const [{ createAnswering }, { searchFromEnv }, { createTokenCounter }, bedrock, llm] =
     await Promise.all([
@@ -95,16 +88,11 @@ const answering: Answering = {
 };
 
 const deps = { logger, metrics, tracer, limiter };
-const threads = makeThreadHandlers({ ...deps, conversations });
-
-/** The routes this function serves, by API Gateway route key. */
-export const routes: Readonly<Record<string, RouteHandler>> = {
-  'POST /answer': makeAnswerHandler({ ...deps, answering }),
-  'GET /threads': threads.list,
-  'GET /threads/{id}': threads.get,
-  'DELETE /threads/{id}': threads.remove,
-  'POST /messages/{id}/feedback': threads.feedback,
-};
+/** The routes this function serves, by API Gateway route key (from the route table). */
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
+  'rag-answer',
+  answerRouteHandlers({ ...deps, answering, conversations }),
+);
 
 /** One handler for every route above; an unknown route key (a wiring mistake) is a 404. */
 export const handler = dispatchByRouteKey(routes, logger);

@@ -116,7 +116,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
   /** A question and its answer in a thread of `who`; returns the answer's ids. */
   const ask = async (who: string, question: string, threadId?: string) => {
     fake.setAnswer({ text: 'Express shipping takes two business days [1].' });
-    const r = await call('POST', '/answer', who, {
+    const r = await call('POST', '/api/rag/answer', who, {
       query_text: question,
       ...(threadId ? { thread_id: threadId } : {}),
     });
@@ -135,14 +135,14 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
     it('shows message_count and last_message_at, most recent message first', async () => {
       const first = await ask('bob', 'How long does express shipping take?');
       const second = await ask('bob', 'How long does standard shipping take?');
-      let list = await call('GET', '/threads', 'bob');
+      let list = await call('GET', '/api/threads', 'bob');
       expect(list.status).toBe(200);
       expect(list.body.threads.map((t: Json) => t.thread_id)).toEqual([
         second.threadId,
         first.threadId,
       ]);
       await ask('bob', 'And express shipping, again?', first.threadId);
-      list = await call('GET', '/threads', 'bob');
+      list = await call('GET', '/api/threads', 'bob');
       expect(() => listThreadsResponseSchema.parse(list.body)).not.toThrow();
       const [top, next] = list.body.threads as Json[];
       expect(top!.thread_id).toBe(first.threadId);
@@ -151,7 +151,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       expect(next!.message_count).toBe(2);
       expect(Date.parse(top!.last_message_at)).toBeGreaterThan(Date.parse(next!.last_message_at));
 
-      const view = await call('GET', `/threads/${first.threadId}`, 'bob');
+      const view = await call('GET', `/api/threads/${first.threadId}`, 'bob');
       expect(() => threadDetailSchema.parse(view.body)).not.toThrow();
       expect(view.body).toMatchObject({
         thread_id: first.threadId,
@@ -167,7 +167,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       const a = await ask('alice', 'How long does express shipping take?');
       expect(
         (
-          await call('POST', `/messages/${a.messageId}/feedback`, 'alice', {
+          await call('POST', `/api/messages/${a.messageId}/feedback`, 'alice', {
             rating: 'negative',
             feedback_text: 'deleted later',
           })
@@ -176,9 +176,9 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       const before = await call('GET', '/api/admin/lexybrain/rag/stats', 'carol');
 
       // Another user of the tenant cannot delete it, nor can an admin of another tenant.
-      expectError(await call('DELETE', `/threads/${a.threadId}`, 'bob'), 404, 'not_found');
-      expectError(await call('DELETE', `/threads/${a.threadId}`, 'gadmin'), 404, 'not_found');
-      const del = await call('DELETE', `/threads/${a.threadId}`, 'alice');
+      expectError(await call('DELETE', `/api/threads/${a.threadId}`, 'bob'), 404, 'not_found');
+      expectError(await call('DELETE', `/api/threads/${a.threadId}`, 'gadmin'), 404, 'not_found');
+      const del = await call('DELETE', `/api/threads/${a.threadId}`, 'alice');
       expect(del.status).toBe(200);
       expect(() => deleteThreadResponseSchema.parse(del.body)).not.toThrow();
       expect(del.body).toEqual({
@@ -187,12 +187,14 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         deleted_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       });
 
-      expectError(await call('GET', `/threads/${a.threadId}`, 'alice'), 404, 'not_found');
-      expectError(await call('DELETE', `/threads/${a.threadId}`, 'alice'), 404, 'not_found');
-      const list = await call('GET', '/threads?include_archived=true', 'alice');
+      expectError(await call('GET', `/api/threads/${a.threadId}`, 'alice'), 404, 'not_found');
+      expectError(await call('DELETE', `/api/threads/${a.threadId}`, 'alice'), 404, 'not_found');
+      const list = await call('GET', '/api/threads?include_archived=true', 'alice');
       expect(JSON.stringify(list.body)).not.toContain(a.threadId);
       expectError(
-        await call('POST', `/messages/${a.messageId}/feedback`, 'alice', { rating: 'positive' }),
+        await call('POST', `/api/messages/${a.messageId}/feedback`, 'alice', {
+          rating: 'positive',
+        }),
         404,
         'not_found',
       );
@@ -214,7 +216,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
   describe('feedback', () => {
     it('takes feedback_text (the comment wins when both are sent) and shows it in the review', async () => {
       const a = await ask('alice', 'How long does standard shipping take?');
-      const r = await call('POST', `/messages/${a.messageId}/feedback`, 'alice', {
+      const r = await call('POST', `/api/messages/${a.messageId}/feedback`, 'alice', {
         rating: 'negative',
         feedback_text: 'Missing the weekend rule',
       });
@@ -248,7 +250,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         updated_at: expect.any(String),
       });
 
-      const both = await call('POST', `/messages/${a.messageId}/feedback`, 'alice', {
+      const both = await call('POST', `/api/messages/${a.messageId}/feedback`, 'alice', {
         rating: 'positive',
         comment: 'the comment',
         feedback_text: 'the feedback text',
@@ -258,7 +260,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       const updated = (review.body.feedback as Json[]).find((f) => f.message_id === a.messageId);
       expect(updated?.feedback_text).toBe('the comment');
       // The project's own review shows the same stored comment.
-      const own = await call('GET', '/admin/feedback?rating=positive', 'carol');
+      const own = await call('GET', '/api/admin/feedback?rating=positive', 'carol');
       expect((own.body.feedback as Json[]).find((f) => f.message_id === a.messageId)?.comment).toBe(
         'the comment',
       );
@@ -267,7 +269,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
     it('refuses bad feedback input with a 422', async () => {
       const a = await ask('alice', 'How long does express shipping take?');
       expectError(
-        await call('POST', `/messages/${a.messageId}/feedback`, 'alice', {
+        await call('POST', `/api/messages/${a.messageId}/feedback`, 'alice', {
           rating: 'positive',
           feedback_text: 'x'.repeat(2001),
         }),
@@ -275,7 +277,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         'validation_error',
       );
       expectError(
-        await call('POST', `/messages/${a.messageId}/feedback`, 'alice', {
+        await call('POST', `/api/messages/${a.messageId}/feedback`, 'alice', {
           rating: 'positive',
           feedback_text: 42,
         }),
@@ -414,7 +416,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         created_by: 'carol',
       });
       // Stored as the project's system prompt profile, with allowed_source_types.
-      const own = await call('GET', '/admin/prompts', 'carol');
+      const own = await call('GET', '/api/admin/prompts', 'carol');
       expect((own.body.prompts as Json[]).find((p) => p.id === created.body.id)).toMatchObject({
         profile: '_system',
         constraints: { allowed_source_types: ['faq', 'docs'], top_k: 6 },
@@ -422,7 +424,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
 
       const question = { query_text: 'How long does express shipping take?', debug: true };
       fake.setAnswer({ text: 'Two business days [1].' });
-      const beforeAnswer = await call('POST', '/answer', 'carol', question);
+      const beforeAnswer = await call('POST', '/api/rag/answer', 'carol', question);
       expect(beforeAnswer.body.debug.prompt).not.toContain('ZEBRA-MARKER');
 
       const activated = await call(
@@ -438,7 +440,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         created.body.id,
       ]);
       fake.setAnswer({ text: 'Two business days [1].' });
-      const during = await call('POST', '/answer', 'carol', question);
+      const during = await call('POST', '/api/rag/answer', 'carol', question);
       expect(during.body.debug.prompt).toContain('ZEBRA-MARKER');
       // Another tenant is not affected.
       const globex = (await call('GET', '/api/admin/lexybrain/configs', 'gadmin')).body
@@ -456,7 +458,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       list = (await call('GET', '/api/admin/lexybrain/configs', 'carol')).body.configs as Json[];
       expect(list.find((c) => c.type === 'global' && c.is_active)?.scope).toBe('default');
       fake.setAnswer({ text: 'Two business days [1].' });
-      const afterAnswer = await call('POST', '/answer', 'carol', question);
+      const afterAnswer = await call('POST', '/api/rag/answer', 'carol', question);
       expect(afterAnswer.body.debug.prompt).not.toContain('ZEBRA-MARKER');
     });
 
