@@ -32,11 +32,7 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      // The seed contract suites (test/contract) run the local server over the same databases.
-      testMatch: [
-        '<rootDir>/test/integration/**/*.test.ts',
-        '<rootDir>/test/contract/**/*.test.ts',
-      ],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
     {

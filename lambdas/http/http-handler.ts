@@ -22,7 +22,13 @@ import type {
 } from 'aws-lambda';
 import type * as z from '../core/zod';
 import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
-import { AppError, PayloadTooLargeError, toErrorResponse, ValidationError } from '../core/errors';
+import {
+  AppError,
+  ForbiddenError,
+  PayloadTooLargeError,
+  toErrorResponse,
+  ValidationError,
+} from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
 import { API_ROUTES, type ErrorStatuses } from './api-routes';
@@ -204,6 +210,9 @@ export function createHttpHandler<S extends z.ZodMiniType>(
         admission = await deps.limiter.admit(identity, quota);
         attachAdmission(event, admission);
       }
+      // An admin route is refused to others before its input is read (the use case checks too).
+      if (entry?.admin && !identity.isAdmin)
+        throw new ForbiddenError('This route is for members of the admin group.');
       const pathParameters = event.pathParameters ?? {};
       const query = event.queryStringParameters ?? {};
       for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);

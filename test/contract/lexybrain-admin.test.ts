@@ -129,6 +129,17 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       expectError(await call(method, path, undefined, body), 401, 'authentication_required');
       expectError(await call(method, path, 'alice', body), 403, 'forbidden');
     }
+    // Refused before the input is read: invalid input from a non-admin is still a 403.
+    expectError(
+      await call('POST', '/api/admin/lexybrain/configs', 'alice', { type: 'Bad Type' }),
+      403,
+      'forbidden',
+    );
+    expectError(
+      await call('GET', '/api/admin/lexybrain/rag/feedback?rating=great', 'alice'),
+      403,
+      'forbidden',
+    );
   });
 
   describe('threads', () => {
