@@ -40,13 +40,13 @@ import {
   answerResponseSchema,
   deleteThreadResponseSchema,
   feedbackRequestSchema,
-  feedbackResponseSchema as messageFeedbackResponseSchema,
   listThreadsQuerySchema,
+  messageFeedbackResponseSchema,
   listThreadsResponseSchema,
-  threadDetailSchema,
+  threadResponseSchema,
 } from '../rag-answer/schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
-import { usageResponseSchema } from '../usage/schema';
+import { healthResponseSchema, usageResponseSchema } from '../usage/schema';
 
 /** The Lambda functions behind the API (lib/ deploys one per name). */
 export type ApiFunction = 'rag-search' | 'rag-answer' | 'usage' | 'documents' | 'admin';
@@ -101,7 +101,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: false,
     tag: 'Operations',
     summary: 'Liveness: answers without touching the database',
-    response: { status: 200, description: '`{ "status": "ok" }`' },
+    response: { status: 200, schema: healthResponseSchema, description: 'Alive' },
   },
   {
     method: 'POST',
@@ -150,11 +150,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     tag: 'Answers',
     summary: "One of the caller's threads with its messages in order",
-    response: {
-      status: 200,
-      schema: threadDetailSchema,
-      description: 'The thread and its messages',
-    },
+    response: { status: 200, schema: threadResponseSchema, description: 'The thread' },
   },
   {
     method: 'DELETE',
@@ -175,11 +171,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Answers',
     summary: 'Rates an answer (one rating per user and message; rating again updates it)',
     body: feedbackRequestSchema,
-    response: {
-      status: 200,
-      schema: messageFeedbackResponseSchema,
-      description: 'The recorded feedback',
-    },
+    response: { status: 200, schema: messageFeedbackResponseSchema, description: 'Recorded' },
   },
   {
     method: 'GET',

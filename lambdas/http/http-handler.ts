@@ -168,7 +168,8 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 
 /**
  * The status a route's contract gives an error (ErrorStatuses): a validation error and a
- * dependency outage may be answered with other statuses than the error model's 422 and 503.
+ * dependency outage (UnavailableError) may be answered with other statuses than the error
+ * model's 422 and 503. Other errors (a cost cap's 503 among them) keep theirs.
  */
 export function contractStatus(
   status: number,
@@ -176,7 +177,7 @@ export function contractStatus(
   statuses: ErrorStatuses | undefined,
 ): number {
   if (code === 'validation_error' && statuses?.validation) return statuses.validation;
-  if (status === 503 && statuses?.unavailable) return statuses.unavailable;
+  if (code === 'unavailable' && statuses?.unavailable) return statuses.unavailable;
   return status;
 }
 

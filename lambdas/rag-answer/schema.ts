@@ -101,7 +101,7 @@ export const listThreadsQuerySchema = z.strictObject({
 });
 
 /** A thread as the thread routes show it. */
-export const threadSchema = z.object({
+const threadSummarySchema = z.object({
   thread_id: z.string(),
   title: z.string(),
   status: z.enum(['active', 'archived']),
@@ -113,14 +113,15 @@ export const threadSchema = z.object({
   last_message_at: z.string(),
 });
 
-export const listThreadsResponseSchema = z.object({ threads: z.array(threadSchema) });
+export const listThreadsResponseSchema = z.object({ threads: z.array(threadSummarySchema) });
 
 /** A message of a thread; answers also carry how they were made and their feedback. */
-export const threadMessageSchema = z.object({
+const threadMessageSchema = z.object({
   message_id: z.string(),
   role: z.enum(['user', 'assistant']),
   content: z.string(),
   created_at: z.string(),
+  // Assistant messages only:
   profile: z.optional(z.nullable(z.string())),
   confidence: z.optional(z.nullable(z.enum(['high', 'medium', 'low']))),
   avg_relevance: z.optional(z.nullable(z.number())),
@@ -129,24 +130,25 @@ export const threadMessageSchema = z.object({
   usage: z.optional(
     z.nullable(z.object({ input_tokens: z.int(), output_tokens: z.nullable(z.int()) })),
   ),
-  latency_ms: z.optional(z.nullable(z.int())),
+  latency_ms: z.optional(z.nullable(z.number())),
   flags: z.optional(z.record(z.string(), z.boolean())),
   feedback: z.optional(
     z.nullable(z.object({ rating: z.string(), comment: z.nullable(z.string()) })),
   ),
 });
 
-export const threadDetailSchema = z.extend(threadSchema, {
+export const threadResponseSchema = z.extend(threadSummarySchema, {
   messages: z.array(threadMessageSchema),
 });
 
+/** DELETE on a thread: a soft deletion (docs/decisions/0142-thread-counters-and-soft-deletion.md). */
 export const deleteThreadResponseSchema = z.object({
   thread_id: z.string(),
   deleted: z.literal(true),
   deleted_at: z.string(),
 });
 
-export const feedbackResponseSchema = z.object({
+export const messageFeedbackResponseSchema = z.object({
   message_id: z.string(),
   rating: z.enum(['positive', 'negative', 'neutral']),
   /** The stored comment, under both names. */

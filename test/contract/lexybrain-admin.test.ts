@@ -21,9 +21,9 @@ import {
 import { parseLimitsConfig } from '../../lambdas/core/limits/config';
 import {
   deleteThreadResponseSchema,
-  feedbackResponseSchema,
+  messageFeedbackResponseSchema,
   listThreadsResponseSchema,
-  threadDetailSchema,
+  threadResponseSchema,
 } from '../../lambdas/rag-answer/schema';
 import { startLocalApi, type LocalApi } from '../../local/api';
 import { startLocalStack, type LocalStack } from '../../local/stack';
@@ -163,7 +163,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       expect(Date.parse(top!.last_message_at)).toBeGreaterThan(Date.parse(next!.last_message_at));
 
       const view = await call('GET', `/api/threads/${first.threadId}`, 'bob');
-      expect(() => threadDetailSchema.parse(view.body)).not.toThrow();
+      expect(() => threadResponseSchema.parse(view.body)).not.toThrow();
       expect(view.body).toMatchObject({
         thread_id: first.threadId,
         message_count: 4,
@@ -232,7 +232,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         feedback_text: 'Missing the weekend rule',
       });
       expect(r.status).toBe(200);
-      expect(() => feedbackResponseSchema.parse(r.body)).not.toThrow();
+      expect(() => messageFeedbackResponseSchema.parse(r.body)).not.toThrow();
       expect(r.body).toEqual({
         message_id: a.messageId,
         rating: 'negative',
