@@ -10,6 +10,7 @@ import { createAdminStore } from '../../lambdas/adapters/postgres/admin-queries'
 import { createConversationRepository } from '../../lambdas/adapters/postgres/conversation-repository';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { runInDbScope, type DbScope } from '../../lambdas/adapters/postgres/db-scope';
+import { loadMigrations, migrate } from '../../lambdas/adapters/postgres/migrate';
 import { trainingExamples } from '../../lambdas/adapters/postgres/training-queries';
 import type {
   ConversationStore,
@@ -136,6 +137,49 @@ describe.each(ENGINES)('conversation store on %s', (engine) => {
     list = await as(bob, () => store.listThreads(bob, { limit: 10, includeArchived: false }));
     expect(list.map((t) => t.id).slice(0, 2)).toEqual([older.thread.id, newer.thread.id]);
     expect(list[0]!.messageCount).toBe(3);
+  });
+
+  it('counts the messages of threads that existed before the counters (migration 0015)', async () => {
+    const old = await openTestDatabase(engine, { migrate: false });
+    try {
+      const all = await loadMigrations();
+      await migrate(
+        old,
+        all.filter((m) => m.version < '0015'),
+      );
+      const { rows } = await old.query<{ id: string }>(
+        `INSERT INTO threads (tenant_id, user_id, title) VALUES ('acme', 'alice', 'busy'), ('acme', 'alice', 'empty')
+         RETURNING id`,
+      );
+      const [busy, empty] = rows.map((r) => r.id);
+      for (const [i, at] of [
+        '2024-01-01T10:00:00Z',
+        '2024-01-01T10:00:05Z',
+        '2024-01-02T09:00:00Z',
+      ].entries())
+        await old.query(
+          `INSERT INTO messages (thread_id, tenant_id, user_id, role, content, created_at)
+           VALUES ($1, 'acme', 'alice', $2, 'm', $3)`,
+          [busy, i % 2 ? 'assistant' : 'user', at],
+        );
+      await migrate(old, all);
+      const after = await old.query<{
+        id: string;
+        message_count: number;
+        last: string;
+        created: string;
+      }>(
+        `SELECT id, message_count, to_char(last_message_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS last,
+                to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS created
+           FROM threads`,
+      );
+      const byId = new Map(after.rows.map((r) => [r.id, r]));
+      expect(byId.get(busy!)).toMatchObject({ message_count: 3, last: '2024-01-02 09:00:00' });
+      expect(byId.get(empty!)?.message_count).toBe(0);
+      expect(byId.get(empty!)?.last).toBe(byId.get(empty!)?.created);
+    } finally {
+      await old.close();
+    }
   });
 
   describe('soft deletion', () => {
