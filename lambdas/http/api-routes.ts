@@ -77,7 +77,10 @@ export interface ApiRoute {
   readonly function: ApiFunction;
   /** Guarded by the Cognito JWT authorizer. */
   readonly auth: boolean;
-  /** Only members of the admin group (checked by the handler). */
+  /**
+   * Only members of the admin group: others get 403 before the input is read
+   * (createHttpHandler), and the use case checks again.
+   */
   readonly admin?: boolean;
   readonly tag: string;
   readonly summary: string;
