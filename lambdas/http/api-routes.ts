@@ -79,7 +79,7 @@ export interface ApiRoute {
   readonly auth: boolean;
   /**
    * Only members of the admin group: others get 403 before the input is read
-   * (createHttpHandler), and the use case checks again.
+   * (request-lifecycle.ts), and the use case checks again.
    */
   readonly admin?: boolean;
   readonly tag: string;
