@@ -41,16 +41,15 @@ export const profileOfType = (type: string): string =>
   type === GLOBAL_TYPE ? SYSTEM_PROFILE : type;
 
 export function toLexyConfig(p: PromptVersion): z.infer<typeof lexyConfigSchema> {
-  const { allowed_source_types, top_k, keywords } = p.constraints;
+  const { allowed_source_types, ...constraints } = p.constraints;
   return {
     id: p.id,
     name: p.name,
     type: typeOfProfile(p.profile),
     system_instructions: p.instructions,
     constraints: {
+      ...constraints,
       ...(allowed_source_types ? { retrieval_scope: allowed_source_types } : {}),
-      ...(top_k !== undefined ? { top_k } : {}),
-      ...(keywords ? { keywords } : {}),
     },
     is_active: p.active,
     version: p.version,
@@ -61,15 +60,14 @@ export function toLexyConfig(p: PromptVersion): z.infer<typeof lexyConfigSchema>
 }
 
 export function fromLexyConfig(body: LexyCreateConfigRequest): NewPromptVersion {
-  const { retrieval_scope, top_k, keywords } = body.constraints;
+  const { retrieval_scope, ...constraints } = body.constraints;
   return {
     profile: profileOfType(body.type),
     name: body.name,
     instructions: body.system_instructions,
     constraints: {
+      ...constraints,
       ...(retrieval_scope ? { allowed_source_types: retrieval_scope } : {}),
-      ...(top_k !== undefined ? { top_k } : {}),
-      ...(keywords ? { keywords } : {}),
     },
   };
 }

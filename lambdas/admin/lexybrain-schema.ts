@@ -5,7 +5,7 @@
  * admin use cases as /admin.
  */
 import * as z from '../core/zod';
-import { feedbackQuerySchema, statsQuerySchema } from './schema';
+import { feedbackQuerySchema, promptConstraintsSchema, statsQuerySchema } from './schema';
 
 /** The same query as GET /admin/stats (`window_days`, default 30). */
 export const lexyStatsQuerySchema = statsQuerySchema;
@@ -21,18 +21,15 @@ export const lexyConfigTypeSchema = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0
 const sourceTypeName = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
 
 /**
- * The constraints a config may carry and the answer pipeline applies: `retrieval_scope` (the
- * source types retrieval may use; the project's `allowed_source_types`), `top_k` and `keywords`
- * (phrases that select the capability when a request names none). Other keys are refused, not
- * stored unapplied.
+ * A config's constraints: the project's profile constraints (promptConstraintsSchema: `top_k`,
+ * `keywords`, `candidates`, `owner_first`, `max_age_days`, `family`, `priority`, `fallback`)
+ * with `allowed_source_types` under the seed's name `retrieval_scope`. Other keys (the seed's
+ * `temperature`, `max_keywords`, ...) are refused, not stored unapplied.
  */
-export const lexyConstraintsSchema = z.strictObject({
-  retrieval_scope: z.optional(z.array(sourceTypeName).check(z.maxLength(50))),
-  top_k: z.optional(z.int().check(z.gte(1), z.lte(50))),
-  keywords: z.optional(
-    z.array(z.string().check(z.minLength(1), z.maxLength(100))).check(z.maxLength(100)),
-  ),
-});
+export const lexyConstraintsSchema = z.extend(
+  z.omit(promptConstraintsSchema, { allowed_source_types: true }),
+  { retrieval_scope: z.optional(z.array(sourceTypeName).check(z.maxLength(50))) },
+);
 
 export const lexyCreateConfigRequestSchema = z.strictObject({
   /** The seed's versioned name, e.g. `ask_lexybrain_market_brief_v2`. */

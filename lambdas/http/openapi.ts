@@ -203,6 +203,9 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
         ...(bodyId
           ? { '413': errorResponse(`The body is larger than ${MAX_BODY_BYTES} bytes`) }
           : {}),
+        ...Object.fromEntries(
+          Object.entries(route.errors ?? {}).map(([status, text]) => [status, errorResponse(text)]),
+        ),
       },
     };
     const path = (paths[route.path] ??= {});

@@ -403,6 +403,14 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         top_k: 8,
         keywords: [],
       });
+      // A capability's retrieval policy, the source types under the seed's `retrieval_scope`.
+      const brief = configs.find((c) => c.type === 'market_brief' && c.scope === 'default');
+      expect(brief?.constraints).toMatchObject({
+        family: 'lexybrain',
+        retrieval_scope: expect.arrayContaining(['keyword']),
+        max_age_days: 90,
+      });
+      expect(brief?.constraints.allowed_source_types).toBeUndefined();
     });
 
     it('creates, activates and deactivates versions, and the answers use the active one', async () => {
