@@ -490,10 +490,11 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         is_active: true,
       });
       expect(r.status).toBe(201);
+      // The next version after the built-in market_brief (version 1).
       expect(r.body).toMatchObject({
         type: 'market_brief',
         is_active: true,
-        version: 1,
+        version: 2,
         scope: 'tenant',
         constraints: { retrieval_scope: ['keywords', 'trends'] },
       });
