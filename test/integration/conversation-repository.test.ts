@@ -230,6 +230,10 @@ describe.each(ENGINES)('conversation store on %s', (engine) => {
       expect(list.map((t) => t.id)).toContain(kept.thread.id);
       expect(list.map((t) => t.id)).not.toContain(gone.thread.id);
       expect(await as(alice, () => store.deleteThread(alice, gone.thread.id))).toBeNull();
+      // Naming its id again (the chat route's openThread) neither revives it nor makes a new one.
+      expect(await as(alice, () => store.openThread(alice, gone.thread.id, 'again'))).toBeNull();
+      const opened = await as(alice, () => store.openThread(alice, kept.thread.id, 'again'));
+      expect(opened).toMatchObject({ id: kept.thread.id, messageCount: 2 });
     });
 
     it('is never retrieved as memory', async () => {

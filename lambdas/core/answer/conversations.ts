@@ -81,6 +81,12 @@ export interface NewAssistantMessage {
 export interface ConversationStore {
   createThread(owner: Owner, title: string): Promise<ThreadRecord>;
   /**
+   * The owner's thread `threadId` (a UUID the caller chose), created with `title` if no thread
+   * has that id yet; null if another owner's thread has it, or the owner's deleted one (callers
+   * answer 404).
+   */
+  openThread(owner: Owner, threadId: string, title: string): Promise<ThreadRecord | null>;
+  /**
    * The thread if it exists, is not deleted and belongs to `owner`, else null (callers answer
    * 404 either way).
    */
