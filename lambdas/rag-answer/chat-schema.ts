@@ -12,8 +12,14 @@ export const chatMessageRequestSchema = z.strictObject({
 });
 export type ChatMessageRequestBody = z.infer<typeof chatMessageRequestSchema>;
 
-/** The conversation is a thread: its id is a thread id, a UUID (the caller may choose a new one). */
-export const conversationIdSchema = z.uuid();
+/**
+ * A conversation id as a client names it: a thread id (a UUID), or the client's own id for the
+ * conversation (the seed's example is `abc-123`), from which the caller's thread id is derived.
+ */
+export const conversationIdSchema = z.union([
+  z.uuid(),
+  z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/)),
+]);
 
 /** `data: {"type":"chunk","text":...}`: answer text as it is produced. */
 export const chatChunkEventSchema = z.object({ type: z.literal('chunk'), text: z.string() });

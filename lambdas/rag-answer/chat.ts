@@ -6,6 +6,7 @@
  * `data: {"type":"complete","messageId":...}`. Greetings, degradation when retrieval fails and
  * the owner check are the use case's own (lambdas/core/answer/answer.ts).
  */
+import { createHash } from 'node:crypto';
 import type { AnswerRequest, Answering } from '../core/answer/answer';
 import type { Owner } from '../core/answer/conversations';
 import { ValidationError, type ErrorBody } from '../core/errors';
@@ -38,11 +39,32 @@ export function chatEvent(event: ChatEvent): string {
   return `data: ${JSON.stringify(event)}\n\n`;
 }
 
-/** The conversation id from the path: a thread id, so a UUID (422 naming the parameter otherwise). */
-export function conversationIdOf(pathParameters: Readonly<Record<string, string | undefined>>) {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The thread of the conversation the path names. A UUID is the thread's id. Any other id (the
+ * client's own, such as the seed's `abc-123`) names a thread of the caller's: a name-based UUID
+ * (RFC 9562 version 5) of the tenant, the user and the id, so the same id always reaches the same
+ * thread and two users' `abc-123` never meet. 422 naming the parameter for anything else.
+ */
+export function conversationIdOf(
+  pathParameters: Readonly<Record<string, string | undefined>>,
+  owner: Owner,
+): string {
   const parsed = conversationIdSchema.safeParse(pathParameters.conversationId);
-  if (!parsed.success) throw new ValidationError('conversationId: must be a UUID');
-  return parsed.data;
+  if (!parsed.success) {
+    throw new ValidationError(
+      'conversationId: a UUID, or 1 to 128 letters, digits, ".", "_", ":" or "-"',
+    );
+  }
+  if (UUID.test(parsed.data)) return parsed.data.toLowerCase();
+  const hash = createHash('sha1')
+    .update(`groundwork-conversation\n${owner.tenantId}\n${owner.userId}\n${parsed.data}`)
+    .digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50; // version 5
+  hash[8] = (hash[8]! & 0x3f) | 0x80; // RFC 9562 variant
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
@@ -104,7 +126,7 @@ export function makeChatHandler(deps: HttpHandlerDeps & { answering: Answering }
     deps,
     { route: CHAT_ROUTE, schema: chatMessageRequestSchema },
     async ({ body, identity, pathParameters, admission }) => {
-      const conversationId = conversationIdOf(pathParameters);
+      const conversationId = conversationIdOf(pathParameters, identity);
       let events = '';
       await chatEvents(
         deps.answering,
@@ -144,7 +166,7 @@ export function streamChat<E extends RequestEvent>(
       chatEvents(
         deps.answering,
         identity,
-        conversationIdOf(pathParameters),
+        conversationIdOf(pathParameters, identity),
         body,
         write,
         admission,

@@ -228,6 +228,33 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
     expect(stored.body.messages[1]!.message_id).toBe(messageId);
   });
 
+  it("takes the seed's own conversation id (abc-123): one thread per caller, continued by the same id", async () => {
+    const first = parseEvents(
+      await (await send('abc-123', { content: 'How does semantic search work?' })).text(),
+    );
+    const firstId = completed(first).messageId;
+    const second = parseEvents(
+      await (await send('abc-123', { content: 'And what about ranking?' })).text(),
+    );
+    expect(completed(second).messageId).not.toBe(firstId);
+    const list = await fetch(`${api.server.url}/api/threads`, {
+      headers: { authorization: `Bearer ${alice}` },
+    });
+    const { threads } = (await list.json()) as { threads: { thread_id: string }[] };
+    const owned = await Promise.all(threads.map((t) => thread(t.thread_id)));
+    const withBoth = owned.filter((t) => t.body.messages.some((m) => m.message_id === firstId));
+    expect(withBoth).toHaveLength(1);
+    expect(withBoth[0]!.body.messages.map((m) => m.content)).toEqual(
+      expect.arrayContaining(['How does semantic search work?', 'And what about ranking?']),
+    );
+    // Another user's abc-123 is another thread: nothing of alice's conversation in it.
+    const theirs = parseEvents(
+      await (await send('abc-123', { content: 'How does semantic search work?' }, bob)).text(),
+    );
+    expect(completed(theirs).messageId).not.toBe(firstId);
+    expect(lastPrompt()).not.toContain('And what about ranking?');
+  });
+
   it('continues an existing conversation with its history', async () => {
     const conversationId = randomUUID();
     completed(
@@ -376,9 +403,16 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
       ['an unknown field', { content: 'hello there', model: 'x' }, id, 422, /model|body/],
       ['a body that is not JSON', '{"content":', id, 422, /JSON/],
       [
-        'a conversation id that is not a UUID',
+        'a conversation id with a space',
         { content: 'hello there' },
-        'abc-123',
+        'abc 123',
+        422,
+        /^conversationId/,
+      ],
+      [
+        'a conversation id of 129 characters',
+        { content: 'hello there' },
+        'a'.repeat(129),
         422,
         /^conversationId/,
       ],
