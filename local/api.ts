@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
-import { makeAdminHandlers } from '../lambdas/admin/handler';
+import { adminRouteHandlers } from '../lambdas/admin/routes';
 import { makeDocumentHandlers } from '../lambdas/documents/handler';
 import {
   ConfigError,
@@ -77,7 +77,7 @@ export function localRoutes(
       'documents',
       makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
     ),
-    ...bindRoutes('admin', makeAdminHandlers({ ...deps, admin: stack.admin })),
+    ...bindRoutes('admin', adminRouteHandlers({ ...deps, admin: stack.admin })),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
     const key = routeKey(route);

@@ -17,7 +17,8 @@ import {
 } from './schema';
 
 const noBody = z.strictObject({});
-const feedbackCursor = cursorCodec(
+/** The keyset cursor of the feedback review (also the seed 000 review, lexybrain-handler.ts). */
+export const feedbackCursor = cursorCodec(
   z.object({
     updatedAt: z.iso.datetime(),
     messageId: z.uuid(),
@@ -187,6 +188,14 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
             allowedSourceTypes: body.allowed_source_types,
           }),
         ),
+      }),
+    ),
+
+    'admin.prompts.deactivate': createHttpHandler(
+      deps,
+      { route: 'admin.prompts.deactivate', schema: noBody },
+      async ({ identity, pathParameters }) => ({
+        body: toPrompt(await admin.deactivatePrompt(identity, pathParameters.id ?? '')),
       }),
     ),
   };

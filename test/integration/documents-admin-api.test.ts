@@ -511,6 +511,11 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         // A valid body, so that the answer is about the caller and not the body.
         const bodies: Record<string, unknown> = {
           'POST /api/admin/prompts': { profile: 'general', name: 'x', instructions: 'y' },
+          'POST /api/admin/lexybrain/configs': {
+            name: 'x',
+            type: 'general',
+            system_instructions: 'y',
+          },
           'POST /api/admin/source-policy': { mode: 'permissive' },
           'POST /api/admin/harness': { query_text: 'How long do refunds take?' },
         };

@@ -8,9 +8,11 @@
  *
  * Prompt configurations are versioned per tenant over built-in defaults: the defaults (seeded by
  * the migrations, tenant-less) apply until a tenant's admins create and activate a version of
- * their own for a profile; activating a default again puts the tenant back on it.
+ * their own for a profile; activating a default again, or deactivating the tenant's own active
+ * version, puts the tenant back on it. A default itself cannot be deactivated: it is what a
+ * profile falls back to.
  */
-import { ForbiddenError, NotFoundError } from '../errors';
+import { ConflictError, ForbiddenError, NotFoundError } from '../errors';
 import type { PromptConfig } from '../answer/conversations';
 import type { Limiter, PlanUsageReport } from '../limits/limiter';
 import { checkSourceTypePolicy, type SourceTypePolicy } from '../retrieval/source-types';
@@ -48,6 +50,8 @@ export interface FeedbackEntry {
   readonly answer: string;
   readonly confidence: string | null;
   readonly profile: string | null;
+  /** When the user first rated the message; `updatedAt`: when they last changed it. */
+  readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
@@ -107,6 +111,8 @@ export interface AdminStore {
     updatedBy: string,
     policy: SourceTypePolicy,
   ): Promise<StoredSourceTypePolicy>;
+  /** Deactivates one of the tenant's own versions; null if the tenant has no version `id`. */
+  deactivatePrompt(tenantId: string, id: string): Promise<PromptVersion | null>;
 }
 
 export interface Admin {
@@ -127,6 +133,8 @@ export interface Admin {
     caller: AdminCaller,
     policy: SourceTypePolicy,
   ): Promise<StoredSourceTypePolicy>;
+  /** The tenant's own version made inactive; its profile falls back to the default. */
+  deactivatePrompt(caller: AdminCaller, id: string): Promise<PromptVersion>;
 }
 
 /** 403 unless the caller is a member of the admin group (every /api/admin route). */
@@ -181,6 +189,20 @@ export function createAdmin(deps: {
         caller.userId,
         checkSourceTypePolicy(policy),
       );
+    },
+    async deactivatePrompt(caller, id) {
+      assertAdmin(caller);
+      const deactivated = await store.deactivatePrompt(caller.tenantId, id);
+      if (deactivated) return deactivated;
+      const isDefault = (await store.prompts(caller.tenantId)).some(
+        (p) => p.id === id && p.scope === 'default',
+      );
+      if (isDefault)
+        throw new ConflictError(
+          'default_prompt',
+          'A built-in default cannot be deactivated: activate a version of your own for its profile instead.',
+        );
+      throw new NotFoundError(`No prompt configuration ${id}`);
     },
   };
 }
