@@ -99,11 +99,14 @@ export const API_ROUTES: readonly RouteMetrics[] = [
   { service: SERVICES.admin, route: 'admin.prompts.list' },
   { service: SERVICES.admin, route: 'admin.prompts.create' },
   { service: SERVICES.admin, route: 'admin.prompts.activate' },
+  { service: SERVICES.answer, route: 'api-search' },
+  { service: SERVICES.answer, route: 'api-search-rag' },
+  { service: SERVICES.documents, route: 'api-upload' },
 ];
 
 /** The routes that produce answers (buffered and streamed): where the answer counters live. */
 export const ANSWER_ROUTES: readonly RouteMetrics[] = API_ROUTES.filter(
-  (r) => r.route === 'answer' || r.route === 'answer-stream',
+  (r) => r.route === 'answer' || r.route === 'answer-stream' || r.route === 'api-search-rag',
 );
 
 /** A custom metric of one route (dimensions `service` and `route`). */

@@ -26,6 +26,8 @@ import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
 import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
+import { makeSeedSearchHandler } from '../lambdas/seeds/search';
+import { makeSeedUploadHandler } from '../lambdas/seeds/upload';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
@@ -83,6 +85,8 @@ export function localRoutes(
     'GET /admin/prompts': admin.listPrompts,
     'POST /admin/prompts': admin.createPrompt,
     'POST /admin/prompts/{id}/activate': admin.activatePrompt,
+    'GET /api/search': makeSeedSearchHandler({ ...deps, search: stack.search, answering }),
+    'POST /api/upload': makeSeedUploadHandler({ ...deps, documents: stack.documents }),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
     const key = `${route.method} ${route.path}`;
@@ -95,6 +99,7 @@ export function localRoutes(
       auth: route.auth,
       functionName: `groundwork-${route.function}`,
       ...(key === 'POST /answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
+      ...(route.upload ? { maxBodyBytes: route.upload.maxBytes } : {}),
     };
   });
   return [

@@ -10,6 +10,7 @@
  * | `DELETE /documents/{id}`        | removes the object (and so its chunks)   |
  * | `POST /documents/{id}/retry`    | re-announces a failed document           |
  * | `GET /documents/{id}/passage`   | the chunks a citation points at          |
+ * | `POST /api/upload`              | seed 004: a multipart file, stored here  |
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the S3 and
  * DynamoDB clients are created once, and the database pool opens on the first request.
@@ -25,6 +26,7 @@ import { createUploadBucket } from '../adapters/s3/upload-bucket';
 import { createDocuments } from '../core/documents/documents';
 import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeDocumentHandlers } from './handler';
+import { makeSeedUploadHandler } from '../seeds/upload';
 
 /** The `documents` function's environment (set by the CDK app's grant helpers). */
 export const documentsEnvSchema = z.extend(lambdaEnvSchema, {
@@ -65,6 +67,7 @@ export const routes: Readonly<Record<string, RouteHandler>> = {
   'DELETE /documents/{id}': h.remove,
   'POST /documents/{id}/retry': h.retry,
   'GET /documents/{id}/passage': h.passage,
+  'POST /api/upload': makeSeedUploadHandler({ logger, metrics, tracer, limiter, documents }),
 };
 
 export const handler = dispatchByRouteKey(routes, logger);

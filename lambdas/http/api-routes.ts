@@ -31,6 +31,14 @@ import {
 } from '../rag-answer/schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { usageResponseSchema } from '../usage/schema';
+import {
+  SEED_ERROR_STATUS,
+  seedSearchQuerySchema,
+  seedSearchResponseSchema,
+  seedUploadResponseSchema,
+  UPLOAD_FIELD,
+} from '../seeds/search-upload-schema';
+import { MAX_UPLOAD_BODY_BYTES } from './request-limits';
 
 /** The Lambda functions behind the API (lib/ deploys one per name). */
 export type ApiFunction = 'rag-search' | 'rag-answer' | 'usage' | 'documents' | 'admin';
@@ -55,6 +63,13 @@ export interface ApiRoute {
   };
   /** Also answers with Server-Sent Events (`"stream": true` in the body). */
   readonly streams?: boolean;
+  /**
+   * The body is a multipart/form-data upload of at most `maxBytes`, its file in the form field
+   * `field`, instead of JSON (the server reads it with this limit, not MAX_BODY_BYTES).
+   */
+  readonly upload?: { readonly maxBytes: number; readonly field: string };
+  /** Statuses this route answers for some error codes instead of the error model's own. */
+  readonly errorStatus?: Readonly<Record<string, number>>;
 }
 
 export const API_ROUTES: readonly ApiRoute[] = [
@@ -248,5 +263,33 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Admin',
     summary: "Makes a version the tenant's active one for its profile",
     response: { status: 200, schema: promptSchema, description: 'The active version' },
+  },
+  {
+    method: 'GET',
+    path: '/api/search',
+    function: 'rag-answer',
+    auth: true,
+    tag: 'Seed 004',
+    summary:
+      'Ranked chunks (`results`), or with `rag=true` an answer with its retrieved chunks, prompt, steps, token usage and quota (`rag`)',
+    query: seedSearchQuerySchema,
+    response: { status: 200, schema: seedSearchResponseSchema, description: 'The results' },
+    errorStatus: SEED_ERROR_STATUS,
+  },
+  {
+    method: 'POST',
+    path: '/api/upload',
+    function: 'documents',
+    auth: true,
+    tag: 'Seed 004',
+    summary:
+      "A file sent as multipart/form-data (field `file`), stored under the caller's tenant prefix and indexed",
+    response: {
+      status: 202,
+      schema: seedUploadResponseSchema,
+      description: 'The document, queued for indexing',
+    },
+    upload: { maxBytes: MAX_UPLOAD_BODY_BYTES, field: UPLOAD_FIELD },
+    errorStatus: SEED_ERROR_STATUS,
   },
 ];

@@ -46,6 +46,8 @@ export interface HttpRequest<B> {
   readonly event: ApiEvent;
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   readonly query: Readonly<Record<string, string | undefined>>;
+  /** The body's bytes, on a route declared with `rawBody` (its JSON `body` is then `{}`). */
+  readonly rawBody?: Buffer;
 }
 
 export interface HttpResponse {
@@ -160,12 +162,43 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 /**
- * Builds an API handler: `schema` validates the body (use `z.object({})` for bodiless routes);
- * `route` names the metric dimension.
+ * A route's body read as bytes, not JSON (a multipart upload), with its own size limit; larger
+ * is a 413 naming it.
  */
+export function rawRequestBody(
+  event: { body?: string | null; isBase64Encoded?: boolean },
+  maxBytes: number,
+): Buffer {
+  if (event.body === undefined || event.body === null) return Buffer.alloc(0);
+  // The encoded length bounds the decoded one: a hostile body is refused before it is decoded.
+  const bound = event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : 0;
+  if (bound > maxBytes + 2) throw new PayloadTooLargeError(maxBytes);
+  const bytes = event.isBase64Encoded
+    ? Buffer.from(event.body, 'base64')
+    : Buffer.from(event.body, 'utf8');
+  if (bytes.byteLength > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  return bytes;
+}
+
+export interface HttpHandlerOptions<S extends z.ZodMiniType> {
+  /** The metric dimension and the limiter's route name (its quota class). */
+  readonly route: string;
+  /** Validates the JSON body (use `z.object({})` for bodiless routes). */
+  readonly schema: S;
+  readonly authenticated?: boolean;
+  /** Read the body as bytes of at most `maxBytes` (`rawBody`) instead of JSON. */
+  readonly rawBody?: { readonly maxBytes: number };
+  /**
+   * Statuses this route answers for some error codes instead of the error model's own (a seed's
+   * contract: `{ validation_error: 400 }`); the body is the error model's all the same.
+   */
+  readonly errorStatus?: Readonly<Record<string, number>>;
+}
+
+/** Builds an API handler from its options and the function that does the route's work. */
 export function createHttpHandler<S extends z.ZodMiniType>(
   deps: HttpHandlerDeps,
-  options: { route: string; schema: S; authenticated?: boolean },
+  options: HttpHandlerOptions<S>,
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
@@ -190,9 +223,12 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       const query = event.queryStringParameters ?? {};
       for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
       assertStorable(query, 'query');
-      const body = parseOrThrow(options.schema, parseJsonBody(event));
+      const rawBody = options.rawBody
+        ? rawRequestBody(event, options.rawBody.maxBytes)
+        : undefined;
+      const body = parseOrThrow(options.schema, rawBody ? {} : parseJsonBody(event));
       const response = await runInDbScope(requestDbScope(identity), () =>
-        fn({ body, identity, event, pathParameters, query }),
+        fn({ body, identity, event, pathParameters, query, ...(rawBody ? { rawBody } : {}) }),
       );
       status = response.status ?? 200;
       const headers = withLimitHeaders(response.headers, admission);
@@ -206,7 +242,11 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       return json(status, response.body, headers);
     } catch (err) {
       const { status: errorStatus, body } = toErrorResponse(err);
-      status = errorStatus;
+      const override = options.errorStatus;
+      status =
+        override && Object.hasOwn(override, body.error.code)
+          ? (override[body.error.code] ?? errorStatus)
+          : errorStatus;
       if (status >= 500) {
         deps.logger.error('request failed', { err, route: options.route });
       } else {
