@@ -37,6 +37,14 @@ module.exports = {
     },
     {
       ...common,
+      // Each seed's HTTP contract, called over HTTP as the seed's examples do (the local server,
+      // PGlite and the PostgreSQL + pgvector server).
+      displayName: 'contract',
+      testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+    },
+    {
+      ...common,
       // The web playground driven in headless Chromium (Debian's package, through
       // playwright-core) against the real local server.
       displayName: 'e2e',

@@ -223,9 +223,7 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       const query = event.queryStringParameters ?? {};
       for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
       assertStorable(query, 'query');
-      const rawBody = options.rawBody
-        ? rawRequestBody(event, options.rawBody.maxBytes)
-        : undefined;
+      const rawBody = options.rawBody ? rawRequestBody(event, options.rawBody.maxBytes) : undefined;
       const body = parseOrThrow(options.schema, rawBody ? {} : parseJsonBody(event));
       const response = await runInDbScope(requestDbScope(identity), () =>
         fn({ body, identity, event, pathParameters, query, ...(rawBody ? { rawBody } : {}) }),

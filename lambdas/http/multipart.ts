@@ -93,7 +93,9 @@ export function parseMultipart(
     parser.on('fieldsLimit', () => fail(`at most ${limits.fields} form fields`));
     parser.on('partsLimit', () => fail('too many parts in the form'));
     parser.on('error', (err: unknown) =>
-      fail(`body: not a valid multipart form (${err instanceof Error ? err.message : 'malformed'})`),
+      fail(
+        `body: not a valid multipart form (${err instanceof Error ? err.message : 'malformed'})`,
+      ),
     );
     parser.on('close', () => {
       if (!failed) resolve({ files, fields });
