@@ -75,6 +75,12 @@ export function parseMultipart(
     parser.on('file', (field, stream, info) => {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // A body that ends inside a file part fails the part's stream as well as the parser.
+      stream.on('error', (err: unknown) =>
+        fail(
+          `body: not a valid multipart form (${err instanceof Error ? err.message : 'malformed'})`,
+        ),
+      );
       stream.on('end', () => {
         files.push({
           field,

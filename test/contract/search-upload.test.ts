@@ -362,6 +362,16 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
       400,
       'validation_error',
     );
+    // A body that ends inside the file part.
+    expectError(
+      await upload(
+        '--x\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc',
+        'alice',
+        'multipart/form-data; boundary=x',
+      ),
+      400,
+      'validation_error',
+    );
     const two = fileForm('a.txt', 'one', 'text/plain');
     two.append('file', new Blob(['two'], { type: 'text/plain' }), 'b.txt');
     expectError(await upload(two), 400, 'validation_error');

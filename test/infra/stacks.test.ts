@@ -239,7 +239,22 @@ describe('API', () => {
     'GET /admin/prompts',
     'POST /admin/prompts',
     'POST /admin/prompts/{id}/activate',
+    'GET /api/search',
+    'POST /api/upload',
   ];
+
+  it("integrates seed 004's routes with the functions that hold their use cases", () => {
+    const routes = resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route');
+    const integrations = resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Integration');
+    const target = (routeKey: string) => {
+      const route = Object.values(routes).find((r) => r.Properties?.RouteKey === routeKey);
+      const ref = JSON.stringify(route?.Properties?.Target);
+      const id = Object.keys(integrations).find((key) => ref.includes(key));
+      return JSON.stringify(integrations[id ?? '']?.Properties?.IntegrationUri);
+    };
+    expect(target('GET /api/search')).toContain(functionByService('rag-answer')[0]);
+    expect(target('POST /api/upload')).toContain(functionByService('documents')[0]);
+  });
 
   it('requires the Cognito JWT authorizer on every route but GET /health', () => {
     const routes = Object.values(
