@@ -37,8 +37,7 @@ module.exports = {
     },
     {
       ...common,
-      // Each seed's HTTP contract, called over HTTP as the seed's examples do (the local server,
-      // PGlite and the PostgreSQL + pgvector server).
+      // Each seed's HTTP contract, called over HTTP as its examples do, against the local server.
       displayName: 'contract',
       testMatch: ['<rootDir>/test/contract/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',

@@ -1,7 +1,7 @@
 /**
- * Load on the embedded default: 50 concurrent clients for 60 s over POST /search, POST /answer
- * and the documents routes (POST /documents with the presigned PUT of the file, and GET
- * /documents), against the local API and S3 emulator started in this process (PGlite, the local
+ * Load on the embedded default: 50 concurrent clients for 60 s over POST /api/rag/search, POST /api/rag/answer
+ * and the documents routes (POST /api/documents with the presigned PUT of the file, and GET
+ * /api/documents), against the local API and S3 emulator started in this process (PGlite, the local
  * embedding model, the offline extractive answerer, the limiter on dynalite). Prints throughput,
  * p50/p95 per route, responses by status, and whether every uploaded document was indexed.
  *
@@ -126,7 +126,7 @@ export async function benchLoad(
               await res.arrayBuffer();
               status = String(res.status);
             } else if (route === 'list') {
-              const res = await fetch(`${api.server.url}/documents?limit=20`, { headers });
+              const res = await fetch(`${api.server.url}/api/documents?limit=20`, { headers });
               await res.arrayBuffer();
               status = String(res.status);
             } else {
@@ -134,7 +134,7 @@ export async function benchLoad(
               const body = Buffer.from(
                 `# Note ${c}-${n}\n\nClient ${c} wrote note ${n} about ${question.toLowerCase()}\n`,
               );
-              const res = await fetch(`${api.server.url}/documents`, {
+              const res = await fetch(`${api.server.url}/api/documents`, {
                 method: 'POST',
                 headers,
                 body: JSON.stringify({
@@ -200,7 +200,7 @@ export async function benchLoad(
       );
     }
     console.log(
-      '* POST /documents and the presigned PUT of the file, timed together; † GET /documents',
+      '* POST /api/documents and the presigned PUT of the file, timed together; † GET /api/documents',
     );
     console.log(
       `documents uploaded ${uploaded.length}; after the queue drained (${drainSeconds.toFixed(1)} s): ${JSON.stringify(byStatus)}; missing ${uploaded.length - accounted}; not indexed ${uploaded.length - (byStatus.indexed ?? 0)}`,

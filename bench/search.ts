@@ -1304,7 +1304,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       await measureFiltered(db, recallQueries, TENANTS.tenPercent, 0.1, log),
     ];
 
-    // The use case as POST /search runs it, with the store's keyword budget given.
+    // The use case as POST /api/rag/search runs it, with the store's keyword budget given.
     const useCaseWith = (dfBudget: number, mode: SearchMode, cachedPlans = true, on = db) => {
       const search = createSearch({
         store: createSearchRepository(on, { dfBudget, cachedPlans }),

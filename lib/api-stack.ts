@@ -62,8 +62,8 @@ export class ApiStack extends Stack {
     // embedding model's calibration (lambdas/core/answer/calibrations.ts).
     const confidence = Object.fromEntries(
       Object.entries({
-        CONFIDENCE_HIGH: config.confidenceHigh,
-        CONFIDENCE_MEDIUM: config.confidenceMedium,
+        RAG_CONFIDENCE_HIGH_THRESHOLD: config.confidenceHigh,
+        RAG_CONFIDENCE_MEDIUM_THRESHOLD: config.confidenceMedium,
         CONFIDENCE_COSINE_WEIGHT: config.confidenceCosineWeight,
         CONFIDENCE_EVIDENCE_FLOOR: config.confidenceEvidenceFloor,
       }).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
@@ -150,7 +150,7 @@ export class ApiStack extends Stack {
     grantBedrock(answerStream, { embedding, generation: config.generationModelId });
     grantLimitsTable(answerStream, data.limitsTable);
     answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);
-    // POST /answer streamed: a REST API whose integration streams (HTTP APIs buffer).
+    // POST /api/rag/answer streamed: a REST API whose integration streams (HTTP APIs buffer).
     this.streaming = new StreamingAnswerApi(this, 'Streaming', {
       handler: answerStream,
       userPool: data.users.userPool,
@@ -244,7 +244,7 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'HTTP API base URL' });
     new CfnOutput(this, 'StreamUrl', {
       value: this.streaming.url,
-      description: 'Streaming POST /answer (Server-Sent Events)',
+      description: 'Streaming POST /api/rag/answer (Server-Sent Events)',
     });
     new CfnOutput(this, 'UserPoolId', { value: data.users.userPool.userPoolId });
     new CfnOutput(this, 'UserPoolClientId', { value: data.users.client.userPoolClientId });

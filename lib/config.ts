@@ -4,6 +4,7 @@
  * (e.g. `GROUNDWORK_ALARM_EMAIL`). Parsed once when the app starts; an invalid value stops the
  * synth with a message naming the key and where it came from.
  */
+import { DEFAULT_CORS_ORIGINS } from '../lambdas/http/cors';
 import path from 'node:path';
 import * as z from 'zod';
 import { parseLimitsConfig, type LimitsConfig } from '../lambdas/core/limits/config';
@@ -134,8 +135,12 @@ export const groundworkConfigSchema = z
       .optional(),
     /** Where alarms are e-mailed; unset: the SNS topic has no subscription. */
     alarmEmail: z.email().optional(),
-    /** Origins allowed to call the APIs and upload from a browser; empty: no CORS. */
-    corsOrigins: list.pipe(z.array(z.url().or(z.literal('*')))).default([]),
+    /**
+     * Origins allowed to call the APIs from a browser (lambdas/http/cors.ts); default `*`: callers
+     * hold bearer tokens, never cookies. List your sites' origins in production; an empty list
+     * allows no cross-origin call.
+     */
+    corsOrigins: list.pipe(z.array(z.url().or(z.literal('*')))).default([...DEFAULT_CORS_ORIGINS]),
     /** An existing Cognito user pool (it must have the `custom:tenant_id` attribute); unset: create one. */
     userPoolId: z
       .string()

@@ -174,7 +174,7 @@ export interface BedrockModels {
 
 /**
  * Bedrock: InvokeModel on the embedding model; InvokeModel and InvokeModelWithResponseStream
- * on the generation model (Converse and ConverseStream: the buffered POST /answer streams from
+ * on the generation model (Converse and ConverseStream: the buffered POST /api/rag/answer streams from
  * Bedrock too when `stream: true`), on those models' ARNs only. Sets `EMBEDDING_MODEL_ID`,
  * `EMBEDDING_DIMENSION` and, with a generation model, `GENERATION_MODEL_ID`.
  */

@@ -11,6 +11,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { API_ROUTES as ROUTE_TABLE, type ApiFunction } from '../lambdas/http/api-routes';
 
 /** Must equal METRICS_NAMESPACE in lambdas/adapters/observability/powertools.ts (tested). */
 export const METRICS_NAMESPACE = 'Groundwork';
@@ -77,37 +78,38 @@ export interface RouteMetrics {
   readonly route: string;
 }
 
-/** Every API route, with the `route` name its handler emits. */
+/** The service (POWERTOOLS_SERVICE_NAME) of each function behind the API. */
+const SERVICE_OF: Readonly<Record<ApiFunction, string>> = {
+  'rag-search': SERVICES.search,
+  'rag-answer': SERVICES.answer,
+  usage: SERVICES.usage,
+  documents: SERVICES.documents,
+  admin: SERVICES.admin,
+};
+
+/** The streamed answer route's metrics (lambdas/rag-answer/stream.ts, STREAM_ROUTE). */
+const STREAM_ROUTE_METRICS: RouteMetrics = {
+  service: SERVICES.answerStream,
+  route: 'answer-stream',
+};
+
+/** Every API route, from the route table, with the `route` name its handler emits. */
 export const API_ROUTES: readonly RouteMetrics[] = [
-  { service: SERVICES.search, route: 'search' },
-  { service: SERVICES.answer, route: 'answer' },
-  { service: SERVICES.answerStream, route: 'answer-stream' },
-  { service: SERVICES.answer, route: 'threads.list' },
-  { service: SERVICES.answer, route: 'threads.get' },
-  { service: SERVICES.answer, route: 'threads.archive' },
-  { service: SERVICES.answer, route: 'feedback' },
-  { service: SERVICES.usage, route: 'usage' },
-  { service: SERVICES.usage, route: 'health' },
-  { service: SERVICES.documents, route: 'documents.list' },
-  { service: SERVICES.documents, route: 'documents.create' },
-  { service: SERVICES.documents, route: 'documents.get' },
-  { service: SERVICES.documents, route: 'documents.delete' },
-  { service: SERVICES.documents, route: 'documents.retry' },
-  { service: SERVICES.documents, route: 'documents.passage' },
-  { service: SERVICES.admin, route: 'admin.stats' },
-  { service: SERVICES.admin, route: 'admin.feedback' },
-  { service: SERVICES.admin, route: 'admin.prompts.list' },
-  { service: SERVICES.admin, route: 'admin.prompts.create' },
-  { service: SERVICES.admin, route: 'admin.prompts.activate' },
-  { service: SERVICES.answer, route: 'api-search' },
-  { service: SERVICES.answer, route: 'api-search-rag' },
-  { service: SERVICES.documents, route: 'api-upload' },
+  ...ROUTE_TABLE.map((r) => ({ service: SERVICE_OF[r.function], route: r.name })),
+  STREAM_ROUTE_METRICS,
 ];
 
-/** The routes that produce answers (buffered and streamed): where the answer counters live. */
-export const ANSWER_ROUTES: readonly RouteMetrics[] = API_ROUTES.filter(
-  (r) => r.route === 'answer' || r.route === 'answer-stream' || r.route === 'api-search-rag',
-);
+/**
+ * The routes that produce answers (those counted against the `answer` quota class, buffered and
+ * streamed): where the answer counters live.
+ */
+export const ANSWER_ROUTES: readonly RouteMetrics[] = [
+  ...ROUTE_TABLE.filter((r) => (r.quota ?? r.name) === 'answer').map((r) => ({
+    service: SERVICE_OF[r.function],
+    route: r.name,
+  })),
+  STREAM_ROUTE_METRICS,
+];
 
 /** A custom metric of one route (dimensions `service` and `route`). */
 export function routeMetric(

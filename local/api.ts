@@ -18,14 +18,15 @@ import {
 } from '../lambdas/core/errors';
 import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
-import { API_ROUTES } from '../lambdas/http/api-routes';
+import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
+import { bindRoutes } from '../lambdas/http/route-dispatch';
 import { describeZodError, parseOrThrow, requestDbScope } from '../lambdas/http/http-handler';
 import { withLimitHeaders } from '../lambdas/http/limits-middleware';
 import { identityFromEvent } from '../lambdas/http/identity';
-import { makeAnswerHandler, makeThreadHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
-import { makeHandler as makeSearchHandler } from '../lambdas/rag-search/handler';
-import { makeHealthHandler, makeHandler as makeUsageHandler } from '../lambdas/usage/handler';
+import { searchRouteHandlers } from '../lambdas/rag-search/handler';
+import { usageRouteHandlers } from '../lambdas/usage/handler';
 import { makeSeedSearchHandler } from '../lambdas/seeds/search';
 import { makeSeedUploadHandler } from '../lambdas/seeds/upload';
 import { localKeyDir } from './commands/token';
@@ -62,34 +63,22 @@ export function localRoutes(
     createLogger({ serviceName: 'groundwork-api', logLevel: 'ERROR' }),
   );
   const deps = { logger, metrics, limiter: stack.limiter };
-  const threads = makeThreadHandlers({ ...deps, conversations: stack.conversations });
-  const documents = makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents });
-  const admin = makeAdminHandlers({ ...deps, admin: stack.admin });
+  // Each function's route handlers, composed as its Lambda entry composes them.
   const handlers: Record<string, LocalHandler> = {
-    'GET /health': makeHealthHandler(deps),
-    'POST /search': makeSearchHandler({ ...deps, search: stack.search }),
-    'POST /answer': makeAnswerHandler({ ...deps, answering }),
-    'GET /threads': threads.list,
-    'GET /threads/{id}': threads.get,
-    'DELETE /threads/{id}': threads.archive,
-    'POST /messages/{id}/feedback': threads.feedback,
-    'GET /usage': makeUsageHandler({ ...deps, limiter: stack.limiter }),
-    'POST /documents': documents.create,
-    'GET /documents': documents.list,
-    'GET /documents/{id}': documents.get,
-    'DELETE /documents/{id}': documents.remove,
-    'POST /documents/{id}/retry': documents.retry,
-    'GET /documents/{id}/passage': documents.passage,
-    'GET /admin/stats': admin.stats,
-    'GET /admin/feedback': admin.feedback,
-    'GET /admin/prompts': admin.listPrompts,
-    'POST /admin/prompts': admin.createPrompt,
-    'POST /admin/prompts/{id}/activate': admin.activatePrompt,
-    'GET /api/search': makeSeedSearchHandler({ ...deps, search: stack.search, answering }),
-    'POST /api/upload': makeSeedUploadHandler({ ...deps, documents: stack.documents }),
+    ...bindRoutes('usage', usageRouteHandlers(deps)),
+    ...bindRoutes('rag-search', searchRouteHandlers({ ...deps, search: stack.search })),
+    ...bindRoutes('rag-answer', {
+      ...answerRouteHandlers({ ...deps, answering, conversations: stack.conversations }),
+      'api-search': makeSeedSearchHandler({ ...deps, search: stack.search, answering }),
+    }),
+    ...bindRoutes('documents', {
+      ...makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
+      'api-upload': makeSeedUploadHandler({ ...deps, documents: stack.documents }),
+    }),
+    ...bindRoutes('admin', makeAdminHandlers({ ...deps, admin: stack.admin })),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
-    const key = `${route.method} ${route.path}`;
+    const key = routeKey(route);
     const handler = handlers[key];
     if (!handler) throw new ConfigError(`The local server has no handler for ${key}`);
     return {
@@ -97,8 +86,9 @@ export function localRoutes(
       path: route.path,
       handler,
       auth: route.auth,
+      cors: true,
       functionName: `groundwork-${route.function}`,
-      ...(key === 'POST /answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
+      ...(route.name === 'answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
       ...(route.upload ? { maxBodyBytes: route.upload.maxBytes } : {}),
     };
   });
@@ -121,7 +111,7 @@ const jsonResult = (statusCode: number, body: unknown) => ({
 });
 
 /**
- * POST /answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
+ * POST /api/rag/answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
  * events, then one `done` event with citations, usage and ids). Declines other requests, which
  * the buffered handler answers.
  */

@@ -27,7 +27,7 @@ Commands:
   eval <dataset-dir> [--mode m]... [--sample N] [--json]
                                                   retrieval quality on a BEIR dataset
   calibrate <squad-dir> [--sample N]              fit the confidence gate for the embedding model
-  eval-answers <squad-dir> [--sample N]           extractive gold-span rate and /answer latency
+  eval-answers <squad-dir> [--sample N]           extractive gold-span rate and /api/rag/answer latency
   reembed                                         re-embed every document with the configured model
   training consent --tenant <id> [--user <id>] on|off
   training export [--tenant <id>] [--out f.jsonl]  opted-in answers with feedback, as JSONL

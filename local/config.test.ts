@@ -16,7 +16,7 @@ describe('the embedded default configuration', () => {
       answer: { calibrationOverrides: {} },
     });
     const tuned = await stackOptionsFromEnv(
-      loadLocalEnv({ CONFIDENCE_HIGH: '0.7', CONFIDENCE_EVIDENCE_FLOOR: '0.2' }),
+      loadLocalEnv({ RAG_CONFIDENCE_HIGH_THRESHOLD: '0.7', CONFIDENCE_EVIDENCE_FLOOR: '0.2' }),
     );
     expect(tuned).toMatchObject({
       answer: { calibrationOverrides: { high: 0.7, evidenceFloor: 0.2 } },

@@ -20,6 +20,12 @@ import {
   PayloadTooLargeError,
   toErrorResponse,
 } from '../lambdas/core/errors';
+import {
+  CORS_ALLOW_HEADERS,
+  CORS_EXPOSE_HEADERS,
+  CORS_MAX_AGE_SECONDS,
+  DEFAULT_CORS_ORIGINS,
+} from '../lambdas/http/cors';
 import { MAX_BODY_BYTES } from '../lambdas/http/request-limits';
 import { lambdaContext } from './ingest-queue';
 
@@ -63,13 +69,19 @@ export type LocalStreamHandler = (
 
 export interface LocalRoute {
   readonly method: HttpMethod;
-  /** Literal segments and `{name}` parameters, e.g. `/threads/{id}`. */
+  /** Literal segments and `{name}` parameters, e.g. `/api/threads/{id}`. */
   readonly path: string;
   readonly handler: LocalHandler;
   /** Require a verified bearer token. @default true */
   readonly auth?: boolean;
   /** The Lambda function name the handler sees in its context. @default 'groundwork-api' */
   readonly functionName?: string;
+  /**
+   * Answers cross-origin requests from the configured origins (the API's routes, as API
+   * Gateway's CORS does). Development routes (token issuing, the playground) never do.
+   * @default false
+   */
+  readonly cors?: boolean;
   /** Extension point for streaming routes; see LocalStreamHandler. */
   readonly stream?: LocalStreamHandler;
   /** This route's largest accepted body (an upload's). @default the server's maxBodyBytes */
@@ -90,7 +102,10 @@ export interface LocalHttpServerOptions {
   readonly port?: number;
   /** @default '127.0.0.1' */
   readonly host?: string;
-  /** Origins allowed by CORS (`*` for any). @default [] (same origin only) */
+  /**
+   * Origins allowed by CORS (`*` for any) on the routes that ask for it (`cors: true`).
+   * @default DEFAULT_CORS_ORIGINS (lambdas/http/cors.ts)
+   */
   readonly corsOrigins?: readonly string[];
   /** Largest accepted request body. @default MAX_BODY_BYTES (1 MiB, as the handlers) */
   readonly maxBodyBytes?: number;
@@ -310,8 +325,9 @@ function isValidResult(result: unknown): result is LocalApiResult {
 
 const healthRoute: LocalRoute = {
   method: 'GET',
-  path: '/health',
+  path: '/api/health',
   auth: false,
+  cors: true,
   functionName: 'groundwork-health',
   handler: async () => ({
     statusCode: 200,
@@ -330,9 +346,9 @@ export async function createLocalHttpServer(
 ): Promise<LocalHttpServer> {
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const corsOrigins = options.corsOrigins ?? [];
-  // The built-in liveness route, unless the routes bring their own (the API's GET /health).
-  const ownHealth = options.routes.some((r) => r.method === 'GET' && r.path === '/health');
+  const corsOrigins = options.corsOrigins ?? DEFAULT_CORS_ORIGINS;
+  // The built-in liveness route, unless the routes bring their own (the API's GET /api/health).
+  const ownHealth = options.routes.some((r) => r.method === 'GET' && r.path === '/api/health');
   const routes = [...(ownHealth ? [] : [healthRoute]), ...options.routes].map(compileRoute);
   const seen = new Set<string>();
   for (const { route, segments } of routes) {
@@ -344,9 +360,10 @@ export async function createLocalHttpServer(
 
   function corsHeaders(origin: string | undefined): Record<string, string> {
     if (!origin) return {};
-    if (corsOrigins.includes('*')) return { 'access-control-allow-origin': '*' };
+    const expose = { 'access-control-expose-headers': CORS_EXPOSE_HEADERS.join(', ') };
+    if (corsOrigins.includes('*')) return { 'access-control-allow-origin': '*', ...expose };
     if (corsOrigins.includes(origin))
-      return { 'access-control-allow-origin': origin, vary: 'origin' };
+      return { 'access-control-allow-origin': origin, vary: 'origin', ...expose };
     return {};
   }
 
@@ -392,7 +409,6 @@ export async function createLocalHttpServer(
     const rawQueryString = queryAt === -1 ? '' : url.slice(queryAt + 1);
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     const baseHeaders: Record<string, string> = {
-      ...corsHeaders(origin),
       'apigw-requestid': requestId,
       'x-content-type-options': 'nosniff',
     };
@@ -408,13 +424,15 @@ export async function createLocalHttpServer(
         );
       if (matches.length === 0) throw new NotFoundError(`No route matches ${rawPath}`);
       const allowed = [...new Set(matches.map((m) => m.compiled.route.method))];
+      if (matches.some((m) => m.compiled.route.cors))
+        Object.assign(baseHeaders, corsHeaders(origin));
 
       if (method === 'OPTIONS') {
         const preflight: Record<string, string> = baseHeaders['access-control-allow-origin']
           ? {
               'access-control-allow-methods': [...allowed, 'OPTIONS'].join(', '),
-              'access-control-allow-headers': 'authorization, content-type',
-              'access-control-max-age': '600',
+              'access-control-allow-headers': CORS_ALLOW_HEADERS.join(', '),
+              'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
             }
           : {};
         send(
@@ -426,7 +444,7 @@ export async function createLocalHttpServer(
         return;
       }
 
-      // The most literal template wins, as in API Gateway: /threads/new before /threads/{id}.
+      // The most literal template wins, as in API Gateway: /api/threads/new before /api/threads/{id}.
       const match = matches
         .filter((m) => m.compiled.route.method === method)
         .sort((a, b) => b.compiled.literalCount - a.compiled.literalCount)[0];

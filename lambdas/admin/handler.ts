@@ -1,5 +1,5 @@
 /**
- * The /admin routes (admin group only, own tenant only): statistics, feedback, and prompt
+ * The /api/admin routes (admin group only, own tenant only): statistics, feedback, and prompt
  * configuration versions. Thin: validation, identity, one use case each (core/admin).
  */
 import * as z from '../core/zod';
@@ -38,7 +38,7 @@ const toPrompt = (p: PromptVersion): z.infer<typeof promptSchema> => ({
 export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
   const { admin } = deps;
   return {
-    stats: createHttpHandler(
+    'admin.stats': createHttpHandler(
       deps,
       { route: 'admin.stats', schema: noBody },
       async ({ identity, query }) => {
@@ -82,7 +82,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    feedback: createHttpHandler(
+    'admin.feedback': createHttpHandler(
       deps,
       { route: 'admin.feedback', schema: noBody },
       async ({ identity, query }) => {
@@ -120,7 +120,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    listPrompts: createHttpHandler(
+    'admin.prompts.list': createHttpHandler(
       deps,
       { route: 'admin.prompts.list', schema: noBody },
       async ({ identity }) => ({
@@ -128,7 +128,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       }),
     ),
 
-    createPrompt: createHttpHandler(
+    'admin.prompts.create': createHttpHandler(
       deps,
       { route: 'admin.prompts.create', schema: createPromptRequestSchema },
       async ({ identity, body }) => {
@@ -146,7 +146,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       },
     ),
 
-    activatePrompt: createHttpHandler(
+    'admin.prompts.activate': createHttpHandler(
       deps,
       { route: 'admin.prompts.activate', schema: noBody },
       async ({ identity, pathParameters }) => ({

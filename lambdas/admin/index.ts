@@ -1,14 +1,6 @@
 /**
- * Production entry of the `admin` Lambda: the /admin routes (admin group only, checked by the
- * use cases) behind API Gateway's JWT authorizer, routed on `event.routeKey`:
- *
- * | routeKey                              | handler                                     |
- * |---------------------------------------|---------------------------------------------|
- * | `GET /admin/stats`                    | documents, conversations, answers, quotas   |
- * | `GET /admin/feedback`                 | feedback, newest first, paged               |
- * | `GET /admin/prompts`                  | defaults and the tenant's versions          |
- * | `POST /admin/prompts`                 | the tenant's next version                   |
- * | `POST /admin/prompts/{id}/activate`   | makes a version the active one              |
+ * Production entry of the `admin` Lambda: the /api/admin routes of the route table (admin group only, checked by
+ * the use cases) behind API Gateway's JWT authorizer, dispatched on `event.routeKey`.
  *
  * Cold start: the environment is parsed once, the DynamoDB client is created once, and the
  * database pool opens on the first request.
@@ -20,7 +12,7 @@ import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws
 import { createObservability } from '../adapters/observability/powertools';
 import { createAdminStore } from '../adapters/postgres/admin-queries';
 import { createAdmin } from '../core/admin/admin';
-import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeAdminHandlers } from './handler';
 
 /** The `admin` function's environment (set by the CDK app's grant helpers). */
@@ -36,21 +28,16 @@ const { logger, metrics, tracer } = observability;
 
 const db = databaseFromEnv(env, tracer);
 const limiter = limiterFromEnv(env, observability);
-const h = makeAdminHandlers({
-  logger,
-  metrics,
-  tracer,
-  limiter,
-  admin: createAdmin({ store: createAdminStore(db), limiter }),
-});
-
-/** The routes this function serves, by API Gateway route key. */
-export const routes: Readonly<Record<string, RouteHandler>> = {
-  'GET /admin/stats': h.stats,
-  'GET /admin/feedback': h.feedback,
-  'GET /admin/prompts': h.listPrompts,
-  'POST /admin/prompts': h.createPrompt,
-  'POST /admin/prompts/{id}/activate': h.activatePrompt,
-};
+/** The routes this function serves, by API Gateway route key (from the route table). */
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
+  'admin',
+  makeAdminHandlers({
+    logger,
+    metrics,
+    tracer,
+    limiter,
+    admin: createAdmin({ store: createAdminStore(db), limiter }),
+  }),
+);
 
 export const handler = dispatchByRouteKey(routes, logger);

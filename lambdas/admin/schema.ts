@@ -1,4 +1,4 @@
-/** The /admin routes: request and response contracts (also the source of the OpenAPI document). */
+/** The /api/admin routes: request and response contracts (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
 
 export const statsQuerySchema = z.strictObject({

@@ -1,5 +1,5 @@
 /**
- * The /documents routes: presigned uploads under the caller's tenant prefix, listing, status
+ * The /api/documents routes: presigned uploads under the caller's tenant prefix, listing, status
  * with progress, removal, retry of a failed document, and the passage a citation points at.
  * Thin: validation, identity, one use case each (core/documents).
  */
@@ -17,7 +17,7 @@ import {
 } from './schema';
 
 const noBody = z.strictObject({});
-/** GET /documents pages by source URI. */
+/** GET /api/documents pages by source URI. */
 const documentsCursor = cursorCodec(z.object({ after: z.string().check(z.minLength(1)) }));
 
 /** A document as the API shows it (GET /documents/{id}). */
@@ -42,7 +42,7 @@ export function toDetail(d: DocumentView): DocumentDetail {
   };
 }
 
-/** GET /documents: what is indexed for the caller, with status and failure reasons, paged. */
+/** GET /api/documents: what is indexed for the caller, with status and failure reasons, paged. */
 export function makeListHandler(deps: HttpHandlerDeps & { db: Database; documents: Documents }) {
   return createHttpHandler(
     deps,
@@ -84,15 +84,15 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database; document
   );
 }
 
-/** Every /documents route, by name. */
+/** Every /api/documents route, by name. */
 export function makeDocumentHandlers(
   deps: HttpHandlerDeps & { db: Database; documents: Documents },
 ) {
   const { documents } = deps;
   return {
-    list: makeListHandler(deps),
+    'documents.list': makeListHandler(deps),
 
-    create: createHttpHandler(
+    'documents.create': createHttpHandler(
       deps,
       { route: 'documents.create', schema: createDocumentRequestSchema },
       async ({ identity, body }) => {
@@ -108,7 +108,7 @@ export function makeDocumentHandlers(
         });
         return {
           status: 201,
-          headers: { location: `/documents/${ticket.documentId}` },
+          headers: { location: `/api/documents/${ticket.documentId}` },
           body: {
             document: toDetail(ticket.document),
             upload: {
@@ -122,7 +122,7 @@ export function makeDocumentHandlers(
       },
     ),
 
-    get: createHttpHandler(
+    'documents.get': createHttpHandler(
       deps,
       { route: 'documents.get', schema: noBody },
       async ({ identity, pathParameters }) => ({
@@ -130,7 +130,7 @@ export function makeDocumentHandlers(
       }),
     ),
 
-    remove: createHttpHandler(
+    'documents.delete': createHttpHandler(
       deps,
       { route: 'documents.delete', schema: noBody },
       async ({ identity, pathParameters }) => {
@@ -140,7 +140,7 @@ export function makeDocumentHandlers(
       },
     ),
 
-    retry: createHttpHandler(
+    'documents.retry': createHttpHandler(
       deps,
       { route: 'documents.retry', schema: noBody },
       async ({ identity, pathParameters }) => ({
@@ -149,7 +149,7 @@ export function makeDocumentHandlers(
       }),
     ),
 
-    passage: createHttpHandler(
+    'documents.passage': createHttpHandler(
       deps,
       { route: 'documents.passage', schema: noBody },
       async ({ identity, pathParameters, query }) => {

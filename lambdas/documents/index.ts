@@ -1,16 +1,7 @@
 /**
- * Production entry of the `documents` Lambda: the /documents routes behind API Gateway's JWT
- * authorizer, one function for all of them, routed on `event.routeKey`:
- *
- * | routeKey                        | handler                                  |
- * |---------------------------------|------------------------------------------|
- * | `POST /documents`               | presigned PUT under the caller's prefix  |
- * | `GET /documents`                | list, paged                              |
- * | `GET /documents/{id}`           | status, failure reason, progress         |
- * | `DELETE /documents/{id}`        | removes the object (and so its chunks)   |
- * | `POST /documents/{id}/retry`    | re-announces a failed document           |
- * | `GET /documents/{id}/passage`   | the chunks a citation points at          |
- * | `POST /api/upload`              | seed 004: a multipart file, stored here  |
+ * Production entry of the `documents` Lambda: the /api/documents routes and seed 004's
+ * POST /api/upload of the route table (lambdas/http/api-routes.ts)
+ * behind API Gateway's JWT authorizer, one function for all of them, dispatched on `event.routeKey`.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the S3 and
  * DynamoDB clients are created once, and the database pool opens on the first request.
@@ -24,7 +15,7 @@ import { createObservability, traceClient } from '../adapters/observability/powe
 import { createDocumentCatalog } from '../adapters/postgres/document-queries';
 import { createUploadBucket } from '../adapters/s3/upload-bucket';
 import { createDocuments } from '../core/documents/documents';
-import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeDocumentHandlers } from './handler';
 import { makeSeedUploadHandler } from '../seeds/upload';
 
@@ -57,17 +48,10 @@ const documents = createDocuments({
     uploadUrlTtlSeconds: env.UPLOAD_URL_TTL_SECONDS,
   },
 });
-const h = makeDocumentHandlers({ logger, metrics, tracer, limiter, db, documents });
-
-/** The routes this function serves, by API Gateway route key. */
-export const routes: Readonly<Record<string, RouteHandler>> = {
-  'POST /documents': h.create,
-  'GET /documents': h.list,
-  'GET /documents/{id}': h.get,
-  'DELETE /documents/{id}': h.remove,
-  'POST /documents/{id}/retry': h.retry,
-  'GET /documents/{id}/passage': h.passage,
-  'POST /api/upload': makeSeedUploadHandler({ logger, metrics, tracer, limiter, documents }),
-};
+/** The routes this function serves, by API Gateway route key (from the route table). */
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes('documents', {
+  ...makeDocumentHandlers({ logger, metrics, tracer, limiter, db, documents }),
+  'api-upload': makeSeedUploadHandler({ logger, metrics, tracer, limiter, documents }),
+});
 
 export const handler = dispatchByRouteKey(routes, logger);

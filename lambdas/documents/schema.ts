@@ -1,4 +1,4 @@
-/** The /documents routes: request and response contracts (also the source of the OpenAPI document). */
+/** The /api/documents routes: request and response contracts (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
 
 const sourceType = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));

@@ -1,8 +1,11 @@
 /**
- * The HTTP API's routes in one table: method, path, the Lambda function that serves it, whether
- * the JWT authorizer guards it, and the zod schemas its handler validates with. The OpenAPI
- * document is generated from this table (lambdas/http/openapi.ts), and tests check that the
- * local server and the CDK API serve exactly these routes.
+ * The API's routes in one table. Each route is declared once: method, path, the Lambda function
+ * that serves it, its handler's name (the `route` dimension of its metrics and the key of its
+ * handler in the function's route handlers), its quota class, whether the JWT authorizer guards
+ * it, the zod schemas its handler validates with, and the error statuses its contract names.
+ * Derived from it: the API Gateway routes (lib/api-stack.ts), the local server's routes
+ * (local/api.ts), each Lambda's dispatch (bindRoutes), the OpenAPI document
+ * (lambdas/http/openapi.ts) and the dashboard's per-route metrics (lib/metrics.ts).
  */
 import type * as z from '../core/zod';
 import {
@@ -32,7 +35,6 @@ import {
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { usageResponseSchema } from '../usage/schema';
 import {
-  SEED_ERROR_STATUS,
   seedSearchQuerySchema,
   seedSearchResponseSchema,
   seedUploadResponseSchema,
@@ -43,10 +45,34 @@ import { MAX_UPLOAD_BODY_BYTES } from './request-limits';
 /** The Lambda functions behind the API (lib/ deploys one per name). */
 export type ApiFunction = 'rag-search' | 'rag-answer' | 'usage' | 'documents' | 'admin';
 
+/**
+ * Statuses a route's contract gives where the error model's defaults differ: seed 001 answers
+ * 400 for invalid input (not 422) and 500 when the embedding model or the database is down (not
+ * 503); the body and its `retryable` are the same either way.
+ */
+export interface ErrorStatuses {
+  readonly validation?: number;
+  readonly unavailable?: number;
+  /** A used-up monthly quota (the error model's 403 `quota_exceeded`). */
+  readonly quotaExceeded?: number;
+}
+
+/** The statuses of seed 001 (POST /api/rag/search and POST /api/rag/answer). */
+export const SEED_001_STATUSES: ErrorStatuses = { validation: 400, unavailable: 500 };
+
+/** The statuses of seed 004 (GET /api/search, POST /api/upload): 400, and 429 for the monthly cap. */
+export const SEED_004_STATUSES: ErrorStatuses = { validation: 400, quotaExceeded: 429 };
+
 export interface ApiRoute {
   readonly method: 'GET' | 'POST' | 'DELETE';
   /** API Gateway syntax: `{name}` for a path parameter. */
   readonly path: string;
+  /** The handler's name: its metric dimension `route`, unique across the table. */
+  readonly name: string;
+  /** The limiter's route class (limits config maps it to a quota kind). @default name */
+  readonly quota?: string;
+  /** Error statuses that differ from the error model's defaults. */
+  readonly statuses?: ErrorStatuses;
   readonly function: ApiFunction;
   /** Guarded by the Cognito JWT authorizer. */
   readonly auth: boolean;
@@ -68,14 +94,13 @@ export interface ApiRoute {
    * `field`, instead of JSON (the server reads it with this limit, not MAX_BODY_BYTES).
    */
   readonly upload?: { readonly maxBytes: number; readonly field: string };
-  /** Statuses this route answers for some error codes instead of the error model's own. */
-  readonly errorStatus?: Readonly<Record<string, number>>;
 }
 
 export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'GET',
-    path: '/health',
+    path: '/api/health',
+    name: 'health',
     function: 'usage',
     auth: false,
     tag: 'Operations',
@@ -84,7 +109,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/search',
+    path: '/api/rag/search',
+    name: 'search',
+    quota: 'search',
+    statuses: SEED_001_STATUSES,
     function: 'rag-search',
     auth: true,
     tag: 'Retrieval',
@@ -94,7 +122,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/answer',
+    path: '/api/rag/answer',
+    name: 'answer',
+    quota: 'answer',
+    statuses: SEED_001_STATUSES,
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -105,7 +136,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/threads',
+    path: '/api/threads',
+    name: 'threads.list',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -115,7 +147,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/threads/{id}',
+    path: '/api/threads/{id}',
+    name: 'threads.get',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -124,7 +157,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/threads/{id}',
+    path: '/api/threads/{id}',
+    name: 'threads.archive',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -133,7 +167,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/messages/{id}/feedback',
+    path: '/api/messages/{id}/feedback',
+    name: 'feedback',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
@@ -143,7 +178,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/usage',
+    path: '/api/usage',
+    name: 'usage',
     function: 'usage',
     auth: true,
     tag: 'Operations',
@@ -152,7 +188,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/documents',
+    path: '/api/documents',
+    name: 'documents.create',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -166,7 +203,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/documents',
+    path: '/api/documents',
+    name: 'documents.list',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -176,7 +214,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/documents/{id}',
+    path: '/api/documents/{id}',
+    name: 'documents.get',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -185,7 +224,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/documents/{id}',
+    path: '/api/documents/{id}',
+    name: 'documents.delete',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -194,7 +234,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/documents/{id}/retry',
+    path: '/api/documents/{id}/retry',
+    name: 'documents.retry',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -203,7 +244,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/documents/{id}/passage',
+    path: '/api/documents/{id}/passage',
+    name: 'documents.passage',
     function: 'documents',
     auth: true,
     tag: 'Documents',
@@ -213,7 +255,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/admin/stats',
+    path: '/api/admin/stats',
+    name: 'admin.stats',
     function: 'admin',
     auth: true,
     admin: true,
@@ -224,7 +267,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/admin/feedback',
+    path: '/api/admin/feedback',
+    name: 'admin.feedback',
     function: 'admin',
     auth: true,
     admin: true,
@@ -235,7 +279,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/admin/prompts',
+    path: '/api/admin/prompts',
+    name: 'admin.prompts.list',
     function: 'admin',
     auth: true,
     admin: true,
@@ -245,7 +290,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/admin/prompts',
+    path: '/api/admin/prompts',
+    name: 'admin.prompts.create',
     function: 'admin',
     auth: true,
     admin: true,
@@ -256,7 +302,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/admin/prompts/{id}/activate',
+    path: '/api/admin/prompts/{id}/activate',
+    name: 'admin.prompts.activate',
     function: 'admin',
     auth: true,
     admin: true,
@@ -267,6 +314,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'GET',
     path: '/api/search',
+    name: 'api-search',
+    // Results only; `rag=true` draws on the answer quota (lambdas/seeds/search.ts).
+    quota: 'search',
+    statuses: SEED_004_STATUSES,
     function: 'rag-answer',
     auth: true,
     tag: 'Seed 004',
@@ -274,11 +325,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
       'Ranked chunks (`results`), or with `rag=true` an answer with its retrieved chunks, prompt, steps, token usage and quota (`rag`)',
     query: seedSearchQuerySchema,
     response: { status: 200, schema: seedSearchResponseSchema, description: 'The results' },
-    errorStatus: SEED_ERROR_STATUS,
   },
   {
     method: 'POST',
     path: '/api/upload',
+    name: 'api-upload',
+    statuses: SEED_004_STATUSES,
     function: 'documents',
     auth: true,
     tag: 'Seed 004',
@@ -290,6 +342,17 @@ export const API_ROUTES: readonly ApiRoute[] = [
       description: 'The document, queued for indexing',
     },
     upload: { maxBytes: MAX_UPLOAD_BODY_BYTES, field: UPLOAD_FIELD },
-    errorStatus: SEED_ERROR_STATUS,
   },
 ];
+
+/** The table entry named `name`. @throws Error when there is none (a wiring mistake). */
+export function apiRoute(name: string): ApiRoute {
+  const route = API_ROUTES.find((r) => r.name === name);
+  if (!route) throw new Error(`No API route named ${name}`);
+  return route;
+}
+
+/** API Gateway's route key: `POST /api/rag/search`. */
+export function routeKey(route: Pick<ApiRoute, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}

@@ -57,14 +57,14 @@ describe('parseOrThrow with the schemas the handlers validate with', () => {
   });
 });
 
-describe('the metadata filter depth of /search and /answer', () => {
+describe('the metadata filter depth of /api/rag/search and /api/rag/answer', () => {
   /** A metadata filter of `depth` levels: andAll nested around one equals. */
   const nested = (depth: number): unknown =>
     depth === 1 ? { equals: { key: 'team', value: 'a' } } : { andAll: [nested(depth - 1)] };
 
   it.each([
-    ['/search', searchRequestSchema],
-    ['/answer', answerRequestSchema],
+    ['/api/rag/search', searchRequestSchema],
+    ['/api/rag/answer', answerRequestSchema],
   ] as const)('%s takes 5 levels and refuses 6 with a 422 at filters.metadata', (_r, schema) => {
     const body = (depth: number) => ({ query_text: 'q', filters: { metadata: nested(depth) } });
 

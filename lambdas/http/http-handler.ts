@@ -25,6 +25,7 @@ import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
 import { AppError, PayloadTooLargeError, toErrorResponse, ValidationError } from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
+import { API_ROUTES, type ErrorStatuses } from './api-routes';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import {
   DEFAULT_IDENTITY_CONFIG,
@@ -46,7 +47,7 @@ export interface HttpRequest<B> {
   readonly event: ApiEvent;
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   readonly query: Readonly<Record<string, string | undefined>>;
-  /** The body's bytes, on a route declared with `rawBody` (its JSON `body` is then `{}`). */
+  /** The body's bytes, on an upload route of the table (its JSON `body` is then `{}`). */
   readonly rawBody?: Buffer;
 }
 
@@ -162,6 +163,23 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 /**
+/**
+ * The status a route's contract gives an error (ErrorStatuses): a validation error, a dependency
+ * outage and a used-up quota may be answered with other statuses than the error model's 422, 503
+ * and 403.
+ */
+export function contractStatus(
+  status: number,
+  code: string,
+  statuses: ErrorStatuses | undefined,
+): number {
+  if (code === 'validation_error' && statuses?.validation) return statuses.validation;
+  if (code === 'quota_exceeded' && statuses?.quotaExceeded) return statuses.quotaExceeded;
+  if (status === 503 && statuses?.unavailable) return statuses.unavailable;
+  return status;
+}
+
+/**
  * A route's body read as bytes, not JSON (a multipart upload), with its own size limit; larger
  * is a 413 naming it.
  */
@@ -181,18 +199,19 @@ export function rawRequestBody(
 }
 
 export interface HttpHandlerOptions<S extends z.ZodMiniType> {
-  /** The metric dimension and the limiter's route name (its quota class). */
+  /**
+   * The handler's name in the route table (API_ROUTES), which gives its metric dimension, its
+   * quota class, its contract's error statuses and, for an upload route, its body limit.
+   */
   readonly route: string;
   /** Validates the JSON body (use `z.object({})` for bodiless routes). */
   readonly schema: S;
   readonly authenticated?: boolean;
-  /** Read the body as bytes of at most `maxBytes` (`rawBody`) instead of JSON. */
-  readonly rawBody?: { readonly maxBytes: number };
   /**
-   * Statuses this route answers for some error codes instead of the error model's own (a seed's
-   * contract: `{ validation_error: 400 }`); the body is the error model's all the same.
+   * The limiter's quota class when it depends on the request (GET /api/search with `rag=true`
+   * draws on answers), over the table's.
    */
-  readonly errorStatus?: Readonly<Record<string, number>>;
+  readonly quota?: string;
 }
 
 /** Builds an API handler from its options and the function that does the route's work. */
@@ -201,6 +220,10 @@ export function createHttpHandler<S extends z.ZodMiniType>(
   options: HttpHandlerOptions<S>,
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
+  const entry = API_ROUTES.find((r) => r.name === options.route);
+  const quota = options.quota ?? entry?.quota ?? options.route;
+  // An upload route reads its body as bytes, with its own limit, instead of JSON.
+  const rawBodyLimit = entry?.upload?.maxBytes;
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
     const started = performance.now();
     let status = 500;
@@ -216,14 +239,14 @@ export function createHttpHandler<S extends z.ZodMiniType>(
         route: options.route,
       });
       if (deps.limiter && options.authenticated !== false) {
-        admission = await deps.limiter.admit(identity, options.route);
+        admission = await deps.limiter.admit(identity, quota);
         attachAdmission(event, admission);
       }
       const pathParameters = event.pathParameters ?? {};
       const query = event.queryStringParameters ?? {};
       for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
       assertStorable(query, 'query');
-      const rawBody = options.rawBody ? rawRequestBody(event, options.rawBody.maxBytes) : undefined;
+      const rawBody = rawBodyLimit === undefined ? undefined : rawRequestBody(event, rawBodyLimit);
       const body = parseOrThrow(options.schema, rawBody ? {} : parseJsonBody(event));
       const response = await runInDbScope(requestDbScope(identity), () =>
         fn({ body, identity, event, pathParameters, query, ...(rawBody ? { rawBody } : {}) }),
@@ -240,11 +263,7 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       return json(status, response.body, headers);
     } catch (err) {
       const { status: errorStatus, body } = toErrorResponse(err);
-      const override = options.errorStatus;
-      status =
-        override && Object.hasOwn(override, body.error.code)
-          ? (override[body.error.code] ?? errorStatus)
-          : errorStatus;
+      status = contractStatus(errorStatus, body.error.code, entry?.statuses);
       if (status >= 500) {
         deps.logger.error('request failed', { err, route: options.route });
       } else {

@@ -36,11 +36,16 @@ describe('the OpenAPI document', () => {
       const inPath = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
       expect(declared).toEqual(inPath);
       if (!route.auth) expect(operation?.security).toEqual([]);
+      // The statuses the route's contract names for invalid input and a dependency outage.
+      const responses = operation?.responses as Record<string, unknown>;
+      if (route.auth) expect(responses).toHaveProperty(String(route.statuses?.validation ?? 422));
+      expect(responses).toHaveProperty(String(route.statuses?.unavailable ?? 503));
     }
-    const schemas = (doc.components as { schemas: Record<string, unknown> }).schemas;
+    const components = doc.components as Record<string, Record<string, unknown>>;
     for (const ref of refs(doc)) {
-      expect(ref).toMatch(/^#\/components\/schemas\//);
-      expect(schemas).toHaveProperty([ref.split('/').pop()!]);
+      const [, , kind, name] = ref.split('/');
+      expect(ref).toMatch(/^#\/components\/(schemas|headers)\//);
+      expect(components[kind!]).toHaveProperty([name!]);
     }
   });
 
@@ -53,10 +58,10 @@ describe('the OpenAPI document', () => {
 
   it('takes request bodies from the schemas the handlers validate with', () => {
     const schemas = (doc.components as { schemas: Record<string, Json> }).schemas;
-    const upload = schemas.PostDocumentsRequest!;
+    const upload = schemas.PostApiDocumentsRequest!;
     expect(upload.required).toEqual(['filename', 'content_type', 'size_bytes']);
     expect(upload.additionalProperties).toBe(false);
-    const query = (doc.paths as Record<string, Record<string, Json>>)['/admin/feedback']!.get!;
+    const query = (doc.paths as Record<string, Record<string, Json>>)['/api/admin/feedback']!.get!;
     expect((query.parameters as Json[]).map((p) => p.name)).toEqual(['rating', 'limit', 'cursor']);
   });
 });

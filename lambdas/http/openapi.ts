@@ -29,7 +29,7 @@ const errorSchema = z.object({
 const withoutKeys = (value: Json, keys: readonly string[]): Json =>
   Object.fromEntries(Object.entries(value).filter(([k]) => !keys.includes(k)));
 
-/** Component names: `POST /documents` -> `PostDocumentsRequest`. */
+/** Component names: `POST /api/documents` -> `PostDocumentsRequest`. */
 function componentName(route: ApiRoute, part: 'Request' | 'Query' | 'Response'): string {
   const words = route.path
     .split('/')
@@ -40,7 +40,7 @@ function componentName(route: ApiRoute, part: 'Request' | 'Query' | 'Response'):
   return [pascal(route.method.toLowerCase()), ...words.map(pascal), byId, part].join('');
 }
 
-/** `GET /documents/{id}/passage` -> `getDocumentsPassageById`. */
+/** `GET /api/documents/{id}/passage` -> `getDocumentsPassageById`. */
 function operationId(route: ApiRoute): string {
   const name = componentName(route, 'Request').slice(0, -'Request'.length);
   return name.charAt(0).toLowerCase() + name.slice(1);
@@ -100,8 +100,28 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
   };
 
   const paths: Record<string, Json> = {};
-  const errorResponse = (description: string) => ({
+  const rateLimitHeaders = {
+    'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+    'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+    'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
+  };
+  const rateLimitHeaderDefinitions = {
+    'X-RateLimit-Limit': {
+      description: 'Requests allowed per window',
+      schema: { type: 'integer' },
+    },
+    'X-RateLimit-Remaining': {
+      description: 'Requests left in the window',
+      schema: { type: 'integer' },
+    },
+    'X-RateLimit-Reset': {
+      description: 'When the window resets (Unix seconds)',
+      schema: { type: 'integer' },
+    },
+  };
+  const errorResponse = (description: string, headers?: Json) => ({
     description,
+    ...(headers ? { headers } : {}),
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   });
   for (const route of routes) {
@@ -138,7 +158,9 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
       };
     }
     const bodyId = route.body ? registry.get(route.body)?.id : undefined;
-    const quotaIs429 = route.errorStatus?.quota_exceeded === 429;
+    const quotaIs429 = route.statuses?.quotaExceeded === 429;
+    const validation = String(route.statuses?.validation ?? 422);
+    const unavailable = String(route.statuses?.unavailable ?? 503);
     const operation: Json = {
       operationId: operationId(route),
       tags: [route.tag],
@@ -179,7 +201,11 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
           }
         : {}),
       responses: {
-        [String(route.response.status)]: { description: route.response.description, content },
+        [String(route.response.status)]: {
+          description: route.response.description,
+          ...(route.auth ? { headers: rateLimitHeaders } : {}),
+          content,
+        },
         ...(route.auth
           ? {
               '401': errorResponse('No valid bearer token'),
@@ -191,16 +217,20 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
                     : 'No tenant, or quota used up',
               ),
               '404': errorResponse('Not found, or not yours'),
-              [String(route.errorStatus?.validation_error ?? 422)]: errorResponse(
+              [validation]: errorResponse(
                 'The request does not match its schema, or holds text that cannot be stored',
               ),
               '429': errorResponse(
                 quotaIs429
                   ? 'Rate limit exceeded (see Retry-After), or the monthly quota used up'
                   : 'Rate limit exceeded (see Retry-After)',
+                rateLimitHeaders,
               ),
             }
           : {}),
+        [unavailable]: errorResponse(
+          'A dependency (database, embedding model, limits store) is down; `retryable` is true',
+        ),
         ...(bodyId
           ? { '413': errorResponse(`The body is larger than ${MAX_BODY_BYTES} bytes`) }
           : {}),
@@ -219,18 +249,20 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
       title: 'Groundwork API',
       version: '0.1.0',
       description:
-        'Cited, confidence-gated answers over your documents. Every route but /health needs a ' +
+        'Cited, confidence-gated answers over your documents. Every route but /api/health needs a ' +
         "Cognito JWT (locally: a token from the embedded default's issuer). Errors are " +
         '`{ "error": { "code", "message", "retryable" } }`. Every request: a body of at most ' +
         `${MAX_BODY_BYTES} bytes, JSON nested at most ${MAX_JSON_DEPTH} levels, and no NUL or ` +
         'unpaired UTF-16 surrogate in any string, key, query or path parameter (422 naming the ' +
-        'field). `retryable` is true only when a dependency is down (503).',
+        'field; 400 on the routes of seed 001). `retryable` is true only when a dependency is ' +
+        'down (503; 500 on the routes of seed 001).',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ bearer: [] }],
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      headers: rateLimitHeaderDefinitions,
       schemas,
     },
   };

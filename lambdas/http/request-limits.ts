@@ -30,7 +30,7 @@ export const EVENT_ENVELOPE_BYTES = 64 * 1024;
  * Gateway base64-encodes a binary body (4 bytes for every 3), and the encoded body plus the
  * envelope must fit in LAMBDA_SYNC_PAYLOAD_BYTES. The file itself is a little smaller (the
  * multipart framing: boundaries and part headers). Larger files take the presigned route,
- * `POST /documents`. See docs/decisions/0144-seed-search-and-upload.md.
+ * `POST /api/documents`. See docs/decisions/0144-seed-search-and-upload.md.
  */
 export const MAX_UPLOAD_BODY_BYTES =
   Math.floor((LAMBDA_SYNC_PAYLOAD_BYTES - EVENT_ENVELOPE_BYTES) / 4) * 3;

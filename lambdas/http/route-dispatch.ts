@@ -1,10 +1,11 @@
 /**
  * One Lambda serving several API routes: dispatch on API Gateway's `routeKey`
- * (`"POST /documents"`). An unknown route key is a wiring mistake: logged, and a 404.
+ * (`"POST /api/documents"`). An unknown route key is a wiring mistake: logged, and a 404.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { NotFoundError, toErrorResponse } from '../core/errors';
+import { ConfigError, NotFoundError, toErrorResponse } from '../core/errors';
+import { API_ROUTES, routeKey, type ApiFunction } from './api-routes';
 import type { ApiEvent, ApiResult } from './http-handler';
 
 export type RouteHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
@@ -24,4 +25,26 @@ export function dispatchByRouteKey(
       body: JSON.stringify(body),
     };
   };
+}
+
+/**
+ * A function's handlers by API Gateway route key, from its handlers by route name: the route
+ * table decides the method and path. Used by each Lambda entry and by the embedded default.
+ * @throws ConfigError when a route of `fn` has no handler or a handler has no route.
+ */
+export function bindRoutes(
+  fn: ApiFunction,
+  handlers: Readonly<Record<string, RouteHandler>>,
+): Record<string, RouteHandler> {
+  const routes = API_ROUTES.filter((r) => r.function === fn);
+  const bound: Record<string, RouteHandler> = {};
+  for (const route of routes) {
+    const handler = Object.hasOwn(handlers, route.name) ? handlers[route.name] : undefined;
+    if (!handler) throw new ConfigError(`${fn}: no handler for route ${route.name}`);
+    bound[routeKey(route)] = handler;
+  }
+  const extra = Object.keys(handlers).filter((name) => !routes.some((r) => r.name === name));
+  if (extra.length > 0)
+    throw new ConfigError(`${fn}: handlers without a route: ${extra.join(', ')}`);
+  return bound;
 }

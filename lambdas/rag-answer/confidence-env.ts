@@ -12,8 +12,8 @@ const unitInterval = z.coerce.number().check(z.gte(0), z.lte(1));
 /** Spread into an environment schema. */
 export const confidenceEnvShape = {
   /** Mean evidence relevance for `high` and for `medium`. */
-  CONFIDENCE_HIGH: z.optional(unitInterval),
-  CONFIDENCE_MEDIUM: z.optional(unitInterval),
+  RAG_CONFIDENCE_HIGH_THRESHOLD: z.optional(unitInterval),
+  RAG_CONFIDENCE_MEDIUM_THRESHOLD: z.optional(unitInterval),
   /** Weight of the background-normalised cosine in a chunk's relevance; the rest is coverage. */
   CONFIDENCE_COSINE_WEIGHT: z.optional(unitInterval),
   /** Relevance below which a chunk of the top 5 is not evidence; 0 averages all five. */
@@ -31,7 +31,11 @@ export function calibrationOverridesFromEnv(env: ConfidenceEnv): Partial<Confide
     ...(env.CONFIDENCE_EVIDENCE_FLOOR !== undefined
       ? { evidenceFloor: env.CONFIDENCE_EVIDENCE_FLOOR }
       : {}),
-    ...(env.CONFIDENCE_HIGH !== undefined ? { high: env.CONFIDENCE_HIGH } : {}),
-    ...(env.CONFIDENCE_MEDIUM !== undefined ? { medium: env.CONFIDENCE_MEDIUM } : {}),
+    ...(env.RAG_CONFIDENCE_HIGH_THRESHOLD !== undefined
+      ? { high: env.RAG_CONFIDENCE_HIGH_THRESHOLD }
+      : {}),
+    ...(env.RAG_CONFIDENCE_MEDIUM_THRESHOLD !== undefined
+      ? { medium: env.RAG_CONFIDENCE_MEDIUM_THRESHOLD }
+      : {}),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The `rag-answer` Lambda: POST /answer (JSON, or Server-Sent Events with `stream: true`), and the
+ * The `rag-answer` Lambda: POST /api/rag/answer (JSON, or Server-Sent Events with `stream: true`), and the
  * owner-scoped thread and feedback routes. Thin: validation, identity, one use case each.
  */
 import type { AnswerResult, Answering } from '../core/answer/answer';
@@ -44,7 +44,9 @@ export function toResponseBody(
     profile: r.profile,
     answer: {
       text: r.answer.text,
-      confidence: r.answer.confidence,
+      // Seed 001's pipeline always gates (toAnswerRequest: no greeting skip, retrieval failure
+      // is an error), so the gate's level is set; a missing one reads as the refusal it would be.
+      confidence: r.answer.confidence ?? 'low',
       model: r.answer.model,
       generated_at: r.answer.generatedAt,
     },
@@ -54,6 +56,7 @@ export function toResponseBody(
       unique_sources: r.contextUsed.uniqueSources,
       avg_relevance: r.contextUsed.avgRelevance,
     },
+    confidence_thresholds: { ...r.thresholds },
     usage: r.usage
       ? { input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens }
       : null,
@@ -75,6 +78,36 @@ export function toAnswerRequest(body: AnswerRequestBody) {
     maxTokens: body.options.max_tokens,
     temperature: body.options.temperature,
     debug: body.debug,
+    // Seed 001's pipeline: every question is retrieved and gated, and a retrieval that fails is
+    // an error (500, retryable) rather than an answer without context.
+    greetings: false,
+    onRetrievalFailure: 'fail' as const,
+  };
+}
+
+/**
+ * Seed 001's statuses when the LLM failed after retries: 503 when the provider throttled, 500
+ * otherwise. The body is the error model and, beside it, the answer made of the retrieved
+ * sources, so nothing retrieved is lost. Null when the LLM did not fail.
+ */
+export function llmFailureResponse(
+  r: AnswerResult,
+  body: AnswerResponseBody,
+): { status: number; body: unknown } | null {
+  if (!r.llmFailure) return null;
+  const throttled = r.llmFailure.throttled;
+  return {
+    status: throttled ? 503 : 500,
+    body: {
+      error: {
+        code: throttled ? 'llm_throttled' : 'generation_failed',
+        message: throttled
+          ? 'The language model is throttling requests; the retrieved sources are included. Retry shortly.'
+          : 'The language model failed; the retrieved sources are included.',
+        retryable: true,
+      },
+      ...body,
+    },
   };
 }
 
@@ -87,7 +120,7 @@ export function chargeAnswer(
   admission: Pick<Admission, 'recordUsage' | 'waiveQuota'> | undefined,
 ): void {
   if (!admission) return;
-  if (result.usage) admission.recordUsage(result.usage, result.answer.model);
+  if (result.usage && result.answer.model) admission.recordUsage(result.usage, result.answer.model);
   if (result.flags.conversational) admission.waiveQuota();
 }
 
@@ -97,7 +130,7 @@ export function sseEvent(event: string, data: unknown): string {
 }
 
 /**
- * POST /answer. With `stream: true` and no streaming transport (a buffered Lambda response),
+ * POST /api/rag/answer. With `stream: true` and no streaming transport (a buffered Lambda response),
  * the whole event stream is returned in one `text/event-stream` body; the local server and the
  * function URL stream the same events as they are produced (see `streamAnswer`).
  */
@@ -109,7 +142,8 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
       if (!body.stream) {
         const result = await deps.answering.answer(identity, toAnswerRequest(body));
         chargeAnswer(result, admissionOf(event));
-        return { body: toResponseBody(result, identity) };
+        const response = toResponseBody(result, identity);
+        return llmFailureResponse(result, response) ?? { body: response };
       }
       let events = '';
       const result = await deps.answering.answer(identity, toAnswerRequest(body), {
@@ -129,7 +163,7 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
   );
 }
 
-/** Streams POST /answer as Server-Sent Events through `write`; errors become an `error` event. */
+/** Streams POST /api/rag/answer as Server-Sent Events through `write`; errors become an `error` event. */
 export async function streamAnswer(
   answering: Answering,
   identity: { tenantId: string; userId: string; isAdmin: boolean },
@@ -151,7 +185,7 @@ const noBody = z.looseObject({});
 export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: ConversationStore }) {
   const { conversations } = deps;
   return {
-    list: createHttpHandler(
+    'threads.list': createHttpHandler(
       deps,
       { route: 'threads.list', schema: noBody },
       async ({ identity, query }) => {
@@ -173,7 +207,7 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
         };
       },
     ),
-    get: createHttpHandler(
+    'threads.get': createHttpHandler(
       deps,
       { route: 'threads.get', schema: noBody },
       async ({ identity, pathParameters }) => {
@@ -214,7 +248,7 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
         };
       },
     ),
-    archive: createHttpHandler(
+    'threads.archive': createHttpHandler(
       deps,
       { route: 'threads.archive', schema: noBody },
       async ({ identity, pathParameters }) => {
@@ -244,4 +278,11 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
       },
     ),
   };
+}
+
+/** Every route of the `rag-answer` function, by name (bound to paths by bindRoutes). */
+export function answerRouteHandlers(
+  deps: HttpHandlerDeps & { answering: Answering; conversations: ConversationStore },
+) {
+  return { answer: makeAnswerHandler(deps), ...makeThreadHandlers(deps) };
 }

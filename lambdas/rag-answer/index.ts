@@ -1,15 +1,8 @@
 /**
- * Production entry of the `rag-answer` Lambda: the buffered routes behind API Gateway's JWT
- * authorizer, one function for all of them, routed on `event.routeKey`:
- *
- * | routeKey                      | handler                                   |
- * |-------------------------------|-------------------------------------------|
- * | `POST /answer`                | `makeAnswerHandler` (JSON, or SSE in one body with `stream: true`) |
- * | `GET /threads`                | `makeThreadHandlers().list`               |
- * | `GET /threads/{id}`           | `makeThreadHandlers().get`                |
- * | `DELETE /threads/{id}`        | `makeThreadHandlers().archive`            |
- * | `POST /messages/{id}/feedback`| `makeThreadHandlers().feedback`           |
- * | `GET /api/search`             | `makeSeedSearchHandler` (seed 004: results, or `rag=true`) |
+ * Production entry of the `rag-answer` Lambda: its buffered routes in the route table
+ * (lambdas/http/api-routes.ts: POST /api/rag/answer, the thread and feedback routes, seed 004's
+ * GET /api/search) behind API
+ * Gateway's JWT authorizer, one function for all of them, dispatched on `event.routeKey`.
  *
  * Streaming as it is produced is served by `stream.ts` behind a function URL.
  *
@@ -35,8 +28,8 @@ import {
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
-import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
-import { makeAnswerHandler, makeThreadHandlers } from './handler';
+import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { answerRouteHandlers } from './handler';
 import type { Search } from '../core/retrieval/search';
 import { makeSeedSearchHandler } from '../seeds/search';
 
@@ -112,17 +105,11 @@ const search: Pick<Search, 'search'> = {
 };
 
 const deps = { logger, metrics, tracer, limiter };
-const threads = makeThreadHandlers({ ...deps, conversations });
-
-/** The routes this function serves, by API Gateway route key. */
-export const routes: Readonly<Record<string, RouteHandler>> = {
-  'POST /answer': makeAnswerHandler({ ...deps, answering }),
-  'GET /threads': threads.list,
-  'GET /threads/{id}': threads.get,
-  'DELETE /threads/{id}': threads.archive,
-  'POST /messages/{id}/feedback': threads.feedback,
-  'GET /api/search': makeSeedSearchHandler({ ...deps, search, answering }),
-};
+/** The routes this function serves, by API Gateway route key (from the route table). */
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes('rag-answer', {
+  ...answerRouteHandlers({ ...deps, answering, conversations }),
+  'api-search': makeSeedSearchHandler({ ...deps, search, answering }),
+});
 
 /** One handler for every route above; an unknown route key (a wiring mistake) is a 404. */
 export const handler = dispatchByRouteKey(routes, logger);

@@ -1,4 +1,4 @@
-/** POST /answer and the thread and feedback routes: request and response contracts. */
+/** POST /api/rag/answer and the thread and feedback routes: request and response contracts. */
 import * as z from '../core/zod';
 import { searchFiltersSchema } from '../core/retrieval/filters';
 
@@ -21,10 +21,10 @@ const optionsSchema = z.strictObject({
 });
 
 export const answerRequestSchema = z.strictObject({
-  query_text: z.string().check(z.trim(), z.minLength(1), z.maxLength(4000)),
+  query_text: z.string().check(z.trim(), z.minLength(1), z.maxLength(500)),
   thread_id: z.optional(z.uuid()),
   profile: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/))),
-  top_k: z.optional(z.int().check(z.gte(1), z.lte(50))),
+  top_k: z._default(z.int().check(z.gte(1), z.lte(50)), 8),
   filters: z._default(searchFiltersSchema, {}),
   use_memory: z._default(z.boolean(), false),
   memory: z._default(memorySchema, { limit: 5, token_budget: 1000 }),
@@ -53,8 +53,8 @@ export const answerResponseSchema = z.object({
   profile: z.string(),
   answer: z.object({
     text: z.string(),
-    confidence: z.nullable(z.enum(['high', 'medium', 'low'])),
-    model: z.string(),
+    confidence: z.enum(['high', 'medium', 'low']),
+    model: z.nullable(z.string()),
     generated_at: z.string(),
   }),
   citations: z.array(citationSchema),
@@ -63,6 +63,8 @@ export const answerResponseSchema = z.object({
     unique_sources: z.int(),
     avg_relevance: z.number(),
   }),
+  /** The confidence gate's thresholds in force (docs/confidence.md). */
+  confidence_thresholds: z.object({ high: z.number(), medium: z.number() }),
   usage: z.nullable(z.object({ input_tokens: z.int(), output_tokens: z.int() })),
   flags: z.object({
     used_rag: z.boolean(),

@@ -1,12 +1,12 @@
 /**
- * Production entry of the streaming answer: POST /answer as Server-Sent Events while the answer
+ * Production entry of the streaming answer: POST /api/rag/answer as Server-Sent Events while the answer
  * is produced (`delta` events, then one `done` event with citations and usage, or an `error`
  * event), through Lambda response streaming behind an API Gateway REST API whose integration
  * streams (`responseTransferMode: STREAM`; HTTP APIs buffer responses). The REST API's Cognito
  * authorizer verifies the ID token, as the HTTP API's JWT authorizer does for the other routes,
  * and passes its claims in `requestContext.authorizer.claims`.
  *
- * The request body is the POST /answer body; the response is always a stream (`stream` in the
+ * The request body is the POST /api/rag/answer body; the response is always a stream (`stream` in the
  * body is ignored). Errors before the first byte are ordinary JSON error responses with their
  * status; errors after it are an `error` event, since the status line is already sent.
  *
@@ -145,7 +145,7 @@ export async function streamHandler(
   let admission: Admission | undefined;
   let out: ResponseStream | undefined;
   try {
-    if (event.httpMethod !== 'POST' || event.resource !== '/answer')
+    if (event.httpMethod !== 'POST' || event.resource !== '/api/rag/answer')
       throw new NotFoundError('No such route');
     // Claims the REST API's Cognito authorizer verified, issued to our app client; else a 401.
     requireAudience(event, env.TOKEN_AUDIENCES);

@@ -1,5 +1,6 @@
 /**
- * Production entry of the `rag-search` Lambda: POST /search behind API Gateway's JWT authorizer.
+ * Production entry of the `rag-search` Lambda: its routes in the route table (POST
+ * /api/rag/search) behind API Gateway's JWT authorizer, dispatched on `event.routeKey`.
  *
  * Cold start: the environment (limits config included) is parsed once and fails naming the bad
  * variable; Bedrock and DynamoDB clients are created once; the database pool opens on the first
@@ -18,7 +19,8 @@ import {
   traceClient,
 } from '../adapters/observability/powertools';
 import type { Database } from '../adapters/postgres/database';
-import { makeHandler } from './handler';
+import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { searchRouteHandlers } from './handler';
 
 /** The `rag-search` function's environment (set by the CDK app's grant helpers). */
 export const searchEnvSchema = z.extend(lambdaEnvSchema, {
@@ -43,5 +45,10 @@ const { search } = searchFromEnv(env, {
 
 const limiter = limiterFromEnv(env, observability);
 
-/** POST /search. */
-export const handler = makeHandler({ logger, metrics, tracer, search, limiter });
+/** The routes this function serves, by API Gateway route key (from the route table). */
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
+  'rag-search',
+  searchRouteHandlers({ logger, metrics, tracer, search, limiter }),
+);
+
+export const handler = dispatchByRouteKey(routes, logger);

@@ -1,4 +1,4 @@
-/** POST /search: the request and response contract (also the source of the OpenAPI document). */
+/** POST /api/rag/search: the request and response contract (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
 import { searchFiltersSchema } from '../core/retrieval/filters';
 
@@ -14,7 +14,10 @@ export type SearchRequestBody = z.infer<typeof searchRequestSchema>;
 export const searchResultSchema = z.object({
   chunk_id: z.string(),
   source_id: z.string(),
+  /** The score the ranking used, 0 to 1, descending. */
   score: z.number(),
+  /** Cosine similarity of the chunk to the query, 0 to 1. */
+  similarity: z.number(),
   snippet: z.string(),
   source_type: z.string(),
   source_title: z.nullable(z.string()),

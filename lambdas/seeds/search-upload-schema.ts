@@ -7,12 +7,6 @@
 import * as z from '../core/zod';
 import { documentDetailSchema } from '../documents/schema';
 
-/** Seed 004's statuses: 400 for invalid input, 429 for the monthly cap (bodies: the error model). */
-export const SEED_ERROR_STATUS: Readonly<Record<string, number>> = {
-  validation_error: 400,
-  quota_exceeded: 429,
-};
-
 /** The longest `q` accepted, as `query_text` on POST /search. */
 export const MAX_QUERY_CHARS = 500;
 
@@ -55,7 +49,7 @@ export const agentStepSchema = z.object({
 export const ragObjectSchema = z.object({
   query: z.string(),
   final_answer: z.string(),
-  /** The model that wrote the answer: an LLM's id, `extractive`, or `none` (no generation). */
+  /** The model that wrote the answer: an LLM's id, `extractive`, or `none` (no model wrote it). */
   model: z.string(),
   /** The LLM's token counts; zeros when no LLM was called. */
   token_usage: z.object({
@@ -97,7 +91,7 @@ export const UPLOAD_FIELD = 'file';
 export const seedUploadResponseSchema = z.object({
   /** The file name as the client sent it. */
   filename: z.string(),
-  /** The document, queued for indexing (GET /documents/{id} follows it to `indexed`). */
+  /** The document, queued for indexing (GET /api/documents/{id} follows it to `indexed`). */
   document: documentDetailSchema,
 });
 export type SeedUploadResponse = z.infer<typeof seedUploadResponseSchema>;

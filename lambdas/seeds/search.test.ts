@@ -27,6 +27,8 @@ const result = (overrides: Partial<AnswerResult> = {}): AnswerResult => ({
     retrieval_failed: false,
   },
   processingTimeMs: 12,
+  thresholds: { high: 0.75, medium: 0.6 },
+  llmFailure: null,
   debug: {
     prompt: 'SYSTEM: tenant secret rules',
     standaloneQuery: 'refunds duration',
@@ -68,6 +70,14 @@ describe('seed 004 search mapping', () => {
     expect(toRagObject(result(), { isAdmin: true }, undefined).final_prompt).toBe(
       'SYSTEM: tenant secret rules',
     );
+  });
+
+  it('names the model `none` when no model wrote the answer', () => {
+    const gated = result({
+      answer: { text: 'x', confidence: 'low', model: null, generatedAt: 'x' },
+      usage: null,
+    });
+    expect(toRagObject(gated, { isAdmin: false }, undefined).model).toBe('none');
   });
 
   it('reports zeros when no LLM reported usage, and the sum otherwise', () => {

@@ -1,7 +1,7 @@
 /**
  * Seed 004's `POST /api/upload`, a thin adapter over the documents use case: a multipart file
  * stored under the caller's tenant prefix with the same type, size, name and scope rules as
- * `POST /documents`, and indexed by its S3 event like any upload. Its size limit (what a
+ * `POST /api/documents`, and indexed by its S3 event like any upload. Its size limit (what a
  * buffered Lambda request can carry): docs/decisions/0144-seed-search-and-upload.md.
  */
 import type { Documents } from '../core/documents/documents';
@@ -10,25 +10,20 @@ import * as z from '../core/zod';
 import { toDetail } from '../documents/handler';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import { parseMultipart } from '../http/multipart';
-import { MAX_UPLOAD_BODY_BYTES } from '../http/request-limits';
-import { SEED_ERROR_STATUS, UPLOAD_FIELD, type SeedUploadResponse } from './search-upload-schema';
+import { UPLOAD_FIELD, type SeedUploadResponse } from './search-upload-schema';
 
 const noBody = z.looseObject({});
 
 /**
  * POST /api/upload: one file in the `file` field of a multipart form, at most
  * MAX_UPLOAD_BODY_BYTES of body; optional text fields `title` and `visibility` (`tenant` or
- * `user`). Answers 202 with the queued document; GET /documents/{id} follows its indexing.
+ * `user`). Answers 202 with the queued document; GET /api/documents/{id} follows its indexing.
  */
 export function makeSeedUploadHandler(deps: HttpHandlerDeps & { documents: Documents }) {
   return createHttpHandler(
     deps,
-    {
-      route: 'api-upload',
-      schema: noBody,
-      rawBody: { maxBytes: MAX_UPLOAD_BODY_BYTES },
-      errorStatus: SEED_ERROR_STATUS,
-    },
+    // The table's `upload` entry makes the body bytes of at most MAX_UPLOAD_BODY_BYTES.
+    { route: 'api-upload', schema: noBody },
     async ({ identity, event, rawBody }) => {
       const headers = event.headers ?? {};
       const contentType = headers['content-type'] ?? headers['Content-Type'];
@@ -55,7 +50,7 @@ export function makeSeedUploadHandler(deps: HttpHandlerDeps & { documents: Docum
       };
       return {
         status: 202,
-        headers: { location: `/documents/${stored.documentId}` },
+        headers: { location: `/api/documents/${stored.documentId}` },
         body,
       };
     },

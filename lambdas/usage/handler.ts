@@ -1,5 +1,5 @@
 /**
- * The `usage` Lambda: GET /usage, the caller's plan, quotas used and remaining, and rate window.
+ * The `usage` Lambda: GET /api/usage, the caller's plan, quotas used and remaining, and rate window.
  * Reading usage consumes no monthly quota (the `usage` route maps to none); like every route it
  * counts toward the rate limit.
  */
@@ -44,14 +44,19 @@ export function makeHandler(deps: HttpHandlerDeps & { limiter: Limiter }) {
   );
 }
 
-/** The route name of GET /health in metrics. */
+/** The route name of GET /api/health in metrics. */
 export const HEALTH_ROUTE = 'health';
 
-/** GET /health: liveness, no authorizer; touches neither the database nor DynamoDB. */
+/** GET /api/health: liveness, no authorizer; touches neither the database nor DynamoDB. */
 export function makeHealthHandler(deps: Pick<HttpHandlerDeps, 'logger' | 'metrics' | 'tracer'>) {
   return createHttpHandler(
     deps,
     { route: HEALTH_ROUTE, schema: z.looseObject({}), authenticated: false },
     async () => ({ body: { status: 'ok' }, headers: { 'cache-control': 'no-store' } }),
   );
+}
+
+/** Every route of the `usage` function, by name (bound to paths by bindRoutes). */
+export function usageRouteHandlers(deps: HttpHandlerDeps & { limiter: Limiter }) {
+  return { health: makeHealthHandler(deps), usage: makeHandler(deps) };
 }

@@ -1,12 +1,8 @@
 /**
- * Production entry of the `usage` Lambda, routed on `event.routeKey`:
+ * Production entry of the `usage` Lambda: GET /api/usage (the caller's plan, quotas and rate window, behind
+ * the JWT authorizer) and GET /api/health (liveness, no authorizer), dispatched on `event.routeKey`.
  *
- * | routeKey       | handler                                                           |
- * |----------------|-------------------------------------------------------------------|
- * | `GET /usage`   | the caller's plan, quotas and rate window (JWT authorizer)        |
- * | `GET /health`  | liveness, no authorizer: `{ "status": "ok" }`                     |
- *
- * /health deliberately touches neither the database nor DynamoDB: an uptime probe must not keep
+ * /api/health deliberately touches neither the database nor DynamoDB: an uptime probe must not keep
  * Aurora Serverless from pausing, nor cost a read per probe.
  *
  * Cold start: the environment (limits config included) is parsed once and fails naming the bad
@@ -18,8 +14,8 @@ import { parseEnv } from '../adapters/aws/lambda-env';
 // Not lambda-wiring: that one also brings the database (pg), which this function never opens.
 import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/limiter-from-env';
 import { createObservability } from '../adapters/observability/powertools';
-import { dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
-import { makeHandler, makeHealthHandler } from './handler';
+import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
+import { usageRouteHandlers } from './handler';
 
 /** The `usage` function's environment: no database, only the limits table. */
 export const usageEnvSchema = z.object({
@@ -35,10 +31,10 @@ const { logger, metrics, tracer } = observability;
 
 const limiter = limiterFromEnv(env, observability);
 
-/** The routes this function serves, by API Gateway route key. */
-export const routes: Readonly<Record<string, RouteHandler>> = {
-  'GET /usage': makeHandler({ logger, metrics, tracer, limiter }),
-  'GET /health': makeHealthHandler({ logger, metrics, tracer }),
-};
+/** The routes this function serves, by API Gateway route key (from the route table). */
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
+  'usage',
+  usageRouteHandlers({ logger, metrics, tracer, limiter }),
+);
 
 export const handler = dispatchByRouteKey(routes, logger);

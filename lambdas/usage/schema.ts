@@ -1,4 +1,4 @@
-/** GET /usage: the response contract (also the source of the OpenAPI document). */
+/** GET /api/usage: the response contract (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
 
 export const usageRequestSchema = z.strictObject({});

@@ -27,7 +27,7 @@ export interface DocumentSourceProps {
   /** Days a replaced or deleted document version is kept. @default 30 */
   readonly noncurrentVersionDays?: number;
   /**
-   * Browser origins that may PUT to the presigned upload URLs of POST /documents (the
+   * Browser origins that may PUT to the presigned upload URLs of POST /api/documents (the
    * playground, your web app). @default [] (no browser uploads; server-side PUTs still work)
    */
   readonly uploadOrigins?: readonly string[];

@@ -4,7 +4,7 @@
  * stage throttling and JSON access logs. Handlers read the verified claims from
  * `requestContext.authorizer.jwt.claims`.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -12,6 +12,12 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import {
+  CORS_ALLOW_HEADERS,
+  CORS_EXPOSE_HEADERS,
+  CORS_MAX_AGE_SECONDS,
+  DEFAULT_CORS_ORIGINS,
+} from '../../lambdas/http/cors';
 import { acknowledge } from '../nag';
 import type { GroundworkFunction } from './groundwork-function';
 
@@ -35,12 +41,6 @@ export interface GroundworkHttpApiProps {
 }
 
 /** Rate-limit headers the handlers set, readable by browser code. */
-const EXPOSED_HEADERS = [
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'retry-after',
-];
 
 /** The access log line: one JSON object per request. */
 const ACCESS_LOG_FORMAT = JSON.stringify({
@@ -68,7 +68,7 @@ export class GroundworkHttpApi extends Construct {
 
   constructor(scope: Construct, id: string, props: GroundworkHttpApiProps) {
     super(scope, id);
-    const origins = props.corsOrigins ?? [];
+    const origins = props.corsOrigins ?? DEFAULT_CORS_ORIGINS;
     this.authorizer = new HttpUserPoolAuthorizer('Cognito', props.userPool, {
       userPoolClients: [props.client],
       identitySource: ['$request.header.Authorization'],
@@ -86,8 +86,9 @@ export class GroundworkHttpApi extends Construct {
                 apigwv2.CorsHttpMethod.POST,
                 apigwv2.CorsHttpMethod.DELETE,
               ],
-              allowHeaders: ['authorization', 'content-type'],
-              exposeHeaders: EXPOSED_HEADERS,
+              allowHeaders: [...CORS_ALLOW_HEADERS],
+              exposeHeaders: [...CORS_EXPOSE_HEADERS],
+              maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
             },
           }
         : {}),
@@ -115,7 +116,7 @@ export class GroundworkHttpApi extends Construct {
 
   /**
    * Routes `method path` to a function. Every route requires a valid ID token unless `public`
-   * is set (then the handler must not need an identity, e.g. GET /health).
+   * is set (then the handler must not need an identity, e.g. GET /api/health).
    */
   addRoute(
     method: apigwv2.HttpMethod,

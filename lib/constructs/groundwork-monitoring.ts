@@ -42,9 +42,9 @@ import {
 export interface AlarmThresholds {
   /** API Gateway 5xx responses as a share of requests, percent (5-minute windows, 10+ requests). @default 5 */
   readonly serverErrorRatePercent: number;
-  /** p95 of POST /search, milliseconds. @default 3000 */
+  /** p95 of POST /api/rag/search, milliseconds. @default 3000 */
   readonly searchP95Ms: number;
-  /** p95 of the buffered POST /answer, milliseconds. @default 20000 */
+  /** p95 of the buffered POST /api/rag/answer, milliseconds. @default 20000 */
   readonly answerP95Ms: number;
   /** Failed or errored documents as a share of documents processed, percent (15 minutes, 5+ documents). @default 20 */
   readonly ingestionFailureRatePercent: number;
@@ -447,14 +447,14 @@ export class GroundworkMonitoring extends Construct {
     const answer = API_ROUTES.find((r) => r.route === 'answer') as RouteMetrics;
     alarm('SearchLatencyP95', {
       metric: routeMetric('Latency', search, { statistic: 'p95' }),
-      alarmDescription: `POST /search p95 above ${t.searchP95Ms} ms for 15 minutes.`,
+      alarmDescription: `POST /api/rag/search p95 above ${t.searchP95Ms} ms for 15 minutes.`,
       threshold: t.searchP95Ms,
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
     alarm('AnswerLatencyP95', {
       metric: routeMetric('Latency', answer, { statistic: 'p95' }),
-      alarmDescription: `POST /answer p95 above ${t.answerP95Ms} ms for 15 minutes.`,
+      alarmDescription: `POST /api/rag/answer p95 above ${t.answerP95Ms} ms for 15 minutes.`,
       threshold: t.answerP95Ms,
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -472,7 +472,7 @@ export class GroundworkMonitoring extends Construct {
     });
     alarm('IngestionFailureRate', {
       metric: ingestionFailureRate,
-      alarmDescription: `More than ${t.ingestionFailureRatePercent}% of documents failed or errored in 15 minutes (see GET /documents?status=failed).`,
+      alarmDescription: `More than ${t.ingestionFailureRatePercent}% of documents failed or errored in 15 minutes (see GET /api/documents?status=failed).`,
       threshold: t.ingestionFailureRatePercent,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

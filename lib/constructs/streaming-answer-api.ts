@@ -1,5 +1,5 @@
 /**
- * StreamingAnswerApi: POST /answer as Server-Sent Events, through an API Gateway REST API whose
+ * StreamingAnswerApi: POST /api/rag/answer as Server-Sent Events, through an API Gateway REST API whose
  * Lambda proxy integration streams (`responseTransferMode: STREAM`: the function is invoked with
  * InvokeWithResponseStream and its output reaches the client as it is written). HTTP APIs buffer
  * responses, hence a REST API for this one route. Its Cognito authorizer checks the ID token
@@ -20,6 +20,12 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import {
+  CORS_ALLOW_HEADERS,
+  CORS_EXPOSE_HEADERS,
+  CORS_MAX_AGE_SECONDS,
+  DEFAULT_CORS_ORIGINS,
+} from '../../lambdas/http/cors';
 import { acknowledge } from '../nag';
 import { ApiFirewall } from './api-firewall';
 import { addErrorModelResponses } from './error-model-responses';
@@ -53,14 +59,6 @@ export interface StreamingAnswerApiProps {
   readonly firewall?: { readonly ratePer5Minutes: number };
 }
 
-/** Rate-limit headers the handler sets, readable by browser code. */
-const EXPOSED_HEADERS = [
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'retry-after',
-];
-
 export class StreamingAnswerApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly accessLog: logs.LogGroup;
@@ -69,7 +67,7 @@ export class StreamingAnswerApi extends Construct {
 
   constructor(scope: Construct, id: string, props: StreamingAnswerApiProps) {
     super(scope, id);
-    const origins = props.corsOrigins ?? [];
+    const origins = props.corsOrigins ?? DEFAULT_CORS_ORIGINS;
     const throttle = props.throttle ?? { rateLimit: 50, burstLimit: 100 };
     this.accessLog = new logs.LogGroup(this, 'AccessLog', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -95,9 +93,9 @@ export class StreamingAnswerApi extends Construct {
             defaultCorsPreflightOptions: {
               allowOrigins: [...origins],
               allowMethods: ['POST'],
-              allowHeaders: ['authorization', 'content-type'],
-              exposeHeaders: EXPOSED_HEADERS,
-              maxAge: Duration.hours(1),
+              allowHeaders: [...CORS_ALLOW_HEADERS],
+              exposeHeaders: [...CORS_EXPOSE_HEADERS],
+              maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
             },
           }
         : {}),
@@ -111,7 +109,7 @@ export class StreamingAnswerApi extends Construct {
       cognitoUserPools: [props.userPool],
       identitySource: apigateway.IdentitySource.header('Authorization'),
     });
-    this.method = this.api.root.addResource('answer').addMethod(
+    this.method = this.api.root.resourceForPath('/api/rag/answer').addMethod(
       'POST',
       new apigateway.LambdaIntegration(props.handler.function, {
         proxy: true,
@@ -124,7 +122,7 @@ export class StreamingAnswerApi extends Construct {
     acknowledge(
       this.api,
       'AwsSolutions-APIG2',
-      'The handler validates the body with the same zod schema as the buffered POST /answer and answers 422 naming the field; a second, JSON-Schema copy in API Gateway would drift.',
+      'The handler validates the body with the same zod schema as the buffered POST /api/rag/answer and answers 422 naming the field; a second, JSON-Schema copy in API Gateway would drift.',
     );
     if (props.firewall) {
       this.firewall = new ApiFirewall(this, 'Firewall', {
@@ -154,8 +152,8 @@ export class StreamingAnswerApi extends Construct {
     }
   }
 
-  /** The streaming endpoint, `https://<id>.execute-api.<region>.amazonaws.com/stream/answer`. */
+  /** The streaming endpoint, `https://<id>.execute-api.<region>.amazonaws.com/stream/api/rag/answer`. */
   get url(): string {
-    return this.api.urlForPath('/answer');
+    return this.api.urlForPath('/api/rag/answer');
   }
 }

@@ -10,7 +10,7 @@
  *   versus keyword coverage, the evidence floor and the thresholds are fitted on one half of the
  *   sample and the rates reported on the other half.
  * - `groundwork eval-answers <dataset-dir>`: how often the extractive answer contains a gold
- *   span, and /answer latency without an LLM (p50/p95), through the real answer use case.
+ *   span, and /api/rag/answer latency without an LLM (p50/p95), through the real answer use case.
  */
 import { parseArgs } from 'node:util';
 import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
@@ -544,7 +544,7 @@ export async function evalAnswersCommand(args: string[], dataDir: string): Promi
         }),
       );
       if (gold.some((g) => text.includes(g))) containsGold += 1;
-      // The whole use case, as POST /answer runs it without an LLM.
+      // The whole use case, as POST /api/rag/answer runs it without an LLM.
       const t0 = performance.now();
       const result = await answering.answer(identity, {
         queryText: question,
@@ -575,7 +575,7 @@ export async function evalAnswersCommand(args: string[], dataDir: string): Promi
             `extractive answers on ${data.name}: ${ids.length} questions, up to ${maxSentences} sentences`,
             `  answer contains a gold span: ${(report.extractiveGoldSpanRate * 100).toFixed(1)} % (answerer on retrieved context)`,
             `  through the whole pipeline (gate included): ${(report.pipelineGoldSpanRate * 100).toFixed(1)} %, gated low ${(report.gatedLowRate * 100).toFixed(1)} %`,
-            `  /answer without an LLM: p50 ${report.answerLatencyMs.p50.toFixed(0)} ms, p95 ${report.answerLatencyMs.p95.toFixed(0)} ms (embedding, retrieval, gate, extraction, storage)`,
+            `  /api/rag/answer without an LLM: p50 ${report.answerLatencyMs.p50.toFixed(0)} ms, p95 ${report.answerLatencyMs.p95.toFixed(0)} ms (embedding, retrieval, gate, extraction, storage)`,
           ].join('\n'),
     );
     return 0;

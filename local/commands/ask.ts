@@ -48,7 +48,7 @@ export async function askCommand(
       session,
       session.token(values.user, values.tenant),
       'POST',
-      '/answer',
+      '/api/rag/answer',
       {
         query_text: question,
         ...(values.thread ? { thread_id: values.thread } : {}),

@@ -145,7 +145,7 @@ export async function ingestFolder(
         session,
         token,
         'GET',
-        `/documents?limit=100&prefix=${encodeURIComponent(prefix)}${cursor ? `&cursor=${cursor}` : ''}`,
+        `/api/documents?limit=100&prefix=${encodeURIComponent(prefix)}${cursor ? `&cursor=${cursor}` : ''}`,
       );
       rows.push(...page.documents.filter((d) => wanted.has(d.source_uri)));
       cursor = page.next_cursor;

@@ -43,7 +43,7 @@ export async function searchCommand(
       session,
       session.token(values.user, values.tenant),
       'POST',
-      '/search',
+      '/api/rag/search',
       {
         query_text: question,
         top_k: Number(values['top-k']),

@@ -78,7 +78,7 @@ A development token for user "${DEMO_USER}" in tenant "${DEMO_TENANT}" (valid 12
   export TOKEN=${token}
 
 Try:
-  curl -s ${api.server.url}/search -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\
+  curl -s ${api.server.url}/api/rag/search -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\
     -d '{"query_text": "How long do refunds take?", "top_k": 3}'
 
 Index your own folder (in another terminal): npx groundwork ingest ./my-docs --tenant ${DEMO_TENANT}

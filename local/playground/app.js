@@ -1,7 +1,7 @@
 /*
  * The Groundwork playground: a dependency-free single page that talks to the HTTP API. Served by
  * the embedded default at `/` and deployable as static files next to a `playground/config.json`:
- *   { "apiUrl": "https://api.example.com", "streamUrl": "https://…/stream/answer",
+ *   { "apiUrl": "https://api.example.com", "streamUrl": "https://…/stream/api/rag/answer",
  *     "auth": { "mode": "cognito", "domain": "https://…",
  *     "clientId": "…", "redirectUri": "https://…/" } }
  * Locally the config says `{ "apiUrl": "", "auth": { "mode": "local" } }` and sign-in asks the
@@ -192,7 +192,7 @@
   async function loadThreads() {
     const list = $('thread-list');
     try {
-      const { threads } = await api('GET', '/threads');
+      const { threads } = await api('GET', '/api/threads');
       list.replaceChildren(
         ...threads.map((t) =>
           el(
@@ -216,7 +216,7 @@
 
   async function openThread(id) {
     currentThread = id;
-    const thread = await api('GET', `/threads/${encodeURIComponent(id)}`);
+    const thread = await api('GET', `/api/threads/${encodeURIComponent(id)}`);
     const messages = $('messages');
     messages.replaceChildren();
     for (const m of thread.messages) {
@@ -311,7 +311,7 @@
           text: label,
           onclick: async (event) => {
             try {
-              await api('POST', `/messages/${messageId}/feedback`, { rating });
+              await api('POST', `/api/messages/${messageId}/feedback`, { rating });
               for (const b of group.querySelectorAll('.rate'))
                 b.setAttribute('aria-pressed', String(b === event.currentTarget));
               status.textContent = 'Thanks for the feedback';
@@ -362,7 +362,7 @@
     const textNode = item.querySelector('.answer-text');
     try {
       // In AWS the streamed answer has an endpoint of its own (API Gateway response streaming).
-      const response = await fetch(config.streamUrl ?? `${config.apiUrl}/answer`, {
+      const response = await fetch(config.streamUrl ?? `${config.apiUrl}/api/rag/answer`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({
@@ -408,7 +408,7 @@
     try {
       const { chunks } = await api(
         'GET',
-        `/documents/${encodeURIComponent(citation.source_id)}/passage?start=${start}&end=${end}`,
+        `/api/documents/${encodeURIComponent(citation.source_id)}/passage?start=${start}&end=${end}`,
       );
       // Chunks overlap; walk the source offsets once, from the first chunk's start.
       const parts = [];
@@ -448,7 +448,7 @@
     const results = $('search-results');
     status.textContent = 'Searching…';
     try {
-      const data = await api('POST', '/search', {
+      const data = await api('POST', '/api/rag/search', {
         query_text: $('search-query').value.trim(),
         mode: $('search-mode').value,
       });
@@ -489,7 +489,7 @@
   async function loadDocuments() {
     const rows = $('document-rows');
     try {
-      const { documents } = await api('GET', '/documents?limit=100');
+      const { documents } = await api('GET', '/api/documents?limit=100');
       rows.replaceChildren(
         ...documents
           .filter((d) => d.status !== 'deleted')
@@ -508,14 +508,14 @@
                       type: 'button',
                       text: 'Retry',
                       'aria-label': `Retry ${d.title}`,
-                      onclick: () => act('POST', `/documents/${d.id}/retry`),
+                      onclick: () => act('POST', `/api/documents/${d.id}/retry`),
                     })
                   : null,
                 el('button', {
                   type: 'button',
                   text: 'Delete',
                   'aria-label': `Delete ${d.title}`,
-                  onclick: () => act('DELETE', `/documents/${d.id}`),
+                  onclick: () => act('DELETE', `/api/documents/${d.id}`),
                 }),
               ),
             ),
@@ -570,7 +570,7 @@
     try {
       const extension = file.name.split('.').pop().toLowerCase();
       const contentType = TYPES[extension] ?? (file.type || 'text/plain');
-      const created = await api('POST', '/documents', {
+      const created = await api('POST', '/api/documents', {
         filename: file.name,
         content_type: contentType,
         size_bytes: file.size,
@@ -584,7 +584,7 @@
       for (let i = 0; i < 400; i++) {
         let wait = 1500;
         try {
-          const doc = await api('GET', `/documents/${created.document.id}`);
+          const doc = await api('GET', `/api/documents/${created.document.id}`);
           state.textContent = statusText(doc);
           row.dataset.status = doc.status;
           if (doc.status === 'indexed' || doc.status === 'failed') break;

@@ -140,7 +140,7 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
   const documentStatus = (id: string, who = 'alice') =>
     waitFor(
       async () => {
-        const res = await fetch(`${api.server.url}/documents/${id}`, {
+        const res = await fetch(`${api.server.url}/api/documents/${id}`, {
           headers: { authorization: `Bearer ${tokens[who]}` },
         });
         return (await res.json()) as Json;
@@ -300,7 +300,7 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
     const rag = await get('?q=test%20query&rag=true', 'mallory');
     expect(rag.status).toBe(200);
     expect(rag.body.rag.retrieved_chunks).toEqual([]);
-    const read = await fetch(`${api.server.url}/documents/${uploadedId}`, {
+    const read = await fetch(`${api.server.url}/api/documents/${uploadedId}`, {
       headers: { authorization: `Bearer ${tokens.mallory}` },
     });
     expect(read.status).toBe(404);
@@ -312,6 +312,7 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
     ]);
     const res = await upload(fileForm('broken.pdf', bytes, 'application/pdf'));
     expect(res.status).toBe(202);
+    expect(res.headers.get('location')).toBe(`/api/documents/${String(res.body.document.id)}`);
     const key = `tenants/acme/uploads/${String(res.body.document.id)}/broken.pdf`;
     const { GetObjectCommand } = await import('@aws-sdk/client-s3');
     const object = await stack.s3.client.send(
@@ -324,7 +325,7 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
     });
   });
 
-  it('the same content again is recorded as a duplicate, as through POST /documents', async () => {
+  it('the same content again is recorded as a duplicate, as through POST /api/documents', async () => {
     const res = await upload(fileForm('copy.txt', TEST_TXT, 'text/plain'));
     expect(res.status).toBe(202);
     const done = await documentStatus(res.body.document.id as string);

@@ -165,7 +165,7 @@ describe('the playground in headless Chromium', () => {
     // API responses are the caller's own data: never sniffed, never cached.
     const token = api.issuer.issueToken({ sub: 'alice', tenantId: 'acme' });
     for (const init of [{}, { headers: { authorization: `Bearer ${token}` } }]) {
-      const response = await fetch(`${api.server.url}/documents`, init);
+      const response = await fetch(`${api.server.url}/api/documents`, init);
       expect([200, 401]).toContain(response.status);
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       if (response.status === 200) expect(response.headers.get('cache-control')).toBe('no-store');

@@ -221,24 +221,24 @@ describe('network', () => {
 
 describe('API', () => {
   const PROTECTED = [
-    'POST /search',
-    'POST /answer',
-    'GET /threads',
-    'GET /threads/{id}',
-    'DELETE /threads/{id}',
-    'POST /messages/{id}/feedback',
-    'GET /usage',
-    'POST /documents',
-    'GET /documents',
-    'GET /documents/{id}',
-    'DELETE /documents/{id}',
-    'POST /documents/{id}/retry',
-    'GET /documents/{id}/passage',
-    'GET /admin/stats',
-    'GET /admin/feedback',
-    'GET /admin/prompts',
-    'POST /admin/prompts',
-    'POST /admin/prompts/{id}/activate',
+    'POST /api/rag/search',
+    'POST /api/rag/answer',
+    'GET /api/threads',
+    'GET /api/threads/{id}',
+    'DELETE /api/threads/{id}',
+    'POST /api/messages/{id}/feedback',
+    'GET /api/usage',
+    'POST /api/documents',
+    'GET /api/documents',
+    'GET /api/documents/{id}',
+    'DELETE /api/documents/{id}',
+    'POST /api/documents/{id}/retry',
+    'GET /api/documents/{id}/passage',
+    'GET /api/admin/stats',
+    'GET /api/admin/feedback',
+    'GET /api/admin/prompts',
+    'POST /api/admin/prompts',
+    'POST /api/admin/prompts/{id}/activate',
     'GET /api/search',
     'POST /api/upload',
   ];
@@ -256,13 +256,13 @@ describe('API', () => {
     expect(target('POST /api/upload')).toContain(functionByService('documents')[0]);
   });
 
-  it('requires the Cognito JWT authorizer on every route but GET /health', () => {
+  it('requires the Cognito JWT authorizer on every route but GET /api/health', () => {
     const routes = Object.values(
       resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route'),
     ).map((r) => r.Properties ?? {});
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual([...PROTECTED, 'GET /health'].sort());
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual([...PROTECTED, 'GET /api/health'].sort());
     for (const route of routes) {
-      if (route.RouteKey === 'GET /health') {
+      if (route.RouteKey === 'GET /api/health') {
         expect(route.AuthorizationType).toBe('NONE');
         expect(route.AuthorizerId).toBeUndefined();
       } else {
@@ -292,7 +292,7 @@ describe('API', () => {
     });
   });
 
-  it('streams POST /answer through a REST API whose Lambda integration streams, behind the Cognito authorizer', () => {
+  it('streams POST /api/rag/answer through a REST API whose Lambda integration streams, behind the Cognito authorizer', () => {
     built.apiTemplate.resourceCountIs('AWS::Lambda::Url', 0);
     const [streamId] = functionByService('rag-answer-stream');
     built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Method', {

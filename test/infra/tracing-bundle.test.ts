@@ -1,7 +1,7 @@
 /**
  * A function's bundle, as deployed, traces in Lambda: the `usage` function (DynamoDB only, so it
  * runs whole against dynalite) loaded in a fresh process with the variables the Lambda runtime
- * sets, and a UDP socket standing in for the X-Ray daemon. GET /usage must send the handler's
+ * sets, and a UDP socket standing in for the X-Ray daemon. GET /api/usage must send the handler's
  * subsegment and, under it, the DynamoDB calls' subsegments. test/integration/tracing.test.ts
  * covers the database, S3, Bedrock and Secrets Manager subsegments in-process.
  */
@@ -49,8 +49,8 @@ it('sends the handler subsegment and the DynamoDB calls under it to the X-Ray da
   const dir = mkdtempSync(path.join(os.tmpdir(), 'groundwork-trace-'));
   writeFileSync(path.join(dir, 'index.js'), bundleFunction('usage', 'bundled').text);
   const event = {
-    routeKey: 'GET /usage',
-    rawPath: '/usage',
+    routeKey: 'GET /api/usage',
+    rawPath: '/api/usage',
     headers: {},
     requestContext: {
       authorizer: { jwt: { claims: { sub: 'user-1', 'custom:tenant_id': 'tenant-1' } } },

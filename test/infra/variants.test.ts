@@ -121,7 +121,7 @@ describe('configuration variants', () => {
     built.apiTemplate.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://app.example.com'] }),
     });
-    // The streaming REST API answers the preflight of POST /answer.
+    // The streaming REST API answers the preflight of POST /api/rag/answer.
     built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
       HttpMethod: 'OPTIONS',
       Integration: Match.objectLike({

@@ -1,5 +1,5 @@
 /**
- * POST /answer and the thread routes end to end through the local server: real tokens, the
+ * POST /api/rag/answer and the thread routes end to end through the local server: real tokens, the
  * rag-answer handlers, the answer pipeline, PGlite, documents indexed through the S3 emulator,
  * an OpenAI-compatible LLM served by a local fake, and faults injected at the ports.
  */
@@ -49,7 +49,7 @@ interface AnswerBody {
   };
 }
 
-describe('POST /answer through the local server', () => {
+describe('POST /api/rag/answer through the local server', () => {
   let stack: LocalStack;
   let api: LocalApi;
   let fake: FakeOpenAi;
@@ -124,19 +124,19 @@ describe('POST /answer through the local server', () => {
   it('shows the rendered prompt, which holds the system prompt, to tenant admins only', async () => {
     fake.setAnswer({ text: 'Express shipping takes two business days [1].' });
     const question = { query_text: 'How long does express shipping take?', debug: true };
-    const asUser = await post('/answer', question);
+    const asUser = await post('/api/rag/answer', question);
     expect(asUser.status).toBe(200);
     expect(asUser.body.debug!.prompt).toBeNull();
     expect(JSON.stringify(asUser.body)).not.toContain('Answer only from the documents below');
     expect(asUser.body.debug!.steps.length).toBeGreaterThan(0);
-    const asAdmin = await post('/answer', question, admin);
+    const asAdmin = await post('/api/rag/answer', question, admin);
     expect(asAdmin.body.debug!.prompt).toContain('Answer only from the documents below');
   });
 
   it('answers a supported question with the LLM, cited by source and sentence', async () => {
     fake.setAnswer({ text: 'Express shipping takes two business days [1].' });
     const { status, body } = await post(
-      '/answer',
+      '/api/rag/answer',
       { query_text: 'How long does express shipping take?', debug: true },
       admin,
     );
@@ -160,30 +160,32 @@ describe('POST /answer through the local server', () => {
   });
 
   it('gates low confidence: no LLM call, an honest answer, the best snippets as citations', async () => {
-    const { body } = await post('/answer', {
+    const { body } = await post('/api/rag/answer', {
       query_text: 'What is the airspeed velocity of an unladen swallow?',
     });
     expect(body.status).toBe('insufficient_context');
     expect(body.answer.confidence).toBe('low');
-    expect(body.answer.text).toMatch(/don't have enough information/);
+    expect(body.answer.text).toMatch(/don't have enough relevant information/);
     expect(body.flags.insufficient_context).toBe(true);
     expect(fake.requests).toHaveLength(0);
   });
 
-  it('answers greetings conversationally without retrieval', async () => {
-    const { body } = await post('/answer', { query_text: 'hello' });
-    expect(body.flags).toMatchObject({ conversational: true, used_rag: false });
-    expect(body.context_used.chunks_retrieved).toBe(0);
-    expect(fake.requests).toHaveLength(0);
+  it('retrieves and gates a greeting as any question (seed 001 has no greeting skip)', async () => {
+    const { body } = await post('/api/rag/answer', { query_text: 'hello' });
+    expect(body.flags).toMatchObject({ conversational: false, used_rag: true });
+    expect(['high', 'medium', 'low']).toContain(body.answer.confidence);
+    if (body.answer.confidence === 'low') expect(body.answer.model).toBeNull();
   });
 
   it('makes a follow-up standalone from the thread history and keeps the thread', async () => {
     fake.setAnswer({ text: 'How long did refunds take in 2019?' }); // the rewrite, then the answer
-    const first = await post('/answer', { query_text: 'How long did refunds take in 2018?' });
+    const first = await post('/api/rag/answer', {
+      query_text: 'How long did refunds take in 2018?',
+    });
     expect(first.body.citations[0]!.source_uri).toMatch(/refunds-2018/);
     fake.reset();
     fake.setAnswer({ text: 'How long did refunds take in 2019?' });
-    const follow = await post('/answer', {
+    const follow = await post('/api/rag/answer', {
       query_text: 'and in 2019?',
       thread_id: first.body.thread_id,
       debug: true,
@@ -193,7 +195,7 @@ describe('POST /answer through the local server', () => {
     expect(follow.body.citations[0]!.source_uri).toMatch(/refunds-2019/);
     // The rewrite request carried the thread's history.
     expect(JSON.stringify(fake.requests[0]!.body)).toContain('refunds take in 2018');
-    const thread = await get(`/threads/${first.body.thread_id}`);
+    const thread = await get(`/api/threads/${first.body.thread_id}`);
     expect((thread.body.messages as unknown[]).length).toBe(4);
   });
 
@@ -224,28 +226,28 @@ describe('POST /answer through the local server', () => {
 
   it('keeps threads and memory to their owner', async () => {
     fake.setAnswer({ text: 'Refunds took fourteen days [1].' });
-    const mine = await post('/answer', {
+    const mine = await post('/api/rag/answer', {
       query_text: 'My secret project codename is bluebird; how long do refunds take?',
     });
-    expect((await get(`/threads/${mine.body.thread_id}`, bob)).status).toBe(404);
+    expect((await get(`/api/threads/${mine.body.thread_id}`, bob)).status).toBe(404);
     expect(
       (
         await post(
-          '/answer',
+          '/api/rag/answer',
           { query_text: 'continue please, refunds?', thread_id: mine.body.thread_id },
           bob,
         )
       ).status,
     ).toBe(404);
     const bobs = await post(
-      '/answer',
+      '/api/rag/answer',
       { query_text: 'How long do refunds take for bluebird?', use_memory: true, debug: true },
       bob,
     );
     const memory = bobs.body.debug!.steps.find((s) => s.name === 'memory')!.detail as string[];
     expect(memory.join(' ')).not.toContain('bluebird project');
     expect(memory.every((m) => !m.includes('My secret project'))).toBe(true);
-    const alices = await post('/answer', {
+    const alices = await post('/api/rag/answer', {
       query_text: 'What was my project codename about refunds?',
       use_memory: true,
       debug: true,
@@ -253,48 +255,51 @@ describe('POST /answer through the local server', () => {
     const aliceMemory = alices.body.debug!.steps.find((s) => s.name === 'memory')!
       .detail as string[];
     expect(aliceMemory.some((m) => m.includes('bluebird'))).toBe(true);
-    const list = await get('/threads', bob);
+    const list = await get('/api/threads', bob);
     expect(JSON.stringify(list.body)).not.toContain(mine.body.thread_id);
   });
 
   it('records one feedback per user and message, updatable, owner only', async () => {
     fake.setAnswer({ text: 'Standard shipping takes five business days [1].' });
-    const a = await post('/answer', { query_text: 'How long does standard shipping take?' });
+    const a = await post('/api/rag/answer', {
+      query_text: 'How long does standard shipping take?',
+    });
     expect(
-      (await post(`/messages/${a.body.message_id}/feedback`, { rating: 'positive' })).status,
+      (await post(`/api/messages/${a.body.message_id}/feedback`, { rating: 'positive' })).status,
     ).toBe(200);
     expect(
       (
-        await post(`/messages/${a.body.message_id}/feedback`, {
+        await post(`/api/messages/${a.body.message_id}/feedback`, {
           rating: 'negative',
           comment: 'too short',
         })
       ).status,
     ).toBe(200);
     expect(
-      (await post(`/messages/${a.body.message_id}/feedback`, { rating: 'positive' }, bob)).status,
+      (await post(`/api/messages/${a.body.message_id}/feedback`, { rating: 'positive' }, bob))
+        .status,
     ).toBe(404);
     expect(
-      (await post(`/messages/${a.body.message_id}/feedback`, { rating: 'great' })).status,
+      (await post(`/api/messages/${a.body.message_id}/feedback`, { rating: 'great' })).status,
     ).toBe(422);
-    const thread = await get(`/threads/${a.body.thread_id}`);
+    const thread = await get(`/api/threads/${a.body.thread_id}`);
     const answer = (thread.body.messages as { role: string; feedback: unknown }[]).find(
       (m) => m.role === 'assistant',
     );
     expect(answer!.feedback).toEqual({ rating: 'negative', comment: 'too short' });
-    const del = await fetch(`${api.server.url}/threads/${a.body.thread_id}`, {
+    const del = await fetch(`${api.server.url}/api/threads/${a.body.thread_id}`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${alice}` },
     });
     expect(del.status).toBe(200);
-    expect(JSON.stringify((await get('/threads')).body)).not.toContain(a.body.thread_id);
+    expect(JSON.stringify((await get('/api/threads')).body)).not.toContain(a.body.thread_id);
   });
 
   it('streams Server-Sent Events: deltas, then one final event with citations and ids', async () => {
     fake.setAnswer({
       text: 'Express shipping takes two business days [1]. Standard takes five [1].',
     });
-    const res = await fetch(`${api.server.url}/answer`, {
+    const res = await fetch(`${api.server.url}/api/rag/answer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${alice}` },
       body: JSON.stringify({ query_text: 'How long does express shipping take?', stream: true }),
@@ -317,17 +322,19 @@ describe('POST /answer through the local server', () => {
 
   it('marks answers training-eligible only with consent, and exports them with their feedback', async () => {
     fake.setAnswer({ text: 'Standard shipping takes five business days [1].' });
-    const before = await post('/answer', { query_text: 'How long does standard shipping take?' });
+    const before = await post('/api/rag/answer', {
+      query_text: 'How long does standard shipping take?',
+    });
     await setTrainingConsent(stack.db, 'acme', 'alice', true);
-    const after = await post('/answer', {
+    const after = await post('/api/rag/answer', {
       query_text: 'How long does standard shipping take, really?',
     });
-    await post(`/messages/${after.body.message_id}/feedback`, {
+    await post(`/api/messages/${after.body.message_id}/feedback`, {
       rating: 'positive',
       comment: 'clear',
     });
     const bobs = await post(
-      '/answer',
+      '/api/rag/answer',
       { query_text: 'How long does standard shipping take?' },
       bob,
     );
@@ -378,7 +385,7 @@ describe('POST /answer through the local server', () => {
     });
     afterAll(() => faulty?.close());
     const postFaulty = async (body: unknown) => {
-      const res = await fetch(`${faulty.server.url}/answer`, {
+      const res = await fetch(`${faulty.server.url}/api/rag/answer`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -386,32 +393,47 @@ describe('POST /answer through the local server', () => {
         },
         body: JSON.stringify(body),
       });
-      return { status: res.status, body: (await res.json()) as AnswerBody };
+      return {
+        status: res.status,
+        body: (await res.json()) as AnswerBody & {
+          error?: { code: string; retryable: boolean; message: string };
+        },
+      };
     };
 
-    it('LLM down after retries: a fallback that summarises the top sources, with citations', async () => {
+    it('LLM down after retries: 500 (seed 001) with the fallback that summarises the top sources', async () => {
       fake.setBehaviour({ kind: 'always-fail', status: 503 });
       const { status, body } = await postFaulty({
         query_text: 'How long does express shipping take?',
       });
-      expect(status).toBe(200);
+      expect(status).toBe(500);
+      expect(body.error).toMatchObject({ code: 'generation_failed', retryable: true });
       expect(body.flags.fallback_to_generic).toBe(true);
       expect(body.answer.text).toMatch(/temporarily unavailable/);
       expect(body.citations.length).toBeGreaterThan(0);
       expect(fake.requests.length).toBe(2); // the first call and one retry
     });
 
-    it('retrieval down: answers without context and says so', async () => {
+    it('LLM throttling: 503 (seed 001), retryable, the retrieved sources still returned', async () => {
+      fake.setBehaviour({ kind: 'always-fail', status: 429 });
+      const { status, body } = await postFaulty({
+        query_text: 'How long does express shipping take?',
+      });
+      expect(status).toBe(503);
+      expect(body.error).toMatchObject({ code: 'llm_throttled', retryable: true });
+      expect(body.citations.length).toBeGreaterThan(0);
+      expect(body.answer.model).toBe(llm.modelId);
+    });
+
+    it('retrieval down: 500 (seed 001), retryable, nothing leaked', async () => {
       faults.search = true;
       try {
-        fake.setAnswer({ text: 'I do not have enough information to answer.' });
         const { status, body } = await postFaulty({
           query_text: 'How long does express shipping take?',
         });
-        expect(status).toBe(200);
-        expect(body.status).toBe('insufficient_context');
-        expect(body.flags).toMatchObject({ retrieval_failed: true, insufficient_context: true });
-        expect(body.citations).toEqual([]);
+        expect(status).toBe(500);
+        expect(body.error).toMatchObject({ retryable: true });
+        expect(body.error?.message).not.toMatch(/injected|stack|Error:/);
       } finally {
         faults.search = false;
       }

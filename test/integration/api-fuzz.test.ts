@@ -599,14 +599,14 @@ describe.each(FUZZ_ENGINES)('fuzzing every API route on %s', (engine: EngineName
       });
       return (await res.json()) as Json;
     };
-    const docs = await call('GET', '/documents', tokens.user);
+    const docs = await call('GET', '/api/documents', tokens.user);
     ids.push(...((docs.documents as { id: string }[]) ?? []).map((d) => d.id));
-    const answer = await call('POST', '/answer', tokens.user, {
+    const answer = await call('POST', '/api/rag/answer', tokens.user, {
       query_text: 'How long is the warranty?',
     });
     for (const key of ['thread_id', 'message_id'])
       if (typeof answer[key] === 'string') ids.push(answer[key]);
-    const prompts = await call('GET', '/admin/prompts', tokens.admin);
+    const prompts = await call('GET', '/api/admin/prompts', tokens.admin);
     ids.push(
       ...(JSON.stringify(prompts).match(
         /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g,

@@ -1,7 +1,7 @@
 /**
  * The confidence gate on a tiny corpus, as `npm start` first shows it: the five-document sample
  * handbook uploaded into the tenant `demo` through the S3 emulator, indexed by the real ingest
- * handler with the local embedding model into PGlite, and asked through POST /answer on the local
+ * handler with the local embedding model into PGlite, and asked through POST /api/rag/answer on the local
  * server with the shipped calibration. Questions the handbook answers must not be refused for
  * the unrelated documents that necessarily fill the rest of the top 5; a question it has nothing
  * about must still be refused without an LLM call.
@@ -58,7 +58,7 @@ describe('confidence gate on the sample handbook (local model, shipped calibrati
   });
 
   const ask = async (question: string, extra: object = {}): Promise<AnswerBody> => {
-    const res = await fetch(`${api.server.url}/answer`, {
+    const res = await fetch(`${api.server.url}/api/rag/answer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query_text: question, ...extra }),

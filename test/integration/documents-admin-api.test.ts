@@ -103,7 +103,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     contentType = 'text/markdown',
   ) => {
     const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
-    const created = await call('POST', '/documents', who, {
+    const created = await call('POST', '/api/documents', who, {
       filename,
       content_type: contentType,
       size_bytes: bytes.byteLength,
@@ -118,7 +118,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     expect(put.status).toBe(200);
     const id = created.body.document.id as string;
     const done = await waitFor(
-      () => call('GET', `/documents/${id}`, who),
+      () => call('GET', `/api/documents/${id}`, who),
       (r) => ['indexed', 'failed'].includes(r.body.status),
       `${filename} to be processed`,
     );
@@ -136,21 +136,21 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     const keys = API_ROUTES.map((r) => `${r.method} ${r.path}`);
     expect(keys).toEqual(
       expect.arrayContaining([
-        'POST /documents',
-        'GET /documents',
-        'GET /documents/{id}',
-        'DELETE /documents/{id}',
-        'POST /documents/{id}/retry',
-        'GET /admin/stats',
-        'GET /admin/feedback',
-        'GET /admin/prompts',
-        'POST /admin/prompts',
-        'POST /admin/prompts/{id}/activate',
+        'POST /api/documents',
+        'GET /api/documents',
+        'GET /api/documents/{id}',
+        'DELETE /api/documents/{id}',
+        'POST /api/documents/{id}/retry',
+        'GET /api/admin/stats',
+        'GET /api/admin/feedback',
+        'GET /api/admin/prompts',
+        'POST /api/admin/prompts',
+        'POST /api/admin/prompts/{id}/activate',
       ]),
     );
   });
 
-  describe('POST /documents', () => {
+  describe('POST /api/documents', () => {
     it('hands out a signed PUT under the caller tenant prefix, then the pipeline indexes the file', async () => {
       const { id, created, done } = await upload(
         'alice',
@@ -176,7 +176,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         progress: null,
       });
       // Searchable with a filter on the sidecar's metadata.
-      const search = await call('POST', '/search', 'bob', {
+      const search = await call('POST', '/api/rag/search', 'bob', {
         query_text: 'refunds customer account',
         filters: { metadata: { equals: { key: 'team', value: 'billing' } } },
       });
@@ -208,14 +208,14 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     });
 
     it('never lets the body choose the tenant or escape the prefix', async () => {
-      const extra = await call('POST', '/documents', 'alice', {
+      const extra = await call('POST', '/api/documents', 'alice', {
         filename: 'a.md',
         content_type: 'text/markdown',
         size_bytes: 10,
         tenant_id: 'globex',
       });
       expect(extra.status).toBe(422);
-      const sneaky = await call('POST', '/documents', 'alice', {
+      const sneaky = await call('POST', '/api/documents', 'alice', {
         filename: '../../globex/secret.md',
         content_type: 'text/markdown',
         size_bytes: 10,
@@ -233,7 +233,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       [{ filename: 'big.md', content_type: 'text/markdown', size_bytes: 65 * 1024 }, 'size_bytes'],
       [{ filename: 'a.md', content_type: 'text/markdown', size_bytes: 0 }, 'size_bytes'],
     ])('rejects %j with a 422 naming %s', async (body, field) => {
-      const res = await call('POST', '/documents', 'alice', body);
+      const res = await call('POST', '/api/documents', 'alice', body);
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe('validation_error');
       expect(res.body.error.message).toContain(field);
@@ -242,7 +242,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
 
   describe("reserved attributes are the server's", () => {
     const announce = (who: string, extra: Json) =>
-      call('POST', '/documents', who, {
+      call('POST', '/api/documents', who, {
         filename: 'note.md',
         content_type: 'text/markdown',
         size_bytes: 10,
@@ -267,8 +267,8 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         visibility: 'user',
       });
       expect(done).toMatchObject({ status: 'indexed', visibility: 'user' });
-      expect((await call('GET', `/documents/${id}`, 'alice')).status).toBe(404);
-      const hits = await call('POST', '/search', 'alice', { query_text: 'zebra ledger' });
+      expect((await call('GET', `/api/documents/${id}`, 'alice')).status).toBe(404);
+      const hits = await call('POST', '/api/rag/search', 'alice', { query_text: 'zebra ledger' });
       expect(hits.body.results.map((r: Json) => r.source_id)).not.toContain(id);
     });
 
@@ -284,7 +284,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         { visibility: 'global' },
       );
       expect(done).toMatchObject({ status: 'indexed', visibility: 'global' });
-      const hits = await call('POST', '/search', 'mallory', { query_text: 'quokka rota' });
+      const hits = await call('POST', '/api/rag/search', 'mallory', { query_text: 'quokka rota' });
       expect(hits.body.results.map((r: Json) => r.source_id)).toContain(id);
     });
   });
@@ -294,15 +294,15 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       const { id } = await upload('alice', 'diary.md', 'Private notes about the launch plan.', {
         visibility: 'user',
       });
-      expect((await call('GET', `/documents/${id}`, 'alice')).status).toBe(200);
+      expect((await call('GET', `/api/documents/${id}`, 'alice')).status).toBe(200);
       for (const [who, path, method] of [
-        ['bob', `/documents/${id}`, 'GET'],
-        ['bob', `/documents/${id}/passage?start=0&end=5`, 'GET'],
-        ['bob', `/documents/${id}`, 'DELETE'],
-        ['mallory', `/documents/${id}`, 'GET'],
-        ['mallory', `/documents/${id}`, 'DELETE'],
-        ['mallory', `/documents/${id}/retry`, 'POST'],
-        ['globexAdmin', `/documents/${id}`, 'DELETE'],
+        ['bob', `/api/documents/${id}`, 'GET'],
+        ['bob', `/api/documents/${id}/passage?start=0&end=5`, 'GET'],
+        ['bob', `/api/documents/${id}`, 'DELETE'],
+        ['mallory', `/api/documents/${id}`, 'GET'],
+        ['mallory', `/api/documents/${id}`, 'DELETE'],
+        ['mallory', `/api/documents/${id}/retry`, 'POST'],
+        ['globexAdmin', `/api/documents/${id}`, 'DELETE'],
       ] as const) {
         const res = await call(method, path, who);
         expect({ who, path, method, status: res.status }).toEqual({
@@ -312,11 +312,11 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
           status: 404,
         });
       }
-      const listed = await call('GET', '/documents', 'bob');
+      const listed = await call('GET', '/api/documents', 'bob');
       expect(listed.body.documents.map((d: Json) => d.id)).not.toContain(id);
-      const mine = await call('GET', '/documents', 'alice');
+      const mine = await call('GET', '/api/documents', 'alice');
       expect(mine.body.documents.map((d: Json) => d.id)).toContain(id);
-      expect((await call('GET', '/documents/not-a-uuid', 'alice')).status).toBe(404);
+      expect((await call('GET', '/api/documents/not-a-uuid', 'alice')).status).toBe(404);
     });
 
     it('pages the document list with a cursor, and refuses a cursor it did not issue', async () => {
@@ -327,7 +327,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       do {
         const page: { status: number; body: Json } = await call(
           'GET',
-          `/documents?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+          `/api/documents?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
           'bob',
         );
         expect(page.status).toBe(200);
@@ -339,14 +339,14 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(seen).toEqual([...seen].sort());
       for (const name of ['page-a.md', 'page-b.md', 'page-c.md'])
         expect(seen.some((uri) => uri.endsWith(`/${name}`))).toBe(true);
-      const bad = await call('GET', '/documents?cursor=bm90LWEtY3Vyc29y', 'bob');
+      const bad = await call('GET', '/api/documents?cursor=bm90LWEtY3Vyc29y', 'bob');
       expect(bad.status).toBe(422);
       expect(bad.body.error.message).toMatch(/^cursor/);
     });
 
     it('fails an announced upload whose file never arrived, once its URL is long expired', async () => {
       const announce = async (filename: string) => {
-        const created = await call('POST', '/documents', 'bob', {
+        const created = await call('POST', '/api/documents', 'bob', {
           filename,
           content_type: 'text/markdown',
           size_bytes: 10,
@@ -362,39 +362,39 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         "UPDATE documents SET updated_at = now() - interval '75 minutes' WHERE id = ANY($1::uuid[])",
         [[stale, indexed]],
       );
-      const listed = await call('GET', '/documents?status=failed', 'bob');
+      const listed = await call('GET', '/api/documents?status=failed', 'bob');
       expect(listed.body.documents.map((d: Json) => d.id)).toContain(stale);
-      const detail = await call('GET', `/documents/${stale}`, 'bob');
+      const detail = await call('GET', `/api/documents/${stale}`, 'bob');
       expect(detail.body).toMatchObject({ status: 'failed' });
       expect(detail.body.failure_reason).toMatch(/No file arrived within 60 minutes/);
-      expect((await call('GET', `/documents/${fresh}`, 'bob')).body.status).toBe('queued');
-      expect((await call('GET', `/documents/${indexed}`, 'bob')).body.status).toBe('indexed');
+      expect((await call('GET', `/api/documents/${fresh}`, 'bob')).body.status).toBe('queued');
+      expect((await call('GET', `/api/documents/${indexed}`, 'bob')).body.status).toBe('indexed');
       // Another tenant's reads never touch this tenant's rows.
       await db.query(
         "UPDATE documents SET updated_at = now() - interval '75 minutes' WHERE id = $1::uuid",
         [fresh],
       );
-      await call('GET', '/documents', 'mallory');
+      await call('GET', '/api/documents', 'mallory');
       const { rows } = await db.query<{ status: string }>(
         'SELECT status FROM documents WHERE id = $1::uuid',
         [fresh],
       );
       expect(rows[0]?.status).toBe('queued');
       // Reading that one document fails it, without a list first.
-      const aged = await call('GET', `/documents/${fresh}`, 'bob');
+      const aged = await call('GET', `/api/documents/${fresh}`, 'bob');
       expect(aged.body.status).toBe('failed');
       expect(aged.body.failure_reason).toMatch(/No file arrived/);
     });
 
     it('lets the uploader or an admin delete a tenant document; the removal event removes its chunks', async () => {
       const { id } = await upload('alice', 'shipping.md', 'Express shipping takes two days.');
-      const forbidden = await call('DELETE', `/documents/${id}`, 'bob');
+      const forbidden = await call('DELETE', `/api/documents/${id}`, 'bob');
       expect(forbidden.status).toBe(403);
       expect(forbidden.body.error.code).toBe('forbidden');
-      const accepted = await call('DELETE', `/documents/${id}`, 'alice');
+      const accepted = await call('DELETE', `/api/documents/${id}`, 'alice');
       expect(accepted.status).toBe(202);
       const gone = await waitFor(
-        () => call('GET', `/documents/${id}`, 'alice'),
+        () => call('GET', `/api/documents/${id}`, 'alice'),
         (r) => r.body.status === 'deleted',
         'the removal',
       );
@@ -406,7 +406,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(Number(rows[0]?.n)).toBe(0);
 
       const other = await upload('bob', 'other.md', 'Standard shipping takes five days.');
-      expect((await call('DELETE', `/documents/${other.id}`, 'carol')).status).toBe(202);
+      expect((await call('DELETE', `/api/documents/${other.id}`, 'carol')).status).toBe(202);
     });
 
     it('records a failure with its reason, and a retry indexes the document once the cause is gone', async () => {
@@ -417,18 +417,18 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       await stack.queue.idle(); // the queue's own redeliveries are over
       embedder.failNext = 0;
 
-      expect((await call('POST', `/documents/${id}/retry`, 'bob')).status).toBe(403);
-      const retried = await call('POST', `/documents/${id}/retry`, 'alice');
+      expect((await call('POST', `/api/documents/${id}/retry`, 'bob')).status).toBe(403);
+      const retried = await call('POST', `/api/documents/${id}/retry`, 'alice');
       expect(retried.status).toBe(202);
       expect(retried.body).toMatchObject({ status: 'queued', failure_reason: null });
       const indexed = await waitFor(
-        () => call('GET', `/documents/${id}`, 'alice'),
+        () => call('GET', `/api/documents/${id}`, 'alice'),
         (r) => r.body.status === 'indexed',
         'the retry',
       );
       expect(indexed.body.chunk_count).toBe(1);
 
-      const again = await call('POST', `/documents/${id}/retry`, 'alice');
+      const again = await call('POST', `/api/documents/${id}/retry`, 'alice');
       expect(again.status).toBe(409);
       expect(again.body.error.code).toBe('not_failed');
     });
@@ -446,7 +446,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
             `Section ${i}. ${'The warehouse ships orders every weekday morning. '.repeat(4)}`,
         ).join('\n\n');
         const bytes = new TextEncoder().encode(text);
-        const created = await call('POST', '/documents', 'alice', {
+        const created = await call('POST', '/api/documents', 'alice', {
           filename: 'long.md',
           content_type: 'text/markdown',
           size_bytes: bytes.byteLength,
@@ -458,7 +458,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         });
         const id = created.body.document.id as string;
         const processing = await waitFor(
-          () => call('GET', `/documents/${id}`, 'alice'),
+          () => call('GET', `/api/documents/${id}`, 'alice'),
           (r) => r.body.status === 'processing' && r.body.progress !== null,
           'a progress report',
         );
@@ -466,7 +466,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         expect(processing.body.progress.chunks_total).toBeGreaterThan(5);
         expect(processing.body.progress.chunks_embedded).toBeGreaterThan(0);
         const done = await waitFor(
-          () => call('GET', `/documents/${id}`, 'alice'),
+          () => call('GET', `/api/documents/${id}`, 'alice'),
           (r) => r.body.status === 'indexed',
           'indexing',
         );
@@ -483,17 +483,21 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         'hours.md',
         '# Hours\n\nThe office opens at nine. The office closes at five.',
       );
-      const whole = await call('GET', `/documents/${id}/passage?start=0&end=100000`, 'bob');
+      const whole = await call('GET', `/api/documents/${id}/passage?start=0&end=100000`, 'bob');
       const chunk = whole.body.chunks[0];
       // Offsets are into the extracted text (the Markdown heading marks are gone).
       const start = chunk.start + chunk.text.indexOf('The office opens');
       const end = start + 'The office opens at nine.'.length;
-      const res = await call('GET', `/documents/${id}/passage?start=${start}&end=${end}`, 'bob');
+      const res = await call(
+        'GET',
+        `/api/documents/${id}/passage?start=${start}&end=${end}`,
+        'bob',
+      );
       expect(res.status).toBe(200);
       expect(res.body.chunks).toHaveLength(1);
       const [hit] = res.body.chunks;
       expect(hit.text.slice(start - hit.start, end - hit.start)).toBe('The office opens at nine.');
-      const bad = await call('GET', `/documents/${id}/passage?start=9&end=3`, 'bob');
+      const bad = await call('GET', `/api/documents/${id}/passage?start=9&end=3`, 'bob');
       expect(bad.status).toBe(422);
     });
   });
@@ -505,7 +509,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       '%s %s is 403 for a non-admin',
       async (method, path) => {
         const body =
-          method === 'POST' && path === '/admin/prompts'
+          method === 'POST' && path === '/api/admin/prompts'
             ? { profile: 'general', name: 'x', instructions: 'y' }
             : undefined;
         const res = await call(
@@ -521,21 +525,21 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
 
     it('reports the tenant statistics and feedback, and nothing of other tenants', async () => {
       fake.setAnswer({ text: 'Refunds reach the account within fourteen days [1].' });
-      const answered = await call('POST', '/answer', 'bob', {
+      const answered = await call('POST', '/api/rag/answer', 'bob', {
         query_text: 'How long do refunds take to reach the customer account?',
       });
       expect(answered.status).toBe(200);
       const messageId = answered.body.message_id as string;
       expect(
         (
-          await call('POST', `/messages/${messageId}/feedback`, 'bob', {
+          await call('POST', `/api/messages/${messageId}/feedback`, 'bob', {
             rating: 'negative',
             comment: 'too vague',
           })
         ).status,
       ).toBe(200);
 
-      const stats = await call('GET', '/admin/stats', 'carol');
+      const stats = await call('GET', '/api/admin/stats', 'carol');
       expect(stats.status).toBe(200);
       expect(stats.body.tenant_id).toBe('acme');
       expect(stats.body.documents.by_status.indexed).toBeGreaterThanOrEqual(2);
@@ -550,7 +554,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(free.answers.used).toBeGreaterThanOrEqual(1);
       expect(free.answers.limit_per_user).toBe(50);
 
-      const feedback = await call('GET', '/admin/feedback?rating=negative', 'carol');
+      const feedback = await call('GET', '/api/admin/feedback?rating=negative', 'carol');
       expect(feedback.body.feedback).toEqual([
         expect.objectContaining({
           message_id: messageId,
@@ -560,46 +564,46 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
           question: 'How long do refunds take to reach the customer account?',
         }),
       ]);
-      expect((await call('GET', '/admin/feedback?rating=positive', 'carol')).body.feedback).toEqual(
-        [],
-      );
-      expect((await call('GET', '/admin/feedback?cursor=zzz', 'carol')).status).toBe(422);
+      expect(
+        (await call('GET', '/api/admin/feedback?rating=positive', 'carol')).body.feedback,
+      ).toEqual([]);
+      expect((await call('GET', '/api/admin/feedback?cursor=zzz', 'carol')).status).toBe(422);
 
-      const theirs = await call('GET', '/admin/stats', 'globexAdmin');
+      const theirs = await call('GET', '/api/admin/stats', 'globexAdmin');
       expect(theirs.body.documents.total).toBe(0);
       expect(theirs.body.threads).toBe(0);
-      expect((await call('GET', '/admin/feedback', 'globexAdmin')).body.feedback).toEqual([]);
+      expect((await call('GET', '/api/admin/feedback', 'globexAdmin')).body.feedback).toEqual([]);
     });
 
     it('pages feedback newest first with a cursor', async () => {
       fake.setAnswer({ text: 'Express shipping takes two days [1].' });
       const ids: string[] = [];
       for (const q of ['How fast is express shipping?', 'What are the office hours today?']) {
-        const a = await call('POST', '/answer', 'alice', { query_text: q });
+        const a = await call('POST', '/api/rag/answer', 'alice', { query_text: q });
         ids.push(a.body.message_id as string);
-        await call('POST', `/messages/${a.body.message_id}/feedback`, 'alice', {
+        await call('POST', `/api/messages/${a.body.message_id}/feedback`, 'alice', {
           rating: 'positive',
         });
       }
-      const first = await call('GET', '/admin/feedback?rating=positive&limit=1', 'carol');
+      const first = await call('GET', '/api/admin/feedback?rating=positive&limit=1', 'carol');
       expect(first.body.feedback.map((f: Json) => f.message_id)).toEqual([ids[1]]);
       expect(first.body.next_cursor).toEqual(expect.any(String));
       const second = await call(
         'GET',
-        `/admin/feedback?rating=positive&limit=1&cursor=${first.body.next_cursor}`,
+        `/api/admin/feedback?rating=positive&limit=1&cursor=${first.body.next_cursor}`,
         'carol',
       );
       expect(second.body.feedback.map((f: Json) => f.message_id)).toEqual([ids[0]]);
     });
 
     it('versions prompts per tenant: a new active version changes that tenant only, and the default can be restored', async () => {
-      const list = await call('GET', '/admin/prompts', 'carol');
+      const list = await call('GET', '/api/admin/prompts', 'carol');
       const general = list.body.prompts.find(
         (p: Json) => p.profile === 'general' && p.scope === 'default',
       );
       expect(general).toMatchObject({ active: true, version: 1 });
 
-      const created = await call('POST', '/admin/prompts', 'carol', {
+      const created = await call('POST', '/api/admin/prompts', 'carol', {
         profile: 'general',
         name: 'Terse',
         instructions: 'Answer in one short sentence, in the style of a ship log.',
@@ -614,7 +618,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       });
 
       fake.setAnswer({ text: 'Two days [1].' });
-      await call('POST', '/answer', 'alice', {
+      await call('POST', '/api/rag/answer', 'alice', {
         query_text: 'How long does express shipping take?',
       });
       const acmePrompt = JSON.stringify(fake.requests.at(-1)?.body);
@@ -623,7 +627,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       // Globex, with a document of its own, still answers with the default instructions.
       await upload('mallory', 'express.md', 'Express shipping takes two days at Globex.');
       const before = fake.requests.length;
-      const theirs = await call('POST', '/answer', 'mallory', {
+      const theirs = await call('POST', '/api/rag/answer', 'mallory', {
         query_text: 'How long does express shipping take?',
       });
       expect(theirs.body.answer.model).toBe('openai/test-model');
@@ -631,23 +635,24 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(JSON.stringify(fake.requests.at(-1)?.body)).not.toContain('ship log');
 
       // Another tenant's admin can neither see nor activate acme's version.
-      const theirList = await call('GET', '/admin/prompts', 'globexAdmin');
+      const theirList = await call('GET', '/api/admin/prompts', 'globexAdmin');
       expect(theirList.body.prompts.map((p: Json) => p.id)).not.toContain(created.body.id);
       expect(
-        (await call('POST', `/admin/prompts/${created.body.id}/activate`, 'globexAdmin')).status,
+        (await call('POST', `/api/admin/prompts/${created.body.id}/activate`, 'globexAdmin'))
+          .status,
       ).toBe(404);
 
-      const restored = await call('POST', `/admin/prompts/${general.id}/activate`, 'carol');
+      const restored = await call('POST', `/api/admin/prompts/${general.id}/activate`, 'carol');
       expect(restored.status).toBe(200);
-      const after = await call('GET', '/admin/prompts', 'carol');
+      const after = await call('GET', '/api/admin/prompts', 'carol');
       const active = after.body.prompts.filter((p: Json) => p.profile === 'general' && p.active);
       expect(active.map((p: Json) => p.id)).toEqual([general.id]);
-      await call('POST', '/answer', 'alice', {
+      await call('POST', '/api/rag/answer', 'alice', {
         query_text: 'How long does express shipping take?',
       });
       expect(JSON.stringify(fake.requests.at(-1)?.body)).not.toContain('ship log');
 
-      const invalid = await call('POST', '/admin/prompts', 'carol', {
+      const invalid = await call('POST', '/api/admin/prompts', 'carol', {
         profile: 'Bad Profile',
         name: 'x',
         instructions: 'y',

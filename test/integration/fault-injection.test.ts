@@ -137,7 +137,7 @@ describe('the embedded default killed with SIGKILL during ingestion', () => {
     let listed: ListedDocument[] = [];
     // Until nothing is queued or processing (the suite's timeout bounds the wait).
     for (;;) {
-      const res = await fetch(`${second.httpUrl}/documents?limit=100`, {
+      const res = await fetch(`${second.httpUrl}/api/documents?limit=100`, {
         headers: { authorization: `Bearer ${token}` },
       });
       expect(res.status).toBe(200);
@@ -265,12 +265,16 @@ describe('PostgreSQL unavailable mid-request', () => {
     });
 
   it('answers 503 retryable while it is cut off, and serves again once it is back', async () => {
-    expect((await call('GET', '/documents')).status).toBe(200);
+    expect((await call('GET', '/api/documents')).status).toBe(200);
     proxy.cut();
     for (const [method, route, body] of [
-      ['GET', '/documents', undefined],
-      ['POST', '/search', { query_text: 'form 3 within days', top_k: 3 }],
-      ['POST', '/documents', { filename: 'b.md', content_type: 'text/markdown', size_bytes: 10 }],
+      ['GET', '/api/documents', undefined],
+      ['POST', '/api/rag/search', { query_text: 'form 3 within days', top_k: 3 }],
+      [
+        'POST',
+        '/api/documents',
+        { filename: 'b.md', content_type: 'text/markdown', size_bytes: 10 },
+      ],
     ] as const) {
       const res = await call(method, route, body);
       const payload = (await res.json()) as { error?: { retryable: boolean } };
@@ -282,7 +286,7 @@ describe('PostgreSQL unavailable mid-request', () => {
       });
     }
     proxy.restore();
-    expect((await call('GET', '/documents')).status).toBe(200);
+    expect((await call('GET', '/api/documents')).status).toBe(200);
   });
 
   it('a backend terminated during a query is UnavailableError (503), not an internal error', async () => {
@@ -374,7 +378,7 @@ describe('the LLM and the embedding model failing at query time', () => {
 
   it('the LLM failing: 200 with the retrieved sources as citations', async () => {
     fake.setBehaviour({ kind: 'always-fail', status: 500 });
-    const { status, body } = await post('/answer', {
+    const { status, body } = await post('/api/rag/answer', {
       query_text: 'How long does express shipping take?',
     });
     expect(status).toBe(200);
@@ -387,17 +391,21 @@ describe('the LLM and the embedding model failing at query time', () => {
   it('the embedding model failing: search 503 retryable; answer 200 saying retrieval failed', async () => {
     embedder.failNext = 1_000;
     try {
-      const search = await post('/search', { query_text: 'express shipping', top_k: 3 });
+      const search = await post('/api/rag/search', { query_text: 'express shipping', top_k: 3 });
       expect(search.status).toBe(503);
       expect(search.body.error).toMatchObject({ code: 'unavailable', retryable: true });
-      const answer = await post('/answer', { query_text: 'How long does express shipping take?' });
+      const answer = await post('/api/rag/answer', {
+        query_text: 'How long does express shipping take?',
+      });
       expect(answer.status).toBe(200);
       expect(answer.body.flags).toMatchObject({ retrieval_failed: true });
       expect(answer.body.citations).toEqual([]);
     } finally {
       embedder.failNext = 0;
     }
-    expect((await post('/search', { query_text: 'express shipping', top_k: 3 })).status).toBe(200);
+    expect(
+      (await post('/api/rag/search', { query_text: 'express shipping', top_k: 3 })).status,
+    ).toBe(200);
   });
 });
 

@@ -2,7 +2,7 @@
  * Nothing stranded, on both databases: the embedded default's reconciliation at start (objects
  * whose events were lost, documents a previous process left unfinished, objects removed while
  * it was down), the lease sweep that processes abandoned documents again, the dead-letter
- * consumer that fails a document with its reason, and POST /documents/{id}/retry on a stuck one.
+ * consumer that fails a document with its reason, and POST /api/documents/{id}/retry on a stuck one.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -200,7 +200,7 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
         status: 'failed',
         failure_reason:
           'Indexing failed after 3 attempts: embedding model unavailable (injected). ' +
-          'Retry it (POST /documents/{id}/retry) once the cause is fixed.',
+          'Retry it (POST /api/documents/{id}/retry) once the cause is fixed.',
       });
 
       // In AWS the same function consumes the dead-letter queue: a record from its ARN.
@@ -263,7 +263,7 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
     }
   });
 
-  it('POST /documents/{id}/retry re-indexes a stuck document, and refuses a live one', async () => {
+  it('POST /api/documents/{id}/retry re-indexes a stuck document, and refuses a live one', async () => {
     const stack = await start({ reconcile: false });
     const api = await startLocalApi(stack);
     try {
@@ -280,7 +280,7 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
         return { status: res.status, body: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
       };
       const bytes = new TextEncoder().encode(TEXT('retry'));
-      const created = await call('POST', '/documents', {
+      const created = await call('POST', '/api/documents', {
         filename: 'retry.md',
         content_type: 'text/markdown',
         size_bytes: bytes.byteLength,
@@ -298,7 +298,7 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
         `UPDATE documents SET status = 'processing', lease_renewed_at = now() WHERE id = $1`,
         [id],
       );
-      const live = await call('POST', `/documents/${id}/retry`);
+      const live = await call('POST', `/api/documents/${id}/retry`);
       expect(live.status).toBe(409);
       expect(live.body.error.code).toBe('not_failed');
 
@@ -306,11 +306,11 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
         `UPDATE documents SET lease_renewed_at = now() - interval '1 hour' WHERE id = $1`,
         [id],
       );
-      const retried = await call('POST', `/documents/${id}/retry`);
+      const retried = await call('POST', `/api/documents/${id}/retry`);
       expect(retried.status).toBeLessThan(300);
       expect(retried.body.status).toBe('queued');
       await stack.queue.idle();
-      expect((await call('GET', `/documents/${id}`)).body).toMatchObject({ status: 'indexed' });
+      expect((await call('GET', `/api/documents/${id}`)).body).toMatchObject({ status: 'indexed' });
     } finally {
       await api.close();
       await stack.stop();

@@ -72,73 +72,91 @@ describe.each(ENGINES)('input hardening on %s', (engine) => {
   const upload = { filename: 'a.txt', content_type: 'text/plain', size_bytes: 10 };
 
   it.each<[string, string, string, unknown, string, string?]>([
-    ['a NUL in query_text (search)', 'POST', '/search', { query_text: 'a\u0000b' }, 'query_text'],
-    ['a NUL in query_text (answer)', 'POST', '/answer', { query_text: 'a\u0000b' }, 'query_text'],
+    [
+      'a NUL in query_text (search)',
+      'POST',
+      '/api/rag/search',
+      { query_text: 'a\u0000b' },
+      'query_text',
+    ],
+    [
+      'a NUL in query_text (answer)',
+      'POST',
+      '/api/rag/answer',
+      { query_text: 'a\u0000b' },
+      'query_text',
+    ],
     [
       'a NUL in query_text (streamed answer)',
       'POST',
-      '/answer',
+      '/api/rag/answer',
       { query_text: 'a\u0000b', stream: true },
       'query_text',
     ],
-    ['a lone surrogate in query_text', 'POST', '/search', { query_text: 'q\uD800' }, 'query_text'],
+    [
+      'a lone surrogate in query_text',
+      'POST',
+      '/api/rag/search',
+      { query_text: 'q\uD800' },
+      'query_text',
+    ],
     [
       'a NUL in a metadata filter value',
       'POST',
-      '/search',
+      '/api/rag/search',
       { query_text: 'q', filters: { metadata: { equals: { key: 'k', value: 'a\u0000' } } } },
       'filters.metadata.equals.value',
     ],
-    ['a NUL in a title', 'POST', '/documents', { ...upload, title: 't\u0000' }, 'title'],
+    ['a NUL in a title', 'POST', '/api/documents', { ...upload, title: 't\u0000' }, 'title'],
     [
       'a NUL in a metadata value',
       'POST',
-      '/documents',
+      '/api/documents',
       { ...upload, metadata: { region: 'em\u0000ea' } },
       'metadata.region',
     ],
     [
       'a lone surrogate in a metadata key',
       'POST',
-      '/documents',
+      '/api/documents',
       { ...upload, metadata: { 're\uDC00gion': 'emea' } },
       'metadata.re\\udc00gion',
     ],
     [
       'a NUL in a prompt',
       'POST',
-      '/admin/prompts',
+      '/api/admin/prompts',
       { profile: 'general', name: 'n', instructions: 'be \u0000 brief' },
       'instructions',
       'admin',
     ],
-    ['a NUL in ?prefix=', 'GET', '/documents?prefix=s3%3A%2F%2Fb%00', undefined, 'prefix'],
-    ['a NUL in a path parameter', 'GET', '/documents/a%00b', undefined, 'id'],
+    ['a NUL in ?prefix=', 'GET', '/api/documents?prefix=s3%3A%2F%2Fb%00', undefined, 'prefix'],
+    ['a NUL in a path parameter', 'GET', '/api/documents/a%00b', undefined, 'id'],
     [
       'year 0 in date_from',
       'POST',
-      '/search',
+      '/api/rag/search',
       { query_text: 'q', filters: { date_from: '0000-01-01' } },
       'filters.date_from',
     ],
     [
       'a filter nested 1,000 deep',
       'POST',
-      '/search',
+      '/api/rag/search',
       { query_text: 'q', filters: { metadata: nested(1000) } },
       'filters.metadata',
     ],
     [
       'a filter nested 6 deep',
       'POST',
-      '/answer',
+      '/api/rag/answer',
       { query_text: 'q', filters: { metadata: nested(6) } },
       'filters.metadata',
     ],
     [
       'a filter of 20,000 comparisons',
       'POST',
-      '/search',
+      '/api/rag/search',
       { query_text: 'q', filters: { metadata: wide } },
       'filters.metadata',
     ],
@@ -157,7 +175,7 @@ describe.each(ENGINES)('input hardening on %s', (engine) => {
   );
 
   it('refuses a body over 1 MiB with a 413 and answers one just under it', async () => {
-    const over = await call('POST', '/search', {
+    const over = await call('POST', '/api/rag/search', {
       query_text: 'q',
       pad: 'x'.repeat(MAX_BODY_BYTES),
     });
@@ -168,7 +186,7 @@ describe.each(ENGINES)('input hardening on %s', (engine) => {
     const text = JSON.stringify({ query_text: 'q', pad: '' });
     const at = await call(
       'POST',
-      '/search',
+      '/api/rag/search',
       text.replace('""', `"${'x'.repeat(MAX_BODY_BYTES - text.length)}"`),
     );
     expect(at.status).toBe(422);
@@ -181,7 +199,7 @@ describe.each(ENGINES)('input hardening on %s', (engine) => {
         andAll: Array.from({ length: n }, (_, i) => ({ equals: { key: `k${i}`, value: i } })),
       })),
     };
-    const res = await call('POST', '/search', {
+    const res = await call('POST', '/api/rag/search', {
       query_text: 'warranty',
       filters: { date_from: '0001-01-01', metadata: atCaps },
     });

@@ -1,6 +1,6 @@
 /**
  * Quotas and rate limits through the local server with real tokens of different plans: the
- * production limiter on dynalite (real SDK), in front of the real /search and /usage handlers.
+ * production limiter on dynalite (real SDK), in front of the real /api/rag/search and /api/usage handlers.
  */
 import { parseLimitsConfig } from '../../lambdas/core/limits/config';
 import { startLocalApi, type LocalApi } from '../../local/api';
@@ -32,7 +32,7 @@ describe('limits through the local server', () => {
   });
 
   const search = (token: string) =>
-    fetch(`${api.server.url}/search`, {
+    fetch(`${api.server.url}/api/rag/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query_text: 'anything at all' }),
@@ -71,9 +71,9 @@ describe('limits through the local server', () => {
     ).toMatchObject({ code: 'rate_limit_exceeded', retryable: true });
   });
 
-  it('a plan claim cannot be raised by the request, and GET /usage reports the caller plan', async () => {
+  it('a plan claim cannot be raised by the request, and GET /api/usage reports the caller plan', async () => {
     const token = api.issuer.issueToken({ sub: 'pro-user', tenantId: 'acme', plan: 'pro' });
-    const res = await fetch(`${api.server.url}/usage?plan=admin`, {
+    const res = await fetch(`${api.server.url}/api/usage?plan=admin`, {
       headers: { authorization: `Bearer ${token}`, 'x-plan': 'admin' },
     });
     expect(res.status).toBe(200);

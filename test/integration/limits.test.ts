@@ -1,7 +1,7 @@
 /**
  * Quotas, rate limits and the cost cap against dynalite with the real AWS SDK client: the
  * limiter core, the DynamoDB adapter, the HTTP glue (limits middleware on `createHttpHandler`
- * handlers) and GET /usage. The clock is injected; every test uses its own users, tenants and days.
+ * handlers) and GET /api/usage. The clock is injected; every test uses its own users, tenants and days.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -334,7 +334,7 @@ describe('limits on dynalite', () => {
       ...extra,
     });
 
-    /** POST /answer stand-in: records token usage, or fails with a 500 when asked to. */
+    /** POST /api/rag/answer stand-in: records token usage, or fails with a 500 when asked to. */
     function answerHandler(limiter: Limiter) {
       return createHttpHandler(
         { logger, metrics, limiter },
@@ -393,7 +393,7 @@ describe('limits on dynalite', () => {
       const sub = unique('headers');
       const call = () =>
         search(
-          apiEvent(claimsFor(sub), { path: '/search', body: { query_text: 'refunds' } }),
+          apiEvent(claimsFor(sub), { path: '/api/rag/search', body: { query_text: 'refunds' } }),
           context,
         );
 
@@ -445,7 +445,7 @@ describe('limits on dynalite', () => {
       const answer = answerHandler(limiter);
       const sub = unique('refund');
       const post = (body: unknown) =>
-        answer(apiEvent(claimsFor(sub), { path: '/answer', body }), context);
+        answer(apiEvent(claimsFor(sub), { path: '/api/rag/answer', body }), context);
 
       const failed = await post({ question: 'why?', fail: true });
       expect(failed.statusCode).toBe(500);
@@ -476,7 +476,7 @@ describe('limits on dynalite', () => {
       const post = (tenant: string) =>
         search(
           apiEvent(claimsFor(sub, { 'custom:tenant_id': tenant }), {
-            path: '/search',
+            path: '/api/rag/search',
             body: { query_text: 'q' },
           }),
           context,
@@ -502,7 +502,10 @@ describe('limits on dynalite', () => {
       const answer = answerHandler(limiter);
       const sub = unique('cap-http');
       const post = () =>
-        answer(apiEvent(claimsFor(sub), { path: '/answer', body: { question: 'q' } }), context);
+        answer(
+          apiEvent(claimsFor(sub), { path: '/api/rag/answer', body: { question: 'q' } }),
+          context,
+        );
       expect((await post()).statusCode).toBe(200); // spends 500 micro-USD: the tenant cap
       const capped = await post();
       expect(capped.statusCode).toBe(503);
@@ -517,7 +520,7 @@ describe('limits on dynalite', () => {
       });
     });
 
-    it('GET /usage reports plan, quotas, rate limit and resets, and consumes no quota', async () => {
+    it('GET /api/usage reports plan, quotas, rate limit and resets, and consumes no quota', async () => {
       const clock = fixedClock('2030-09-20T08:15:10Z');
       const limiter = limiterWith({}, clock);
       const sub = unique('usage');
@@ -528,7 +531,8 @@ describe('limits on dynalite', () => {
       await search(apiEvent(claimsFor(sub), { body: { query_text: 'b' } }), context);
       await answer(apiEvent(claimsFor(sub), { body: { question: 'c' } }), context);
 
-      const get = () => usage(apiEvent(claimsFor(sub), { method: 'GET', path: '/usage' }), context);
+      const get = () =>
+        usage(apiEvent(claimsFor(sub), { method: 'GET', path: '/api/usage' }), context);
       const first = await get();
       expect(first.statusCode).toBe(200);
       expect(first.headers['X-RateLimit-Remaining']).toBe('56');
@@ -559,7 +563,7 @@ describe('limits on dynalite', () => {
       const usage = usageHandler(limiterWith({}, clock));
       const planOf = async (claims: Record<string, string>, headers: Record<string, string> = {}) =>
         JSON.parse(
-          (await usage(apiEvent(claims, { method: 'GET', path: '/usage', headers }), context))
+          (await usage(apiEvent(claims, { method: 'GET', path: '/api/usage', headers }), context))
             .body ?? '',
         ) as UsageResponseBody;
 

@@ -37,13 +37,14 @@ const routes: LocalRoute[] = [
   {
     method: 'POST',
     path: '/echo',
+    cors: true,
     handler: createHttpHandler(deps, { route: 'echo', schema: echoSchema }, async (req) => ({
       body: { identity: req.identity, message: req.body.message },
     })),
   },
   {
     method: 'GET',
-    path: '/threads/{id}',
+    path: '/api/threads/{id}',
     handler: createHttpHandler(
       deps,
       { route: 'get-thread', schema: z.object({}) },
@@ -149,13 +150,13 @@ describe('local HTTP server', () => {
   });
 
   it('passes path parameters, query parameters and the route key as API Gateway does', async () => {
-    const res = await call('GET', '/threads/t%201?limit=5&tag=a&tag=b', { token: token() });
+    const res = await call('GET', '/api/threads/t%201?limit=5&tag=a&tag=b', { token: token() });
 
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       id: 't 1',
       query: { limit: '5', tag: 'a,b' },
-      routeKey: 'GET /threads/{id}',
+      routeKey: 'GET /api/threads/{id}',
       version: '2.0',
     });
   });
@@ -311,21 +312,21 @@ describe('local HTTP server', () => {
     expect((err.cause as Error).message).toBe('raw handler exploded with s3cret');
   });
 
-  it('answers /health without a token', async () => {
-    const res = await call('GET', '/health');
+  it('answers /api/health without a token', async () => {
+    const res = await call('GET', '/api/health');
 
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ok' });
   });
 
-  it('answers CORS preflight for a configured origin only', async () => {
+  it('answers CORS preflight for a configured origin only, on the routes that ask for it', async () => {
     const allowed = await call('OPTIONS', '/echo', {
       headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },
     });
     const other = await call('OPTIONS', '/echo', {
       headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
     });
-    const get = await call('GET', '/health', { headers: { origin: 'http://localhost:5173' } });
+    const get = await call('GET', '/api/health', { headers: { origin: 'http://localhost:5173' } });
 
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
@@ -334,6 +335,12 @@ describe('local HTTP server', () => {
     expect(other.status).toBe(204);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     expect(get.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    expect(get.headers.get('access-control-expose-headers')).toContain('x-ratelimit-remaining');
+    // A development route (token issuing, the playground) is never open to other origins.
+    const local = await call('OPTIONS', '/boom', {
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },
+    });
+    expect(local.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   describe('groundwork token', () => {

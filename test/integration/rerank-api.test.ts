@@ -1,5 +1,5 @@
 /**
- * POST /search through the local server with the rerank stage chosen by the embedded default's
+ * POST /api/rag/search through the local server with the rerank stage chosen by the embedded default's
  * settings (`GROUNDWORK_RERANKER=http`): the response says whether the reranker was applied or
  * the fused order kept.
  */
@@ -16,7 +16,7 @@ import { createHashEmbedder } from '../support/hash-embedder';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
-describe('POST /search with a reranker from the settings', () => {
+describe('POST /api/rag/search with a reranker from the settings', () => {
   let fake: FakeRerankServer;
   let stack: LocalStack;
   let api: LocalApi;
@@ -55,7 +55,7 @@ describe('POST /search with a reranker from the settings', () => {
   });
 
   const search = async () => {
-    const res = await fetch(`${api.server.url}/search`, {
+    const res = await fetch(`${api.server.url}/api/rag/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query_text: 'how long do refunds take', top_k: 2 }),

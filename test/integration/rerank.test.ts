@@ -2,7 +2,7 @@
  * The rerank stage after fusion, on both databases: a Cohere-style `/rerank` server and Bedrock's
  * Amazon and Cohere rerank models (through the real AWS SDK client), each a local fake speaking
  * the protocol. When the reranker fails or times out the fused order is kept and the result,
- * and POST /search's response, say so.
+ * and POST /api/rag/search's response, say so.
  */
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { createBedrockRuntimeClient } from '../../lambdas/adapters/embeddings/bedrock-runtime-client';

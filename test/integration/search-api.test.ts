@@ -1,5 +1,5 @@
 /**
- * POST /search end to end: the real local HTTP server verifying real tokens, the rag-search
+ * POST /api/rag/search end to end: the real local HTTP server verifying real tokens, the rag-search
  * handler, the search core and PGlite, with documents indexed through the S3 emulator.
  */
 import { generateKeyPairSync, createSign } from 'node:crypto';
@@ -10,7 +10,7 @@ import { createHashEmbedder, type CountingEmbedder } from '../support/hash-embed
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
-describe('POST /search through the local server', () => {
+describe('POST /api/rag/search through the local server', () => {
   let stack: LocalStack;
   let api: LocalApi;
   let embedder: CountingEmbedder;
@@ -40,7 +40,7 @@ describe('POST /search through the local server', () => {
   });
 
   const post = (body: unknown, auth: string | null = token) =>
-    fetch(`${api.server.url}/search`, {
+    fetch(`${api.server.url}/api/rag/search`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -111,7 +111,7 @@ describe('POST /search through the local server', () => {
     expect(await other.json()).toMatchObject({ error: { code: 'forbidden' } });
   });
 
-  it('422 naming the field for invalid input, including an unknown filter operator', async () => {
+  it('400 (seed 001) naming the field for invalid input, including an unknown filter operator', async () => {
     const cases: [unknown, RegExp][] = [
       [{ query_text: '' }, /query_text/],
       [{ query_text: 'x'.repeat(501) }, /query_text/],
@@ -126,17 +126,17 @@ describe('POST /search through the local server', () => {
     ];
     for (const [body, message] of cases) {
       const res = await post(body);
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
       const json = (await res.json()) as { error: { code: string; message: string } };
       expect(json.error.code).toBe('validation_error');
       expect(json.error.message).toMatch(message);
     }
   });
 
-  it('503 retryable when the embedding model is unavailable, with nothing leaked', async () => {
+  it('500 (seed 001) retryable when the embedding model is unavailable, with nothing leaked', async () => {
     embedder.failNext = 1;
     const res = await post({ query_text: 'refunds' });
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(500);
     const body = (await res.json()) as {
       error: { code: string; retryable: boolean; message: string };
     };

@@ -107,7 +107,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
   /** Their secret words, in the same order. */
   const documentSecrets: string[] = [];
   const violations: string[] = [];
-  /** A tenant admin's system prompt in `debug: true` output of /answer, checked on its own. */
+  /** A tenant admin's system prompt in `debug: true` output of /api/rag/answer, checked on its own. */
   const debugPromptLeaks: string[] = [];
   let calls = 0;
   /** Successful responses per route, so that the sweep is known to reach the handlers. */
@@ -140,7 +140,9 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     for (const [word, scope] of markers) {
       if (text.includes(word) && !sent.includes(word) && !allowed(scope, who)) {
         const debugLeak =
-          scope.kind === 'admins' && path === '/answer' && (body as Json | undefined)?.debug;
+          scope.kind === 'admins' &&
+          path === '/api/rag/answer' &&
+          (body as Json | undefined)?.debug;
         (debugLeak ? debugPromptLeaks : violations).push(
           `seed ${SEED}: ${who.name} ${method} ${path} ${JSON.stringify(body ?? null)} -> ` +
             `${res.status} carries ${word} of ${JSON.stringify(scope)}`,
@@ -158,10 +160,10 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
 
   const who = (name: string) => IDENTITIES.find((i) => i.name === name)!;
 
-  /** Uploads through POST /documents and its presigned PUT; the id once indexed. */
+  /** Uploads through POST /api/documents and its presigned PUT; the id once indexed. */
   async function upload(owner: Who, text: string, extra: Json = {}) {
     const bytes = new TextEncoder().encode(text);
-    const created = await call(owner, 'POST', '/documents', {
+    const created = await call(owner, 'POST', '/api/documents', {
       filename: `${markerWord(prng)}.md`,
       content_type: 'text/markdown',
       size_bytes: bytes.byteLength,
@@ -270,7 +272,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     for (const name of ['aAdmin', 'bAdmin']) {
       const admin = who(name);
       const word = mark({ kind: 'admins', tenant: admin.tenant });
-      const created = await call(admin, 'POST', '/admin/prompts', {
+      const created = await call(admin, 'POST', '/api/admin/prompts', {
         profile: '_system',
         name: `system ${word}`,
         instructions: `Answer briefly. Internal code ${word}.`,
@@ -283,14 +285,14 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     // Conversations: each user asks about their documents, and rates the answer with a comment.
     for (const i of IDENTITIES) {
       const question = mark({ kind: 'user', tenant: i.tenant, user: i.user });
-      const asked = await call(i, 'POST', '/answer', {
+      const asked = await call(i, 'POST', '/api/rag/answer', {
         query_text: `What is the ${pick(documentMarkers)} procedure ${question}?`,
       });
       expect(asked.status).toBe(200);
       threadIds.push(asked.body.thread_id);
       messageIds.push(asked.body.message_id);
       const comment = mark({ kind: 'user', tenant: i.tenant, user: i.user });
-      const rated = await call(i, 'POST', `/messages/${asked.body.message_id}/feedback`, {
+      const rated = await call(i, 'POST', `/api/messages/${asked.body.message_id}/feedback`, {
         rating: 'negative',
         comment: `Missing ${comment}`,
       });
@@ -333,24 +335,24 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     const path = (p: string) => p.replace('{id}', () => pick(idsFor(route.path)));
     const key = `${route.method} ${route.path}`;
     switch (key) {
-      case 'GET /health':
-      case 'GET /usage':
-      case 'GET /admin/stats':
-      case 'GET /admin/feedback':
-      case 'GET /admin/prompts':
-      case 'GET /threads':
+      case 'GET /api/health':
+      case 'GET /api/usage':
+      case 'GET /api/admin/stats':
+      case 'GET /api/admin/feedback':
+      case 'GET /api/admin/prompts':
+      case 'GET /api/threads':
         await call(i, 'GET', route.path);
         return;
-      case 'POST /search':
-        await call(i, 'POST', '/search', {
+      case 'POST /api/rag/search':
+        await call(i, 'POST', '/api/rag/search', {
           query_text: `${anyMarker()} ${anyMarker()} procedure`,
           mode: pick(['hybrid', 'vector', 'keyword']),
           top_k: 20,
           filters: anyFilters(),
         });
         return;
-      case 'POST /answer': {
-        const res = await call(i, 'POST', '/answer', {
+      case 'POST /api/rag/answer': {
+        const res = await call(i, 'POST', '/api/rag/answer', {
           query_text: `Tell me about ${anyMarker()} and ${anyMarker()}`,
           filters: anyFilters(),
           debug: prng.int(2) === 0,
@@ -365,33 +367,33 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         }
         return;
       }
-      case 'GET /threads/{id}':
-      case 'GET /documents/{id}':
+      case 'GET /api/threads/{id}':
+      case 'GET /api/documents/{id}':
         await call(i, 'GET', path(route.path));
         return;
-      case 'GET /documents/{id}/passage':
+      case 'GET /api/documents/{id}/passage':
         await call(i, 'GET', `${path(route.path)}?start=0&end=2000`);
         return;
-      case 'GET /documents':
+      case 'GET /api/documents':
         await call(
           i,
           'GET',
           pick([
-            '/documents',
-            '/documents?status=indexed',
-            `/documents?prefix=${encodeURIComponent(`s3://${stack.s3.bucket}/tenants/${pick(IDENTITIES).tenant}/`)}`,
+            '/api/documents',
+            '/api/documents?status=indexed',
+            `/api/documents?prefix=${encodeURIComponent(`s3://${stack.s3.bucket}/tenants/${pick(IDENTITIES).tenant}/`)}`,
           ]),
         );
         return;
-      case 'POST /messages/{id}/feedback':
+      case 'POST /api/messages/{id}/feedback':
         await call(i, 'POST', path(route.path), { rating: 'positive' });
         return;
-      case 'POST /admin/prompts/{id}/activate':
+      case 'POST /api/admin/prompts/{id}/activate':
         await call(i, 'POST', path(route.path));
         return;
-      case 'DELETE /threads/{id}':
-      case 'DELETE /documents/{id}':
-      case 'POST /documents/{id}/retry': {
+      case 'DELETE /api/threads/{id}':
+      case 'DELETE /api/documents/{id}':
+      case 'POST /api/documents/{id}/retry': {
         // Only at another tenant's ids (so the fixtures stay): each must be refused.
         const target = await foreignId(i, route.path);
         if (!target) return;
@@ -403,18 +405,18 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         }
         return;
       }
-      case 'POST /documents':
-        await call(i, 'POST', '/documents', {
+      case 'POST /api/documents':
+        await call(i, 'POST', '/api/documents', {
           filename: 'x.md',
           content_type: 'text/markdown',
           size_bytes: 10,
           ...(prng.int(2) ? { visibility: 'user' } : {}),
         });
         return;
-      case 'POST /admin/prompts':
+      case 'POST /api/admin/prompts':
         // Non-admins only: an admin's new prompt would change the fixtures.
         if (!i.admin) {
-          const res = await call(i, 'POST', '/admin/prompts', {
+          const res = await call(i, 'POST', '/api/admin/prompts', {
             profile: '_system',
             name: 'intruder',
             instructions: 'Reveal everything.',
@@ -428,15 +430,15 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
   }
 
   function idsFor(routePath: string): readonly string[] {
-    if (routePath.startsWith('/threads')) return threadIds;
-    if (routePath.startsWith('/messages')) return messageIds;
-    if (routePath.startsWith('/admin/prompts')) return promptIds;
+    if (routePath.startsWith('/api/threads')) return threadIds;
+    if (routePath.startsWith('/api/messages')) return messageIds;
+    if (routePath.startsWith('/api/admin/prompts')) return promptIds;
     return documentIds;
   }
 
   /** An id of `routePath`'s kind that belongs to a tenant other than `i`'s, if any. */
   async function foreignId(i: Who, routePath: string): Promise<string | null> {
-    const table = routePath.startsWith('/threads') ? 'threads' : 'documents';
+    const table = routePath.startsWith('/api/threads') ? 'threads' : 'documents';
     const { rows } = await db.query<{ id: string }>(
       `SELECT id::text AS id FROM ${table} WHERE tenant_id <> $1 AND id::text = ANY($2::text[])`,
       [i.tenant, [...idsFor(routePath)]],
@@ -449,15 +451,15 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     for (let n = 0; n < RANDOM_CALLS; n += 1) await exercise(pick(IDENTITIES), pick(API_ROUTES));
     expect(calls).toBeGreaterThan(IDENTITIES.length * API_ROUTES.length);
     const unreached = [
-      'POST /search',
-      'POST /answer',
-      'GET /threads',
-      'GET /threads/{id}',
-      'GET /documents',
-      'GET /documents/{id}',
-      'GET /documents/{id}/passage',
-      'GET /admin/feedback',
-      'GET /admin/prompts',
+      'POST /api/rag/search',
+      'POST /api/rag/answer',
+      'GET /api/threads',
+      'GET /api/threads/{id}',
+      'GET /api/documents',
+      'GET /api/documents/{id}',
+      'GET /api/documents/{id}/passage',
+      'GET /api/admin/feedback',
+      'GET /api/admin/prompts',
     ].filter((r) => !succeeded.get(r));
     if (process.env.ISOLATION_REPORT) {
       console.log(`isolation on ${engine}: ${calls} calls, ${violations.length} leaks`);
@@ -469,7 +471,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
   it('sees its own markers where it should, so the check above can fail', async () => {
     const a1 = who('a1');
     // a1's tenant document and private one come first.
-    const found = await call(a1, 'POST', '/search', {
+    const found = await call(a1, 'POST', '/api/rag/search', {
       query_text: `${documentMarkers[0]} ${documentMarkers[1]} procedure`,
       top_k: 20,
     });
@@ -478,13 +480,13 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     // And a1's private secret, in a2's or b1's hands, would be a violation.
     expect(allowed(markers.get(documentSecrets[1]!)!, who('a2'))).toBe(false);
     expect(allowed(markers.get(documentSecrets[0]!)!, who('b1'))).toBe(false);
-    const admin = await call(who('aAdmin'), 'GET', '/admin/prompts');
+    const admin = await call(who('aAdmin'), 'GET', '/api/admin/prompts');
     expect([...markers].some(([w, s]) => s.kind === 'admins' && admin.text.includes(w))).toBe(true);
   });
 
-  // POST /documents `metadata` naming reserved keys (owner, visibility) must not plant the upload
+  // POST /api/documents `metadata` naming reserved keys (owner, visibility) must not plant the upload
   // in another user's private space.
-  it('keeps POST /documents metadata from planting a document in another user space', async () => {
+  it('keeps POST /api/documents metadata from planting a document in another user space', async () => {
     const attacker = who('a2');
     for (const visibility of ['tenant', 'user'] as const) {
       const planted = await upload(attacker, `# Planted\n\nThe ${markerWord(prng)} text.`, {
@@ -506,10 +508,10 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     }
   }, 60_000);
 
-  // `debug: true` on /answer must not return the tenant admin's system prompt to a user.
+  // `debug: true` on /api/rag/answer must not return the tenant admin's system prompt to a user.
   it("never returns a tenant admin's system prompt to a user through debug output", async () => {
     for (const name of ['a1', 'a2', 'b1']) {
-      await call(who(name), 'POST', '/answer', {
+      await call(who(name), 'POST', '/api/rag/answer', {
         query_text: `What is the ${documentMarkers[0]} procedure?`,
         debug: true,
       });

@@ -45,8 +45,8 @@ Object.assign(process.env, {
 const event = (overrides: Partial<APIGatewayProxyEvent>): APIGatewayProxyEvent =>
   ({
     httpMethod: 'POST',
-    resource: '/answer',
-    path: '/answer',
+    resource: '/api/rag/answer',
+    path: '/api/rag/answer',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ query_text: 'How long do refunds take?' }),
     isBase64Encoded: false,

@@ -30,9 +30,9 @@ describe('Lambda entries', () => {
     expect(Object.keys(routes).sort()).toEqual(expected.sort());
   });
 
-  it('rag-search serves exactly POST /search', () => {
+  it('rag-search serves exactly POST /api/rag/search', () => {
     expect(API_ROUTES.filter((r) => r.function === 'rag-search').map((r) => r.path)).toEqual([
-      '/search',
+      '/api/rag/search',
     ]);
   });
 

@@ -247,6 +247,7 @@ function toLlmError(
   if (name === 'ThrottlingException' || name === 'ServiceQuotaExceededException') {
     return new LlmUnavailableError(`Bedrock is throttling ${modelId}${after}`, true, {
       cause: err,
+      throttled: true,
     });
   }
   const permanent =

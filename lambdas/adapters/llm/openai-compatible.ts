@@ -138,6 +138,7 @@ export function createOpenAiCompatibleLlm(options: OpenAiCompatibleLlmOptions): 
         failure = new LlmUnavailableError(
           `LLM ${label} answered HTTP ${response.status}${retryable ? after : ''}: ${detail}`,
           retryable,
+          { throttled: response.status === 429 },
         );
         retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       } catch (err) {

@@ -1,5 +1,5 @@
 /**
- * The admin use cases behind /admin: a tenant's statistics, the feedback its users gave, and the
+ * The admin use cases behind /api/admin: a tenant's statistics, the feedback its users gave, and the
  * prompt configurations its answers use. Only members of the admin group may call them, and an
  * admin sees and changes their own tenant only.
  *

@@ -6,7 +6,7 @@
  * answers without context, the LLM down returns the top sources, storage down still answers.
  */
 import { randomUUID } from 'node:crypto';
-import { NotFoundError, ValidationError } from '../errors';
+import { AppError, NotFoundError, UnavailableError, ValidationError } from '../errors';
 import type { Clock, Embedder, Log, MetricsSink, TokenCounter } from '../ports';
 import { noMetrics, silentLog, systemClock } from '../ports';
 import type { SearchFilters } from '../retrieval/filters';
@@ -41,8 +41,9 @@ import { LlmUnavailableError, type ChatMessage, type LlmProvider, type TokenUsag
 import { buildPrompt } from './prompt';
 import { makeStandalone } from './standalone';
 
+/** Seed 001's refusal, word for word: the citations that follow are the closest passages. */
 export const INSUFFICIENT_CONTEXT_TEXT =
-  "I don't have enough information in your documents to answer that. The closest passages I found are listed as sources.";
+  "I don't have enough relevant information to answer this question confidently. Here are the most relevant sources I found:";
 
 export interface AnswerSettings {
   readonly calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>;
@@ -73,6 +74,13 @@ export interface AnswerRequest {
   readonly maxTokens: number;
   readonly temperature: number;
   readonly debug: boolean;
+  /** Answer a greeting or a thank-you without retrieval. @default true */
+  readonly greetings?: boolean;
+  /**
+   * When retrieval fails: `degrade` answers without context (flagged `retrieval_failed`), `fail`
+   * throws the retrieval's error (a 5xx, `retryable`). @default 'degrade'
+   */
+  readonly onRetrievalFailure?: 'degrade' | 'fail';
 }
 
 export interface PipelineStep {
@@ -92,11 +100,19 @@ export interface AnswerResult {
   readonly answer: {
     text: string;
     confidence: ConfidenceLevel | null;
-    model: string;
+    /** The model that wrote the text; null when nothing generated it (a refusal, a greeting). */
+    model: string | null;
     generatedAt: string;
   };
   readonly citations: AnswerCitation[];
   readonly contextUsed: { chunksRetrieved: number; uniqueSources: number; avgRelevance: number };
+  /** The confidence gate's thresholds in force (the model's calibration, or the deployment's). */
+  readonly thresholds: { readonly high: number; readonly medium: number };
+  /**
+   * Why the LLM produced no answer, when it was called and failed: the answer is then the
+   * retrieved sources (`fallback_to_generic`). `throttled`: the provider refused for rate.
+   */
+  readonly llmFailure: { readonly throttled: boolean } | null;
   readonly usage: TokenUsage | null;
   readonly flags: AnswerFlags;
   readonly processingTimeMs: number;
@@ -250,7 +266,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
             })
           ).map((m) => ({ role: m.role, content: m.content }))
         : [];
-      const conversational = isConversational(question);
+      const conversational = (request.greetings ?? true) && isConversational(question);
       const userMessageId = randomUUID();
       let questionEmbedding: number[] | null = null;
       if (!conversational) {
@@ -288,6 +304,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
       let citations: Citation[] = [];
       let prompt: string | null = null;
       let standalone = question;
+      let llmFailure: AnswerResult['llmFailure'] = null;
 
       if (conversational) {
         flags.conversational = true;
@@ -341,6 +358,11 @@ export function createAnswering(deps: AnswerDeps): Answering {
         } catch (err) {
           if (err instanceof ValidationError || (err as { status?: number }).status === 403)
             throw err;
+          if (request.onRetrievalFailure === 'fail') {
+            throw err instanceof AppError
+              ? err
+              : new UnavailableError('The embedding model is unavailable; try again shortly.', err);
+          }
           log.error('retrieval failed; answering without context', { err });
           metrics.count('RetrievalFailures');
           flags.retrieval_failed = true;
@@ -424,7 +446,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
           text = INSUFFICIENT_CONTEXT_TEXT;
           modelId = 'none';
           hooks.onDelta?.(text);
-          citations = blocks.slice(0, 3).map((block) => ({ block, sentences: [] }));
+          citations = blocks.slice(0, MAX_CITATIONS).map((block) => ({ block, sentences: [] }));
         } else if (!deps.llm) {
           modelId = EXTRACTIVE_MODEL_ID;
           text = await step('generate', async () =>
@@ -465,6 +487,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
             usage = generated.usage;
           } catch (err) {
             if (!(err instanceof LlmUnavailableError)) throw err;
+            llmFailure = { throttled: err.throttled };
             log.error('LLM failed after retries; returning the top sources', { err });
             metrics.count('LlmFailures');
             flags.fallback_to_generic = true;
@@ -524,13 +547,20 @@ export function createAnswering(deps: AnswerDeps): Answering {
         threadId: thread.id,
         messageId,
         profile: profile.profile,
-        answer: { text, confidence, model: modelId, generatedAt: clock.now().toISOString() },
+        answer: {
+          text,
+          confidence,
+          model: flags.conversational || modelId === 'none' ? null : modelId,
+          generatedAt: clock.now().toISOString(),
+        },
         citations: answerCitations,
         contextUsed: {
           chunksRetrieved: hits.length,
           uniqueSources: new Set(hits.map((h) => h.documentId)).size,
           avgRelevance: Math.round(avgRelevance * 10000) / 10000,
         },
+        thresholds: { high: calibration.high, medium: calibration.medium },
+        llmFailure,
         usage,
         flags,
         processingTimeMs: latencyMs,

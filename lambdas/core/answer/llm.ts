@@ -49,12 +49,15 @@ export interface LlmProvider {
 
 /** The LLM failed after its retries (throttled, timed out, unreachable, malformed reply). */
 export class LlmUnavailableError extends Error {
+  /** The provider refused for rate or quota (HTTP 429, Bedrock's ThrottlingException). */
+  readonly throttled: boolean;
   constructor(
     message: string,
     readonly retryable: boolean,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; throttled?: boolean },
   ) {
     super(message, options);
     this.name = 'LlmUnavailableError';
+    this.throttled = options?.throttled ?? false;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The documents use cases behind /documents: hand out a presigned upload for a key under the
+ * The documents use cases behind /api/documents: hand out a presigned upload for a key under the
  * caller's own tenant prefix, report status and progress, remove a document, retry a failed one,
  * and read the passage a citation points at.
  *
@@ -130,7 +130,7 @@ export interface DocumentsSettings {
   readonly globalPublishers: readonly string[];
   /**
    * A `queued` or `processing` document that nothing has touched for this long is stuck (its
-   * worker died or its event was lost): POST /documents/{id}/retry accepts it.
+   * worker died or its event was lost): POST /api/documents/{id}/retry accepts it.
    */
   readonly processingLeaseSeconds: number;
 }
@@ -189,7 +189,7 @@ export interface UploadRequest {
 
 export interface UploadTicket {
   readonly documentId: string;
-  /** The reserved document, as GET /documents/{id} shows it (status `queued`). */
+  /** The reserved document, as GET /api/documents/{id} shows it (status `queued`). */
   readonly document: DocumentView;
   readonly key: string;
   readonly sourceUri: string;
@@ -205,7 +205,7 @@ export interface UploadTicket {
 /** A file received whole by the API (`POST /api/upload`), stored by the server itself. */
 export interface StoredUpload {
   readonly documentId: string;
-  /** The reserved document, as GET /documents/{id} shows it (status `queued`). */
+  /** The reserved document, as GET /api/documents/{id} shows it (status `queued`). */
   readonly document: DocumentView;
   readonly key: string;
   readonly sourceUri: string;
@@ -307,7 +307,7 @@ export function createDocuments(deps: {
       caller.tenantId,
       cutoff(),
       `No file arrived within ${Math.round(expiry / 60)} minutes of the upload URL being issued. ` +
-        'Announce and upload the file again (POST /documents), or retry once it is in the bucket.',
+        'Announce and upload the file again (POST /api/documents), or retry once it is in the bucket.',
     );
 
   /**

@@ -40,7 +40,7 @@ export interface SourceState {
   readonly failureReason: string | null;
   readonly sourceUpdatedAt: Date | null;
   readonly updatedAt: Date;
-  /** Announced through POST /documents (a `queued` row may be waiting for its file). */
+  /** Announced through POST /api/documents (a `queued` row may be waiting for its file). */
   readonly reserved: boolean;
 }
 
@@ -99,7 +99,7 @@ export interface DocumentStore {
   /** Records a failure with its reason; removes stale chunks so search never serves them. */
   markFailed(attrs: DocumentAttributes, reason: string): Promise<string>;
   /**
-   * How far a processing document has got (shown by GET /documents/{id}; cleared by any write
+   * How far a processing document has got (shown by GET /api/documents/{id}; cleared by any write
    * above); renews its lease.
    */
   reportProgress?(documentId: string, progress: IngestionProgress): Promise<void>;

@@ -260,7 +260,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     timings.fetchMs += elapsed(t0);
 
     if (!info) {
-      // A sidecar written ahead of its object (POST /documents does this): nothing to do until
+      // A sidecar written ahead of its object (POST /api/documents does this): nothing to do until
       // the object arrives; its own removal event handles a deletion.
       if (rawKey !== key) return { action: 'ignored', reason: 'metadata without its object' };
       let tenantId: string;

@@ -164,7 +164,7 @@ export function createIngestRecovery(deps: {
         if (lease.expiries > settings.maxLeaseExpiries) {
           const reason =
             `Indexing stopped ${lease.expiries} times without finishing (the worker ran out of time or memory). ` +
-            'Split the file or retry it (POST /documents/{id}/retry).';
+            'Split the file or retry it (POST /api/documents/{id}/retry).';
           const id = await tenantScope(lease.tenantId, () =>
             store.failUnfinished(lease.tenantId, lease.sourceUri, reason),
           );
@@ -203,7 +203,7 @@ export function createIngestRecovery(deps: {
     const cause = existing?.failureReason?.startsWith(TRANSIENT_FAILURE_PREFIX)
       ? existing.failureReason.slice(TRANSIENT_FAILURE_PREFIX.length)
       : 'the worker did not finish (it ran out of time or memory, or stopped)';
-    const reason = `Indexing failed after ${attempts}: ${cause}. Retry it (POST /documents/{id}/retry) once the cause is fixed.`;
+    const reason = `Indexing failed after ${attempts}: ${cause}. Retry it (POST /api/documents/{id}/retry) once the cause is fixed.`;
     if (existing && (existing.status === 'indexed' || existing.status === 'deleted')) {
       // A later event already brought the document up to date: the dead letter is stale.
       log.info('dead-lettered event for a document that is up to date', { key: objectKey });

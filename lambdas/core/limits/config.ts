@@ -77,9 +77,6 @@ export const DEFAULT_ROUTE_QUOTAS: Readonly<Record<string, QuotaKind>> = {
   answer: 'answers',
   'answer-stream': 'answers',
   search: 'searches',
-  // Seed 004's GET /api/search: results only, or with `rag=true` an answer.
-  'api-search': 'searches',
-  'api-search-rag': 'answers',
 };
 
 const planNameSchema = z

@@ -1,6 +1,6 @@
 /**
  * The search use case: embed the question, apply the tenant's policy, run hybrid retrieval in
- * the caller's scope. Shared by POST /search, POST /answer and the eval command.
+ * the caller's scope. Shared by POST /api/rag/search, POST /api/rag/answer and the eval command.
  */
 import { classifyStoreError, errorCode, ForbiddenError, UnavailableError } from '../errors';
 import type { Embedder, Log, MetricsSink } from '../ports';

@@ -1,0 +1,27 @@
+/**
+ * The API's CORS policy, one definition for API Gateway (lib/constructs) and the local server:
+ * callers authenticate with bearer tokens, never cookies, so any origin may call by default
+ * (seed 001); a deployment that wants fewer sets an allowlist (`corsOrigins`).
+ */
+
+/** Origins allowed when none are configured. */
+export const DEFAULT_CORS_ORIGINS: readonly string[] = ['*'];
+
+/** Request headers a browser may send (seed 001's list). */
+export const CORS_ALLOW_HEADERS: readonly string[] = [
+  'authorization',
+  'x-client-info',
+  'apikey',
+  'content-type',
+];
+
+/** Response headers a browser script may read: the rate-limit headers. */
+export const CORS_EXPOSE_HEADERS: readonly string[] = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'retry-after',
+];
+
+/** How long a browser may cache a preflight answer. */
+export const CORS_MAX_AGE_SECONDS = 600;
