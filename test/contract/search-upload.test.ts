@@ -340,6 +340,28 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
     expect(res.body.error.message).toContain(String(MAX_UPLOAD_BODY_BYTES));
   });
 
+  it('accepts a body of exactly the limit (refused here for its type, not its size)', async () => {
+    const boundary = 'limit-boundary';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.exe"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const tail = `\r\n--${boundary}--\r\n`;
+    const body = Buffer.concat([
+      Buffer.from(head),
+      Buffer.alloc(MAX_UPLOAD_BODY_BYTES - head.length - tail.length, 0x61),
+      Buffer.from(tail),
+    ]);
+    const res = await fetch(`${api.server.url}/api/upload`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.alice}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+      body,
+    });
+    const json = (await res.json()) as Json;
+    expectError({ status: res.status, body: json }, 400, 'validation_error');
+    expect(json.error.message).toMatch(/content_type/);
+  });
+
   it('4xx for a wrong type, a wrong field, an empty file, or a body that is not a form', async () => {
     expectError(
       await upload(fileForm('tool.exe', 'MZ', 'application/octet-stream')),
