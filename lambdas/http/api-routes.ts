@@ -71,6 +71,11 @@ export interface ApiRoute {
   readonly name: string;
   /** The limiter's route class (limits config maps it to a quota kind). @default name */
   readonly quota?: string;
+  /**
+   * Other classes a request of this route may draw on instead, chosen by its handler from the
+   * request (GET /api/search with `rag=true`: `answer`).
+   */
+  readonly otherQuotas?: readonly string[];
   /** Error statuses that differ from the error model's defaults. */
   readonly statuses?: ErrorStatuses;
   readonly function: ApiFunction;
@@ -317,6 +322,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     name: 'api-search',
     // Results only; `rag=true` draws on the answer quota (lambdas/seeds/search.ts).
     quota: 'search',
+    otherQuotas: ['answer'],
     statuses: SEED_004_STATUSES,
     function: 'rag-answer',
     auth: true,

@@ -22,7 +22,13 @@ import type {
 } from 'aws-lambda';
 import type * as z from '../core/zod';
 import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
-import { AppError, PayloadTooLargeError, toErrorResponse, ValidationError } from '../core/errors';
+import {
+  AppError,
+  ConfigError,
+  PayloadTooLargeError,
+  toErrorResponse,
+  ValidationError,
+} from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
 import { API_ROUTES, type ErrorStatuses } from './api-routes';
@@ -208,8 +214,8 @@ export interface HttpHandlerOptions<S extends z.ZodMiniType> {
   readonly schema: S;
   readonly authenticated?: boolean;
   /**
-   * The limiter's quota class when it depends on the request (GET /api/search with `rag=true`
-   * draws on answers), over the table's.
+   * The limiter's quota class when it depends on the request, over the table's `quota`: one of
+   * the entry's `otherQuotas` (GET /api/search with `rag=true` draws on `answer`).
    */
   readonly quota?: string;
 }
@@ -221,6 +227,11 @@ export function createHttpHandler<S extends z.ZodMiniType>(
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
   const entry = API_ROUTES.find((r) => r.name === options.route);
+  if (options.quota !== undefined && !(entry?.otherQuotas ?? []).includes(options.quota)) {
+    throw new ConfigError(
+      `route ${options.route}: quota class "${options.quota}" is not among its otherQuotas`,
+    );
+  }
   const quota = options.quota ?? entry?.quota ?? options.route;
   // An upload route reads its body as bytes, with its own limit, instead of JSON.
   const rawBodyLimit = entry?.upload?.maxBytes;
