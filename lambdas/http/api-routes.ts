@@ -29,11 +29,15 @@ import {
 import {
   answerRequestSchema,
   answerResponseSchema,
+  archiveThreadResponseSchema,
   feedbackRequestSchema,
   listThreadsQuerySchema,
+  messageFeedbackResponseSchema,
+  listThreadsResponseSchema,
+  threadResponseSchema,
 } from '../rag-answer/schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
-import { usageResponseSchema } from '../usage/schema';
+import { healthResponseSchema, usageResponseSchema } from '../usage/schema';
 import {
   seedSearchQuerySchema,
   seedSearchResponseSchema,
@@ -110,7 +114,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: false,
     tag: 'Operations',
     summary: 'Liveness: answers without touching the database',
-    response: { status: 200, description: '`{ "status": "ok" }`' },
+    response: { status: 200, schema: healthResponseSchema, description: 'Alive' },
   },
   {
     method: 'POST',
@@ -148,7 +152,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Answers',
     summary: "The caller's threads, most recent first",
     query: listThreadsQuerySchema,
-    response: { status: 200, description: '`{ "threads": [...] }`' },
+    response: { status: 200, schema: listThreadsResponseSchema, description: 'The threads' },
   },
   {
     method: 'GET',
@@ -158,7 +162,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     tag: 'Answers',
     summary: "One of the caller's threads with its messages in order",
-    response: { status: 200, description: '`{ "thread": {...}, "messages": [...] }`' },
+    response: { status: 200, schema: threadResponseSchema, description: 'The thread' },
   },
   {
     method: 'DELETE',
@@ -168,7 +172,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     tag: 'Answers',
     summary: "Archives one of the caller's threads",
-    response: { status: 200, description: 'The archived thread' },
+    response: { status: 200, schema: archiveThreadResponseSchema, description: 'Archived' },
   },
   {
     method: 'POST',
@@ -179,7 +183,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Answers',
     summary: 'Rates an answer (one rating per user and message; rating again updates it)',
     body: feedbackRequestSchema,
-    response: { status: 200, description: 'The recorded feedback' },
+    response: { status: 200, schema: messageFeedbackResponseSchema, description: 'Recorded' },
   },
   {
     method: 'GET',

@@ -169,10 +169,9 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 /**
-/**
  * The status a route's contract gives an error (ErrorStatuses): a validation error, a dependency
- * outage and a used-up quota may be answered with other statuses than the error model's 422, 503
- * and 403.
+ * outage (UnavailableError) and a used-up quota may be answered with other statuses than the
+ * error model's 422, 503 and 403. Other errors (a cost cap's 503 among them) keep theirs.
  */
 export function contractStatus(
   status: number,
@@ -181,7 +180,7 @@ export function contractStatus(
 ): number {
   if (code === 'validation_error' && statuses?.validation) return statuses.validation;
   if (code === 'quota_exceeded' && statuses?.quotaExceeded) return statuses.quotaExceeded;
-  if (status === 503 && statuses?.unavailable) return statuses.unavailable;
+  if (code === 'unavailable' && statuses?.unavailable) return statuses.unavailable;
   return status;
 }
 

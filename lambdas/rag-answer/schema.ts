@@ -87,3 +87,47 @@ export const listThreadsQuerySchema = z.strictObject({
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
   include_archived: z._default(z.enum(['true', 'false']), 'false'),
 });
+
+const threadSummarySchema = z.object({
+  thread_id: z.string(),
+  title: z.string(),
+  status: z.enum(['active', 'archived']),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const listThreadsResponseSchema = z.object({ threads: z.array(threadSummarySchema) });
+
+const threadMessageSchema = z.object({
+  message_id: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  created_at: z.string(),
+  // Assistant messages only:
+  profile: z.optional(z.string()),
+  confidence: z.optional(z.nullable(z.enum(['high', 'medium', 'low']))),
+  avg_relevance: z.optional(z.nullable(z.number())),
+  citations: z.optional(z.array(citationSchema)),
+  model: z.optional(z.nullable(z.string())),
+  usage: z.optional(z.nullable(z.object({ input_tokens: z.int(), output_tokens: z.int() }))),
+  latency_ms: z.optional(z.nullable(z.number())),
+  flags: z.optional(z.record(z.string(), z.boolean())),
+  feedback: z.optional(
+    z.nullable(z.object({ rating: z.string(), comment: z.nullable(z.string()) })),
+  ),
+});
+
+export const threadResponseSchema = z.extend(threadSummarySchema, {
+  messages: z.array(threadMessageSchema),
+});
+
+export const archiveThreadResponseSchema = z.object({
+  thread_id: z.string(),
+  status: z.literal('archived'),
+});
+
+export const messageFeedbackResponseSchema = z.object({
+  message_id: z.string(),
+  rating: z.enum(['positive', 'negative', 'neutral']),
+  comment: z.nullable(z.string()),
+});

@@ -27,3 +27,6 @@ export const usageResponseSchema = z.object({
   }),
 });
 export type UsageResponseBody = z.infer<typeof usageResponseSchema>;
+
+/** GET /api/health. */
+export const healthResponseSchema = z.object({ status: z.literal('ok') });

@@ -16,7 +16,7 @@ describe('configuration', () => {
         auroraMinCapacity: 0,
         deletionProtection: true,
         rdsProxy: true,
-        corsOrigins: [],
+        corsOrigins: ['*'],
         limitsJson: '{}',
       }),
     );

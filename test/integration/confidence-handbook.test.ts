@@ -81,7 +81,7 @@ describe('confidence gate on the sample handbook (local model, shipped calibrati
     const body = await ask(question);
     expect(body.context_used.chunks_retrieved).toBeGreaterThanOrEqual(5);
     expect(body.answer.confidence).toBe('low');
-    expect(body.answer.model).toBe('none');
+    expect(body.answer.model).toBeNull();
     expect(body.answer.text).toBe(INSUFFICIENT_CONTEXT_TEXT);
   });
 
