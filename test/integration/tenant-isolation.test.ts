@@ -122,13 +122,15 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
 
   async function call(who: Who, method: string, path: string, body?: unknown) {
     calls += 1;
+    // A FormData body is sent as multipart/form-data (POST /api/upload), anything else as JSON.
+    const form = body instanceof FormData;
     const res = await fetch(`${api.server.url}${path}`, {
       method,
       headers: {
         authorization: `Bearer ${tokens.get(who.name)}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(body === undefined || form ? {} : { 'content-type': 'application/json' }),
       },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(body === undefined ? {} : { body: form ? body : JSON.stringify(body) }),
     });
     const text = await res.text();
     if (res.status < 300) {
@@ -424,6 +426,26 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           if (res.status < 400) violations.push(`seed ${SEED}: ${i.name} created a prompt`);
         }
         return;
+      case 'GET /api/search': {
+        // Seed 004: results only, or an answer whose chunks, prompt and steps are shown.
+        const q = encodeURIComponent(`${anyMarker()} ${anyMarker()} procedure`);
+        await call(i, 'GET', `/api/search?q=${q}${prng.int(2) === 0 ? '&rag=true' : ''}`);
+        return;
+      }
+      case 'POST /api/upload': {
+        // A file without markers, in the caller's tenant or private space.
+        const upload = new FormData();
+        upload.append(
+          'file',
+          new Blob([`# Upload\n\nNothing to find in upload ${prng.int(1_000_000_000)}.`], {
+            type: 'text/markdown',
+          }),
+          'upload.md',
+        );
+        if (prng.int(2)) upload.append('visibility', 'user');
+        await call(i, 'POST', '/api/upload', upload);
+        return;
+      }
       default:
         throw new Error(`no exercise for route ${key}: add one`);
     }
@@ -460,6 +482,8 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
       'GET /api/documents/{id}/passage',
       'GET /api/admin/feedback',
       'GET /api/admin/prompts',
+      'GET /api/search',
+      'POST /api/upload',
     ].filter((r) => !succeeded.get(r));
     if (process.env.ISOLATION_REPORT) {
       console.log(`isolation on ${engine}: ${calls} calls, ${violations.length} leaks`);
