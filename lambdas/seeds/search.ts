@@ -6,8 +6,9 @@
  *   seed's `rag` object, plus the monthly answer quota the limiter admitted the request against.
  *
  * Invalid input is a 400 here (the seed's status), with the one error model's body; a used-up
- * monthly quota is a 429, as the seed's monthly cap answers (SEED_004_STATUSES in the route table). Why the route is served by the
- * `rag-answer` function: docs/decisions/0144-seed-search-and-upload.md.
+ * monthly quota is a 429, as the seed's monthly cap answers (SEED_004_STATUSES in the route
+ * table). Why the route is served by the `rag-answer` function:
+ * docs/decisions/0144-seed-search-and-upload.md.
  */
 import type { AnswerResult, Answering, PipelineStep } from '../core/answer/answer';
 import { ValidationError } from '../core/errors';
@@ -23,6 +24,7 @@ import {
 import { admissionOf } from '../http/limits-middleware';
 import type { RouteHandler } from '../http/route-dispatch';
 import { chargeAnswer, debugFor } from '../rag-answer/handler';
+import { answerRequestSchema } from '../rag-answer/schema';
 import type { Admission } from '../core/limits/limiter';
 import {
   seedSearchQuerySchema,
@@ -35,9 +37,8 @@ import {
 export const SEED_SEARCH_TOP_K = 8;
 /** Chunks retrieved for `rag=true` (the seed's `performRAGSearch(query, 5)`). */
 export const SEED_RAG_TOP_K = 5;
-/** Generation settings of the answer (the answer route's defaults). */
-const RAG_MAX_TOKENS = 1024;
-const RAG_TEMPERATURE = 0.2;
+/** Generation and memory settings: POST /api/rag/answer's defaults, from its schema. */
+const ANSWER_DEFAULTS = answerRequestSchema.parse({ query_text: '-' });
 const EXCERPT_LENGTH = 200;
 
 const noBody = z.looseObject({});
@@ -259,9 +260,12 @@ export function makeSeedSearchHandler(
         topK: SEED_RAG_TOP_K,
         filters: {},
         useMemory: false,
-        memory: { limit: 5, tokenBudget: 1000 },
-        maxTokens: RAG_MAX_TOKENS,
-        temperature: RAG_TEMPERATURE,
+        memory: {
+          limit: ANSWER_DEFAULTS.memory.limit,
+          tokenBudget: ANSWER_DEFAULTS.memory.token_budget,
+        },
+        maxTokens: ANSWER_DEFAULTS.options.max_tokens,
+        temperature: ANSWER_DEFAULTS.options.temperature,
         debug: true,
       });
       const admission = admissionOf(event);
