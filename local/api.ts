@@ -4,7 +4,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runInDbScope } from '../lambdas/adapters/postgres/db-scope';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
@@ -20,9 +19,8 @@ import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
 import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
 import { bindRoutes } from '../lambdas/http/route-dispatch';
-import { describeZodError, parseOrThrow, requestDbScope } from '../lambdas/http/http-handler';
-import { withLimitHeaders } from '../lambdas/http/limits-middleware';
-import { identityFromEvent } from '../lambdas/http/identity';
+import { describeZodError, type HttpHandlerDeps } from '../lambdas/http/http-handler';
+import { runStreamedRequest } from '../lambdas/http/request-lifecycle';
 import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
@@ -88,7 +86,7 @@ export function localRoutes(
       auth: route.auth,
       cors: true,
       functionName: `groundwork-${route.function}`,
-      ...(route.name === 'answer' ? { stream: answerStream(answering, stack.limiter) } : {}),
+      ...(route.name === 'answer' ? { stream: answerStream(answering, deps) } : {}),
       ...(route.upload ? { maxBodyBytes: route.upload.maxBytes } : {}),
     };
   });
@@ -112,12 +110,12 @@ const jsonResult = (statusCode: number, body: unknown) => ({
 
 /**
  * POST /api/rag/answer with `"stream": true`: Server-Sent Events as the answer is produced (`delta`
- * events, then one `done` event with citations, usage and ids). Declines other requests, which
- * the buffered handler answers.
+ * events, then one `done` event with citations, usage and ids), through the same request
+ * lifecycle as every route. Declines other requests, which the buffered handler answers.
  */
 function answerStream(
   answering: LocalStack['answering'],
-  limiter: LocalStack['limiter'],
+  deps: HttpHandlerDeps,
 ): LocalStreamHandler {
   return async (event, response) => {
     let raw: unknown;
@@ -128,47 +126,15 @@ function answerStream(
     }
     if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true)
       return false;
-    const identity = identityFromEvent(event);
-    // Same order as the buffered handler: limits after authentication, before validation and work.
-    const admission = await limiter.admit(identity, 'answer');
-    let status = 200;
-    try {
-      const body = parseOrThrow(answerRequestSchema, raw);
-      response.start(
-        200,
-        withLimitHeaders(
-          {
-            'content-type': 'text/event-stream; charset=utf-8',
-            'cache-control': 'no-cache',
-            connection: 'keep-alive',
-          },
-          admission,
-        ),
-      );
-      try {
-        await runInDbScope(requestDbScope(identity), () =>
-          streamAnswer(
-            answering,
-            identity,
-            body,
-            (chunk) => response.write(chunk),
-            response.signal,
-            admission,
-          ),
-        );
-      } catch (err) {
-        const { status: errorStatus, body: error } = toErrorResponse(err);
-        status = errorStatus;
-        response.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
-      }
-      response.end();
-      return true;
-    } catch (err) {
-      status = toErrorResponse(err).status;
-      throw err;
-    } finally {
-      await limiter.settle(admission, { status });
-    }
+    await runStreamedRequest(
+      deps,
+      { route: 'answer', schema: answerRequestSchema },
+      event,
+      response,
+      ({ body, identity, admission }, write) =>
+        streamAnswer(answering, identity, body, write, response.signal, admission),
+    );
+    return true;
   };
 }
 

@@ -10,7 +10,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
@@ -21,25 +21,15 @@ import type {
   Context,
 } from 'aws-lambda';
 import type * as z from '../core/zod';
-import { runInDbScope, type DbScope } from '../adapters/postgres/db-scope';
-import {
-  AppError,
-  ConfigError,
-  PayloadTooLargeError,
-  toErrorResponse,
-  ValidationError,
-} from '../core/errors';
+import type { DbScope } from '../adapters/postgres/db-scope';
+import { PayloadTooLargeError, ValidationError } from '../core/errors';
 import { findUnstorable, type UnstorableValue } from '../core/text/storable';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from './request-limits';
-import { API_ROUTES, type ErrorStatuses } from './api-routes';
-import type { Admission, Limiter } from '../core/limits/limiter';
-import {
-  DEFAULT_IDENTITY_CONFIG,
-  identityFromEvent,
-  type Identity,
-  type IdentityConfig,
-} from './identity';
-import { attachAdmission, withLimitHeaders } from './limits-middleware';
+import type { ErrorStatuses } from './api-routes';
+import type { Limiter } from '../core/limits/limiter';
+import type { Identity, IdentityConfig } from './identity';
+import { withLimitHeaders } from './limits-middleware';
+import { runRequest, type LifecycleRequest } from './request-lifecycle';
 
 export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
 export type ApiResult = APIGatewayProxyStructuredResultV2 & {
@@ -47,15 +37,8 @@ export type ApiResult = APIGatewayProxyStructuredResultV2 & {
   headers: Record<string, string>;
 };
 
-export interface HttpRequest<B> {
-  readonly body: B;
-  readonly identity: Identity;
-  readonly event: ApiEvent;
-  readonly pathParameters: Readonly<Record<string, string | undefined>>;
-  readonly query: Readonly<Record<string, string | undefined>>;
-  /** The body's bytes, on an upload route of the table (its JSON `body` is then `{}`). */
-  readonly rawBody?: Buffer;
-}
+/** What a handler gets: the parsed body, the caller, the event and the limiter's admission. */
+export type HttpRequest<B> = LifecycleRequest<B, ApiEvent>;
 
 export interface HttpResponse {
   readonly status?: number;
@@ -203,100 +186,41 @@ export function rawRequestBody(
   return bytes;
 }
 
-export interface HttpHandlerOptions<S extends z.ZodMiniType> {
-  /**
-   * The handler's name in the route table (API_ROUTES), which gives its metric dimension, its
-   * quota class, its contract's error statuses and, for an upload route, its body limit.
-   */
-  readonly route: string;
-  /** Validates the JSON body (use `z.object({})` for bodiless routes). */
-  readonly schema: S;
-  readonly authenticated?: boolean;
-  /**
-   * The limiter's quota class when it depends on the request, over the table's `quota`: one of
-   * the entry's `otherQuotas` (GET /api/search with `rag=true` draws on `answer`).
-   */
-  readonly quota?: string;
-}
-
-/** Builds an API handler from its options and the function that does the route's work. */
+/**
+ * Builds an API handler: `schema` validates the body (use `z.object({})` for bodiless routes);
+ * `route` is the handler's name in the route table (API_ROUTES), which gives its metric
+ * dimension, its quota class and its contract's error statuses.
+ */
 export function createHttpHandler<S extends z.ZodMiniType>(
   deps: HttpHandlerDeps,
-  options: HttpHandlerOptions<S>,
+  options: { route: string; schema: S; authenticated?: boolean; quota?: string },
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
-  const entry = API_ROUTES.find((r) => r.name === options.route);
-  if (options.quota !== undefined && !(entry?.otherQuotas ?? []).includes(options.quota)) {
-    throw new ConfigError(
-      `route ${options.route}: quota class "${options.quota}" is not among its otherQuotas`,
-    );
-  }
-  const quota = options.quota ?? entry?.quota ?? options.route;
-  // An upload route reads its body as bytes, with its own limit, instead of JSON.
-  const rawBodyLimit = entry?.upload?.maxBytes;
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
-    const started = performance.now();
-    let status = 500;
-    let admission: Admission | undefined;
-    try {
-      const identity =
-        options.authenticated === false
-          ? { userId: 'anonymous', tenantId: 'anonymous', groups: [], plan: null, isAdmin: false }
-          : identityFromEvent(event, deps.identity ?? DEFAULT_IDENTITY_CONFIG);
-      deps.logger.appendKeys({
-        tenantId: identity.tenantId,
-        userId: identity.userId,
-        route: options.route,
-      });
-      if (deps.limiter && options.authenticated !== false) {
-        admission = await deps.limiter.admit(identity, quota);
-        attachAdmission(event, admission);
-      }
-      const pathParameters = event.pathParameters ?? {};
-      const query = event.queryStringParameters ?? {};
-      for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
-      assertStorable(query, 'query');
-      const rawBody = rawBodyLimit === undefined ? undefined : rawRequestBody(event, rawBodyLimit);
-      const body = parseOrThrow(options.schema, rawBody ? {} : parseJsonBody(event));
-      const response = await runInDbScope(requestDbScope(identity), () =>
-        fn({ body, identity, event, pathParameters, query, ...(rawBody ? { rawBody } : {}) }),
-      );
-      status = response.status ?? 200;
-      const headers = withLimitHeaders(response.headers, admission);
-      if (response.raw) {
-        return {
-          statusCode: status,
-          headers: { ...headers, ...API_RESPONSE_HEADERS },
-          body: String(response.body),
-        };
-      }
-      return json(status, response.body, headers);
-    } catch (err) {
-      const { status: errorStatus, body } = toErrorResponse(err);
-      status = contractStatus(errorStatus, body.error.code, entry?.statuses);
-      if (status >= 500) {
-        deps.logger.error('request failed', { err, route: options.route });
-      } else {
-        deps.logger.info('request rejected', { code: body.error.code, status });
-      }
-      return json(
-        status,
-        body,
-        withLimitHeaders(err instanceof AppError ? err.options.headers : undefined, admission),
-      );
-    } finally {
-      // A 5xx on our side is refunded; an answer's token cost is added to the daily spend.
-      if (admission) await deps.limiter?.settle(admission, { status });
-      deps.metrics.addDimensions({ route: options.route });
-      deps.metrics.addMetric('Requests', MetricUnit.Count, 1);
-      deps.metrics.addMetric(
-        status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success',
-        MetricUnit.Count,
-        1,
-      );
-      deps.metrics.addMetric('Latency', MetricUnit.Milliseconds, performance.now() - started);
-      deps.logger.removeKeys(['tenantId', 'userId', 'route']);
-    }
+    let result: ApiResult | undefined;
+    await runRequest(
+      deps,
+      options,
+      event,
+      async (req) => {
+        const response = await fn(req);
+        const status = response.status ?? 200;
+        const headers = withLimitHeaders(response.headers, req.admission);
+        result = response.raw
+          ? {
+              statusCode: status,
+              headers: { ...headers, ...API_RESPONSE_HEADERS },
+              body: String(response.body),
+            }
+          : json(status, response.body, headers);
+        return status;
+      },
+      (status, body, headers) => {
+        result = json(status, body, headers);
+      },
+    );
+    // runRequest calls `work` or `fail`, and each sets the result.
+    return result as ApiResult;
   };
   const handler = middy(base);
   // First, so that its subsegment spans the other middlewares; responses are callers' data.

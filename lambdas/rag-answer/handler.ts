@@ -6,7 +6,7 @@ import type { AnswerResult, Answering } from '../core/answer/answer';
 import type { ConversationStore } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
-import { admissionOf } from '../http/limits-middleware';
+import { SSE_HEADERS, sseEvent } from '../http/request-lifecycle';
 import type { Admission } from '../core/limits/limiter';
 import {
   answerRequestSchema,
@@ -124,11 +124,6 @@ export function chargeAnswer(
   if (result.flags.conversational) admission.waiveQuota();
 }
 
-/** Formats one Server-Sent Event. */
-export function sseEvent(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
 /**
  * POST /api/rag/answer. With `stream: true` and no streaming transport (a buffered Lambda response),
  * the whole event stream is returned in one `text/event-stream` body; the local server and the
@@ -138,27 +133,23 @@ export function makeAnswerHandler(deps: HttpHandlerDeps & { answering: Answering
   return createHttpHandler(
     deps,
     { route: 'answer', schema: answerRequestSchema },
-    async ({ body, identity, event }) => {
+    async ({ body, identity, admission }) => {
       if (!body.stream) {
         const result = await deps.answering.answer(identity, toAnswerRequest(body));
-        chargeAnswer(result, admissionOf(event));
+        chargeAnswer(result, admission);
         const response = toResponseBody(result, identity);
         return llmFailureResponse(result, response) ?? { body: response };
       }
       let events = '';
-      const result = await deps.answering.answer(identity, toAnswerRequest(body), {
-        onDelta: (text) => (events += sseEvent('delta', { text })),
-      });
-      chargeAnswer(result, admissionOf(event));
-      events += sseEvent('done', toResponseBody(result, identity));
-      return {
-        body: events,
-        raw: true,
-        headers: {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-        },
-      };
+      await streamAnswer(
+        deps.answering,
+        identity,
+        body,
+        (chunk) => (events += chunk),
+        undefined,
+        admission,
+      );
+      return { body: events, raw: true, headers: { ...SSE_HEADERS } };
     },
   );
 }

@@ -17,7 +17,6 @@
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { searchFromEnv } from '../adapters/aws/search-from-env';
 import type { Writable } from 'node:stream';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
@@ -37,15 +36,13 @@ import {
   createPromptRepository,
 } from '../adapters/postgres/conversation-repository';
 import type { Database } from '../adapters/postgres/database';
-import { runInDbScope } from '../adapters/postgres/db-scope';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
-import { AppError, AuthenticationError, NotFoundError, toErrorResponse } from '../core/errors';
-import type { Admission } from '../core/limits/limiter';
-import { parseJsonBody, parseOrThrow, requestDbScope } from '../http/http-handler';
+import { AuthenticationError, NotFoundError } from '../core/errors';
+import { apiRoute } from '../http/api-routes';
 import { claimsOf, identityFromEvent } from '../http/identity';
-import { withLimitHeaders } from '../http/limits-middleware';
-import { sseEvent, streamAnswer } from './handler';
+import { runStreamedRequest } from '../http/request-lifecycle';
+import { streamAnswer } from './handler';
 import { answerRequestSchema } from './schema';
 
 /** The writable response stream Lambda passes to a streaming handler. */
@@ -127,12 +124,6 @@ function requireAudience(event: APIGatewayProxyEvent, audiences: readonly string
     throw new AuthenticationError('The token was issued to another application');
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-};
-
 /** The streaming handler itself (exported for tests; `handler` is it wrapped for Lambda). */
 export async function streamHandler(
   event: APIGatewayProxyEvent,
@@ -140,74 +131,36 @@ export async function streamHandler(
   context: Context,
 ): Promise<void> {
   logger.addContext(context);
-  const started = performance.now();
-  let status = 500;
-  let admission: Admission | undefined;
   let out: ResponseStream | undefined;
   try {
-    if (event.httpMethod !== 'POST' || event.resource !== '/api/rag/answer')
-      throw new NotFoundError('No such route');
-    // Claims the REST API's Cognito authorizer verified, issued to our app client; else a 401.
-    requireAudience(event, env.TOKEN_AUDIENCES);
-    const identity = identityFromEvent(event);
-    logger.appendKeys({
-      tenantId: identity.tenantId,
-      userId: identity.userId,
-      route: STREAM_ROUTE,
-    });
-    // Same order as the buffered handler: limits after authentication, before validation and work.
-    admission = await limiter.admit(identity, STREAM_ROUTE);
-    const body = parseOrThrow(answerRequestSchema, parseJsonBody(event));
-    const admitted = admission;
-    status = 200;
-    const stream = awslambda.HttpResponseStream.from(responseStream, {
-      statusCode: 200,
-      headers: withLimitHeaders(SSE_HEADERS, admitted),
-    });
-    out = stream;
-    try {
-      // The request's database scope (row-level security), as createHttpHandler sets it.
-      await runInDbScope(requestDbScope(identity), () =>
-        streamAnswer(
-          answering,
-          identity,
-          body,
-          (chunk) => stream.write(chunk),
-          undefined,
-          admitted,
-        ),
-      );
-    } catch (err) {
-      const rendered = toErrorResponse(err);
-      status = rendered.status;
-      logger.error('stream failed after it started', { err });
-      stream.write(sseEvent('error', rendered.body));
-    }
-  } catch (err) {
-    const rendered = toErrorResponse(err);
-    status = rendered.status;
-    if (status >= 500) logger.error('request failed', { err, route: STREAM_ROUTE });
-    else logger.info('request rejected', { code: rendered.body.error.code, status });
-    const errorHeaders = err instanceof AppError ? err.options.headers : undefined;
-    out = awslambda.HttpResponseStream.from(responseStream, {
-      statusCode: status,
-      headers: withLimitHeaders({ ...JSON_HEADERS, ...errorHeaders }, admission),
-    });
-    out.write(JSON.stringify(rendered.body));
-  } finally {
-    (out ?? responseStream).end();
-    // A 5xx on our side is refunded; the answer's token cost is added to the daily spend.
-    if (admission) await limiter.settle(admission, { status });
-    metrics.addDimensions({ route: STREAM_ROUTE });
-    metrics.addMetric('Requests', MetricUnit.Count, 1);
-    metrics.addMetric(
-      status >= 500 ? 'Errors5xx' : status >= 400 ? 'Errors4xx' : 'Success',
-      MetricUnit.Count,
-      1,
+    await runStreamedRequest(
+      { logger, metrics, limiter },
+      {
+        route: STREAM_ROUTE,
+        schema: answerRequestSchema,
+        // The same contract as the buffered POST /api/rag/answer (seed 001's statuses).
+        statuses: apiRoute('answer').statuses,
+        identify: (e: APIGatewayProxyEvent) => {
+          if (e.httpMethod !== 'POST' || e.resource !== '/api/rag/answer')
+            throw new NotFoundError('No such route');
+          // Claims the REST API's Cognito authorizer verified, issued to our app client; else a 401.
+          requireAudience(e, env.TOKEN_AUDIENCES);
+          return identityFromEvent(e);
+        },
+      },
+      event,
+      {
+        start: (statusCode, headers) => {
+          out = awslambda.HttpResponseStream.from(responseStream, { statusCode, headers });
+        },
+        write: (chunk) => (out ?? responseStream).write(chunk),
+        end: () => (out ?? responseStream).end(),
+      },
+      ({ body, identity, admission }, write) =>
+        streamAnswer(answering, identity, body, write, undefined, admission),
     );
-    metrics.addMetric('Latency', MetricUnit.Milliseconds, performance.now() - started);
+  } finally {
     metrics.publishStoredMetrics();
-    logger.removeKeys(['tenantId', 'userId', 'route']);
   }
 }
 

@@ -21,7 +21,6 @@ import {
   type ApiEvent,
   type HttpHandlerDeps,
 } from '../http/http-handler';
-import { admissionOf } from '../http/limits-middleware';
 import type { RouteHandler } from '../http/route-dispatch';
 import { chargeAnswer, debugFor } from '../rag-answer/handler';
 import { answerRequestSchema } from '../rag-answer/schema';
@@ -253,7 +252,7 @@ export function makeSeedSearchHandler(
   const rag = createHttpHandler(
     deps,
     { route: 'api-search', quota: 'answer', schema: noBody },
-    async ({ identity, event, query }) => {
+    async ({ identity, event, query, admission }) => {
       const { q } = parseSeedQuery(event, query);
       const result = await deps.answering.answer(identity, {
         queryText: q,
@@ -268,7 +267,6 @@ export function makeSeedSearchHandler(
         temperature: ANSWER_DEFAULTS.options.temperature,
         debug: true,
       });
-      const admission = admissionOf(event);
       chargeAnswer(result, admission);
       const body: SeedSearchResponse = {
         // As the seed: the chunks are in `rag.retrieved_chunks`, `results` stays empty.

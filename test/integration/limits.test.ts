@@ -22,7 +22,6 @@ import { UnavailableError } from '../../lambdas/core/errors';
 import type { Log, MetricsSink } from '../../lambdas/core/ports';
 import * as z from '../../lambdas/core/zod';
 import { createHttpHandler, type ApiEvent, type ApiResult } from '../../lambdas/http/http-handler';
-import { admissionOf } from '../../lambdas/http/limits-middleware';
 import { makeHandler as makeUsageHandler } from '../../lambdas/usage/handler';
 import type { UsageResponseBody } from '../../lambdas/usage/schema';
 import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb';
@@ -349,10 +348,10 @@ describe('limits on dynalite', () => {
         async (req) => {
           if (req.body.fail) throw new Error('the LLM adapter blew up');
           if (req.body.greeting) {
-            admissionOf(req.event)?.waiveQuota();
+            req.admission?.waiveQuota();
             return { body: { answer: 'Hello!' } };
           }
-          admissionOf(req.event)?.recordUsage(
+          req.admission?.recordUsage(
             { inputTokens: 1000, outputTokens: 200 },
             'bedrock/anthropic.claude-3-haiku-20240307-v1:0',
           );
