@@ -29,7 +29,7 @@ import type { ErrorStatuses } from './api-routes';
 import type { Limiter } from '../core/limits/limiter';
 import type { Identity, IdentityConfig } from './identity';
 import { withLimitHeaders } from './limits-middleware';
-import { runRequest, type LifecycleRequest } from './request-lifecycle';
+import { quotaClass, runRequest, type LifecycleRequest } from './request-lifecycle';
 
 export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
 export type ApiResult = APIGatewayProxyStructuredResultV2 & {
@@ -196,6 +196,8 @@ export function createHttpHandler<S extends z.ZodMiniType>(
   options: { route: string; schema: S; authenticated?: boolean; quota?: string },
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
+  // A quota class the table does not declare for the route fails here, at start.
+  quotaClass(options.route, options.quota);
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
     let result: ApiResult | undefined;
     await runRequest(

@@ -81,6 +81,24 @@ const ANONYMOUS: Identity = {
 };
 
 /**
+ * The quota class a handler of `route` admits its requests against: `quota` when given, which
+ * must be the table entry's own or one of its `otherQuotas`, else the entry's, else the name.
+ * @throws ConfigError for a class the table does not declare (called when a handler is built).
+ */
+export function quotaClass(route: string, quota?: string): string {
+  const entry = API_ROUTES.find((r) => r.name === route);
+  if (
+    entry &&
+    quota !== undefined &&
+    quota !== (entry.quota ?? entry.name) &&
+    !(entry.otherQuotas ?? []).includes(quota)
+  ) {
+    throw new ConfigError(`route ${route}: quota class "${quota}" is not among its otherQuotas`);
+  }
+  return quota ?? entry?.quota ?? route;
+}
+
+/**
  * Runs one request: `work` does it and writes the success, returning its status; any error
  * (before or during `work`) goes to `fail`. Resolves with the final status.
  */
@@ -92,17 +110,7 @@ export async function runRequest<S extends z.ZodMiniType, E extends RequestEvent
   fail: FailureWriter,
 ): Promise<number> {
   const entry = API_ROUTES.find((r) => r.name === options.route);
-  if (
-    entry &&
-    options.quota !== undefined &&
-    options.quota !== entry.quota &&
-    !(entry.otherQuotas ?? []).includes(options.quota)
-  ) {
-    throw new ConfigError(
-      `route ${options.route}: quota class "${options.quota}" is not among its otherQuotas`,
-    );
-  }
-  const quota = options.quota ?? entry?.quota ?? options.route;
+  const quota = quotaClass(options.route, options.quota);
   // An upload route reads its body as bytes, with its own limit, instead of JSON.
   const rawBodyLimit = entry?.upload?.maxBytes;
   const statuses = options.statuses ?? entry?.statuses;

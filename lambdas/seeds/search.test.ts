@@ -1,5 +1,6 @@
 import type { AnswerResult } from '../core/answer/answer';
 import type { Admission } from '../core/limits/limiter';
+import { quotaClass } from '../http/request-lifecycle';
 import {
   agentStepsOf,
   countMatches,
@@ -116,5 +117,11 @@ describe('seed 004 search mapping', () => {
     expect(fileNameOf('s3://b/tenants/acme/uploads/1/my%20notes.md')).toBe('my notes.md');
     expect(countMatches('Test query. TEST QUERY test', 'test query')).toBe(2);
     expect(countMatches('aaaa', 'aa')).toBe(2);
+  });
+
+  it('may draw on the answer quota only because the route table declares it', () => {
+    expect(quotaClass('api-search')).toBe('search');
+    expect(quotaClass('api-search', 'answer')).toBe('answer');
+    expect(() => quotaClass('api-upload', 'answer')).toThrow(/otherQuotas/);
   });
 });
