@@ -27,7 +27,12 @@ import {
 import { resourcesOfType, synthGroundwork } from './support';
 
 const METRIC_CALLS = new Set(['addMetric', 'count', 'timing']);
-const ROUTE_CALLS = new Set(['createHttpHandler', 'addDimensions']);
+const ROUTE_CALLS = new Set([
+  'createHttpHandler',
+  'runRequest',
+  'runStreamedRequest',
+  'addDimensions',
+]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
