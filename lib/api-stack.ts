@@ -138,6 +138,7 @@ export class ApiStack extends Stack {
     grantBedrock(answer, { embedding, generation: config.generationModelId });
     grantLimitsTable(answer, data.limitsTable);
     answer.addEnvironment('LIMITS_CONFIG', config.limitsJson);
+    answer.addEnvironment('LEXYBRAIN_RAG_ENABLED', String(config.lexybrainRagEnabled));
 
     const answerStream = fn('AnswerStream', {
       entry: LAMBDA_ENTRIES.answerStream,

@@ -86,6 +86,8 @@ export const groundworkConfigSchema = z
       .union([modelId, z.literal(''), z.literal('extractive'), z.null()])
       .transform((v) => (v === '' || v === 'extractive' ? null : v))
       .default('amazon.nova-lite-v1:0'),
+    /** POST /api/lexybrain/rag (seed 000); false answers it with 503 `feature_disabled`. */
+    lexybrainRagEnabled: bool.default(true),
     /**
      * Confidence gate overrides (docs/confidence.md): each one set replaces that value of the
      * embedding model's calibration (lambdas/core/answer/calibrations.ts); unset, the model's

@@ -22,6 +22,7 @@ import { bindRoutes } from '../lambdas/http/route-dispatch';
 import { describeZodError, type HttpHandlerDeps } from '../lambdas/http/http-handler';
 import { runStreamedRequest } from '../lambdas/http/request-lifecycle';
 import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
+import { makeLexyBrainRagHandler } from '../lambdas/rag-answer/lexybrain';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
 import { usageRouteHandlers } from '../lambdas/usage/handler';
@@ -47,7 +48,7 @@ export interface LocalApi {
 /** The API's routes (lambdas/http/api-routes.ts), each a production handler wired to the local stack. */
 export function localRoutes(
   stack: LocalStack,
-  overrides: { answering?: LocalStack['answering'] } = {},
+  overrides: { answering?: LocalStack['answering']; lexybrainRagEnabled?: boolean } = {},
 ): LocalRoute[] {
   const answering = overrides.answering ?? stack.answering;
   const logger = createLogger({
@@ -67,6 +68,11 @@ export function localRoutes(
     ...bindRoutes('rag-search', searchRouteHandlers({ ...deps, search: stack.search })),
     ...bindRoutes('rag-answer', {
       ...answerRouteHandlers({ ...deps, answering, conversations: stack.conversations }),
+      'lexybrain-rag': makeLexyBrainRagHandler({
+        ...deps,
+        answering,
+        enabled: overrides.lexybrainRagEnabled ?? true,
+      }),
       'api-search': makeSeedSearchHandler({ ...deps, search: stack.search, answering }),
     }),
     ...bindRoutes('documents', {
@@ -252,6 +258,8 @@ export async function startLocalApi(
     host?: string;
     corsOrigins?: readonly string[];
     answering?: LocalStack['answering'];
+    /** `LEXYBRAIN_RAG_ENABLED`: false answers POST /api/lexybrain/rag with 503. @default true */
+    lexybrainRagEnabled?: boolean;
   } = {},
 ): Promise<LocalApi> {
   const issuer = await createLocalIssuer(
@@ -264,7 +272,12 @@ export async function startLocalApi(
   });
   const server = await createLocalHttpServer({
     routes: [
-      ...localRoutes(stack, options.answering ? { answering: options.answering } : {}),
+      ...localRoutes(stack, {
+        ...(options.answering ? { answering: options.answering } : {}),
+        ...(options.lexybrainRagEnabled === undefined
+          ? {}
+          : { lexybrainRagEnabled: options.lexybrainRagEnabled }),
+      }),
       ...developmentRoutes(issuer),
     ],
     verifier,

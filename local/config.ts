@@ -20,10 +20,13 @@ import {
   calibrationOverridesFromEnv,
   confidenceEnvShape,
 } from '../lambdas/rag-answer/confidence-env';
+import { lexybrainEnvShape } from '../lambdas/rag-answer/lexybrain-env';
 
 export const localEnvSchema = z.object({
   /** Confidence gate overrides, read as the answer functions read them. */
   ...confidenceEnvShape,
+  /** `false` turns POST /api/lexybrain/rag off (503 `feature_disabled`), as in the Lambda. */
+  ...lexybrainEnvShape,
   /** Where PGlite's data, the S3 emulator's objects and the signing keys live. */
   GROUNDWORK_DATA_DIR: z.string().min(1).default('.groundwork'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),

@@ -18,8 +18,20 @@ const keyword = z.string().check(z.minLength(1), z.maxLength(100));
 export const promptConstraintsSchema = z.strictObject({
   top_k: z.optional(z.int().check(z.gte(1), z.lte(50))),
   allowed_source_types: z.optional(z.array(sourceTypeName).check(z.maxLength(50))),
-  /** Phrases that select this profile when a request names none. */
+  /** Candidates ranked before `top_k` are kept, for `owner_first` to choose from. */
+  candidates: z.optional(z.int().check(z.gte(1), z.lte(200))),
+  /** The caller's own documents first among the candidates. */
+  owner_first: z.optional(z.boolean()),
+  /** Only documents at most this many days old (by source date), unless a request says otherwise. */
+  max_age_days: z.optional(z.int().check(z.gte(1), z.lte(36500))),
+  /** Phrases that select this profile when a request names none; `a & b` needs both. */
   keywords: z.optional(z.array(keyword).check(z.maxLength(100))),
+  /** The family the profile is chosen within (e.g. `lexybrain`); none: the /answer profiles. */
+  family: z.optional(z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/))),
+  /** Detection order within the family, lowest first. */
+  priority: z.optional(z.int().check(z.gte(0), z.lte(1000))),
+  /** The family's profile when no other one's keywords occur. */
+  fallback: z.optional(z.boolean()),
 });
 
 export const createPromptRequestSchema = z.strictObject({

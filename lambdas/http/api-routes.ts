@@ -36,6 +36,10 @@ import {
   listThreadsResponseSchema,
   threadResponseSchema,
 } from '../rag-answer/schema';
+import {
+  lexybrainRagRequestSchema,
+  lexybrainRagResponseSchema,
+} from '../rag-answer/lexybrain-schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { healthResponseSchema, usageResponseSchema } from '../usage/schema';
 import {
@@ -103,6 +107,8 @@ export interface ApiRoute {
    * `field`, instead of JSON (the server reads it with this limit, not MAX_BODY_BYTES).
    */
   readonly upload?: { readonly maxBytes: number; readonly field: string };
+  /** Error responses the route's contract adds (or describes more precisely), by status. */
+  readonly errors?: Readonly<Record<number, string>>;
 }
 
 export const API_ROUTES: readonly ApiRoute[] = [
@@ -142,6 +148,23 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: answerRequestSchema,
     response: { status: 200, schema: answerResponseSchema, description: 'The answer' },
     streams: true,
+  },
+  {
+    method: 'POST',
+    path: '/api/lexybrain/rag',
+    name: 'lexybrain-rag',
+    quota: 'answer',
+    function: 'rag-answer',
+    auth: true,
+    tag: 'Answers',
+    summary:
+      'Ask LexyBrain (seed 000): a chat answer in one of five capabilities, with sources, references, model usage and flags',
+    body: lexybrainRagRequestSchema,
+    response: { status: 200, schema: lexybrainRagResponseSchema, description: 'The answer' },
+    errors: {
+      500: '`generation_failed`: the answer could not be produced',
+      503: '`feature_disabled` (LEXYBRAIN_RAG_ENABLED is off), `cost_cap_reached` (a daily cost cap, retryable) or `unavailable` (a dependency is down, retryable)',
+    },
   },
   {
     method: 'GET',

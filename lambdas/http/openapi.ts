@@ -237,6 +237,9 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
         ...(route.upload
           ? { '413': errorResponse(`The body is larger than ${route.upload.maxBytes} bytes`) }
           : {}),
+        ...Object.fromEntries(
+          Object.entries(route.errors ?? {}).map(([status, text]) => [status, errorResponse(text)]),
+        ),
       },
     };
     const path = (paths[route.path] ??= {});

@@ -1,8 +1,8 @@
 /**
  * Production entry of the `rag-answer` Lambda: its buffered routes in the route table
- * (lambdas/http/api-routes.ts: POST /api/rag/answer, the thread and feedback routes, seed 004's
- * GET /api/search) behind API
- * Gateway's JWT authorizer, one function for all of them, dispatched on `event.routeKey`.
+ * (lambdas/http/api-routes.ts: POST /api/rag/answer, POST /api/lexybrain/rag, seed 004's
+ * GET /api/search, the thread and feedback routes) behind API Gateway's JWT authorizer, one
+ * function for all of them, dispatched on `event.routeKey`.
  *
  * Streaming as it is produced is served by `stream.ts` behind a function URL.
  *
@@ -30,6 +30,8 @@ import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { answerRouteHandlers } from './handler';
+import { makeLexyBrainRagHandler } from './lexybrain';
+import { lexybrainEnvShape } from './lexybrain-env';
 import type { Search } from '../core/retrieval/search';
 import { makeSeedSearchHandler } from '../seeds/search';
 
@@ -40,6 +42,7 @@ export const answerEnvSchema = z.extend(lambdaEnvSchema, {
   /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
   GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   ...confidenceEnvShape,
+  ...lexybrainEnvShape,
 });
 export type AnswerEnv = z.infer<typeof answerEnvSchema>;
 
@@ -108,6 +111,11 @@ const deps = { logger, metrics, tracer, limiter };
 /** The routes this function serves, by API Gateway route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes('rag-answer', {
   ...answerRouteHandlers({ ...deps, answering, conversations }),
+  'lexybrain-rag': makeLexyBrainRagHandler({
+    ...deps,
+    answering,
+    enabled: env.LEXYBRAIN_RAG_ENABLED,
+  }),
   'api-search': makeSeedSearchHandler({ ...deps, search, answering }),
 });
 

@@ -30,13 +30,15 @@ export async function startCommand(
     ...(await stackOptionsFromEnv(env)),
     s3Port: env.GROUNDWORK_S3_PORT,
   });
-  const api = await startLocalApi(stack, { dataDir: env.dataDir, port: env.PORT }).catch(
-    async (err: unknown) => {
-      await stack.stop();
-      await lock.release();
-      throw err;
-    },
-  );
+  const api = await startLocalApi(stack, {
+    dataDir: env.dataDir,
+    port: env.PORT,
+    lexybrainRagEnabled: env.LEXYBRAIN_RAG_ENABLED,
+  }).catch(async (err: unknown) => {
+    await stack.stop();
+    await lock.release();
+    throw err;
+  });
   await lock.update({ httpUrl: api.server.url, s3Endpoint: stack.s3.endpoint });
 
   let stopping = false;

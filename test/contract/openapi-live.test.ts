@@ -120,6 +120,11 @@ describe('the OpenAPI document against the live local server', () => {
       url: '/api/rag/answer',
       body: { query_text: 'How long does express shipping take?' },
     });
+    await check({
+      key: 'POST /api/lexybrain/rag',
+      url: '/api/lexybrain/rag',
+      body: { message: 'How long does express shipping take?', threadId: null },
+    });
     const threadId = String(answer.body.thread_id);
     const messageId = String(answer.body.message_id);
     await check({ key: 'GET /api/threads', url: '/api/threads' });
@@ -193,6 +198,9 @@ describe('the OpenAPI document against the live local server', () => {
     expect(
       (await check({ key: 'POST /api/documents', url: '/api/documents', body: { filename: '' } }))
         .status,
+    ).toBe(422);
+    expect(
+      (await check({ key: 'POST /api/lexybrain/rag', url: '/api/lexybrain/rag', body: {} })).status,
     ).toBe(422);
     expect(
       (

@@ -223,6 +223,7 @@ describe('API', () => {
   const PROTECTED = [
     'POST /api/rag/search',
     'POST /api/rag/answer',
+    'POST /api/lexybrain/rag',
     'GET /api/threads',
     'GET /api/threads/{id}',
     'DELETE /api/threads/{id}',
@@ -254,6 +255,24 @@ describe('API', () => {
     };
     expect(target('GET /api/search')).toContain(functionByService('rag-answer')[0]);
     expect(target('POST /api/upload')).toContain(functionByService('documents')[0]);
+  });
+
+  it('serves POST /api/lexybrain/rag from the rag-answer function, beside POST /api/rag/answer', () => {
+    const routes = Object.values(
+      resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route'),
+    ).map((r) => r.Properties ?? {});
+    const target = (key: string) => routes.find((r) => r.RouteKey === key)?.Target;
+    expect(target('POST /api/lexybrain/rag')).toBeDefined();
+    expect(target('POST /api/lexybrain/rag')).toEqual(target('POST /api/rag/answer'));
+    expect(target('POST /api/lexybrain/rag')).not.toEqual(target('POST /api/rag/search'));
+    built.apiTemplate.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          POWERTOOLS_SERVICE_NAME: 'rag-answer',
+          LEXYBRAIN_RAG_ENABLED: 'true',
+        }),
+      },
+    });
   });
 
   it('requires the Cognito JWT authorizer on every route but GET /api/health', () => {

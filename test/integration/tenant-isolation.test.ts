@@ -369,6 +369,23 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         }
         return;
       }
+      case 'POST /api/lexybrain/rag': {
+        // Seed 000's chat: anyone's documents named as context, anyone's thread, any capability.
+        const res = await call(i, 'POST', '/api/lexybrain/rag', {
+          message: `Tell me about ${anyMarker()} and ${anyMarker()}`,
+          capability: pick([null, 'general_chat', 'market_brief', 'alert_explanation']),
+          context: {
+            keywordIds: [pick(documentIds), pick(documentIds)],
+            alertIds: [pick(documentIds)],
+          },
+          ...(prng.int(2) ? { threadId: pick(threadIds) } : {}),
+        });
+        if (res.status === 200 && res.body.threadId && !threadIds.includes(res.body.threadId)) {
+          threadIds.push(res.body.threadId);
+          messageIds.push(res.body.messageId);
+        }
+        return;
+      }
       case 'GET /api/threads/{id}':
       case 'GET /api/documents/{id}':
         await call(i, 'GET', path(route.path));

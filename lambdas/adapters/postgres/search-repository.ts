@@ -50,6 +50,7 @@ interface HitRow {
   metadata: Record<string, unknown>;
   start_offset: number;
   end_offset: number;
+  owner_user_id: string | null;
 }
 
 /**
@@ -229,7 +230,8 @@ export interface SearchStatement {
  */
 export const SEARCH_HIT_COLUMNS = `chunk_id uuid, document_id uuid, chunk_index int, text text,
   cos float8, bm25 float8, fused float8, coverage float8, source_type text, title text,
-  source_uri text, language text, metadata jsonb, start_offset int, end_offset int`;
+  source_uri text, language text, metadata jsonb, start_offset int, end_offset int,
+  owner_user_id text`;
 
 /** Builds the statement for one query; exported for the benchmark and tests. */
 export function buildSearchSql(
@@ -461,7 +463,7 @@ export function buildSearchSql(
            coalesce((SELECT sum(i.idf) FROM idf i WHERE ${termCounts.holds(termCounts.entry('c.term_counts', 'i.key'), 'i.key')})
                     / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
            d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
-           c.start_offset, c.end_offset
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
     FROM (SELECT * FROM ranked WHERE per_source <= ${p.add(query.maxChunksPerSource, 'int')}
           ORDER BY fused DESC, cos DESC, id LIMIT ${p.add(query.topK, 'int')}) r
     JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
@@ -588,6 +590,7 @@ export function createSearchRepository(
         metadata: r.metadata,
         startOffset: r.start_offset,
         endOffset: r.end_offset,
+        ownerUserId: r.owner_user_id,
       }));
     },
     async prepare(scope): Promise<SearchPreparation> {

@@ -67,12 +67,22 @@ export interface AnswerRequest {
   readonly queryText: string;
   readonly threadId?: string;
   readonly profile?: string;
+  /** The profile family to choose in (ProfileConstraints.family); none: the unnamed one. */
+  readonly profileFamily?: string;
   readonly topK?: number;
   readonly filters: SearchFilters;
   readonly useMemory: boolean;
   readonly memory: { readonly limit: number; readonly tokenBudget: number };
   readonly maxTokens: number;
   readonly temperature: number;
+  /** The language the answer is written in (a BCP 47 tag); unset: the question's. */
+  readonly language?: string;
+  /**
+   * Documents the caller points at: their best chunks for the question join the context ahead of
+   * what retrieval finds, whatever the profile's source types; documents outside the caller's
+   * scope are not found, as in any search.
+   */
+  readonly pinnedDocumentIds?: readonly string[];
   readonly debug: boolean;
   /** Answer a greeting or a thank-you without retrieval. @default true */
   readonly greetings?: boolean;
@@ -148,13 +158,27 @@ export interface Answering {
   answer(identity: Owner, request: AnswerRequest, hooks?: AnswerHooks): Promise<AnswerResult>;
 }
 
-/** Picks the profile: explicit, else the first whose keywords occur in the question, else `general`. */
+/** Whether one of a profile's keyword phrases occurs in ` question ` (lower case, padded). */
+function phraseOccurs(padded: string, phrase: string): boolean {
+  // `a & b`: every part occurs (the seed's "keyword and why"); otherwise the phrase as written.
+  const parts = phrase.includes(' & ') ? phrase.split(' & ') : [phrase];
+  return parts.every((p) => p.trim() !== '' && padded.includes(p.toLowerCase()));
+}
+
+/**
+ * Picks the profile within a family (`constraints.family`; no family: the profiles without one):
+ * the explicit one, else the first by `priority` (then name) whose keywords occur in the
+ * question, else the family's fallback (`general` for the unnamed family).
+ */
 export function chooseProfile(
   question: string,
   configs: readonly PromptConfig[],
   explicit?: string,
+  family?: string,
 ): PromptConfig {
-  const profiles = configs.filter((c) => c.profile !== '_system');
+  const profiles = configs.filter(
+    (c) => c.profile !== '_system' && (c.constraints.family ?? undefined) === family,
+  );
   if (explicit) {
     const found = profiles.find((c) => c.profile === explicit);
     if (!found)
@@ -163,15 +187,21 @@ export function chooseProfile(
       );
     return found;
   }
+  const isFallback = (c: PromptConfig) =>
+    c.constraints.fallback === true || (family === undefined && c.profile === 'general');
   const q = ` ${question.toLowerCase()} `;
-  const detected = profiles.find(
-    (c) =>
-      c.profile !== 'general' &&
-      (c.constraints.keywords ?? []).some((k) => q.includes(k.toLowerCase())),
-  );
-  const general = profiles.find((c) => c.profile === 'general');
-  const chosen = detected ?? general ?? profiles[0];
-  if (!chosen) throw new Error('no prompt profiles are configured (the 0003 migration seeds them)');
+  const detected = [...profiles]
+    .sort(
+      (a, b) =>
+        (a.constraints.priority ?? 100) - (b.constraints.priority ?? 100) ||
+        a.profile.localeCompare(b.profile),
+    )
+    .find((c) => !isFallback(c) && (c.constraints.keywords ?? []).some((k) => phraseOccurs(q, k)));
+  const chosen = detected ?? profiles.find(isFallback) ?? profiles[0];
+  if (!chosen)
+    throw new Error(
+      `no prompt profiles are configured${family ? ` in the family "${family}"` : ''} (the migrations seed them)`,
+    );
   return chosen;
 }
 
@@ -291,7 +321,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
       });
 
       const configs = await deps.prompts.activeConfigs(identity.tenantId);
-      const profile = chooseProfile(question, configs, request.profile);
+      const profile = chooseProfile(question, configs, request.profile, request.profileFamily);
       const systemPrompt = configs.find((c) => c.profile === '_system')?.instructions ?? '';
 
       let text: string;
@@ -326,34 +356,66 @@ export function createAnswering(deps: AnswerDeps): Answering {
             .catch(() => null);
         }
         const allowed = profile.constraints.allowed_source_types;
-        const filters: SearchFilters = allowed
-          ? {
-              ...request.filters,
-              source_type: (request.filters.source_type ?? allowed).filter((t) =>
-                allowed.includes(t),
-              ),
-            }
-          : request.filters;
+        const maxAge = profile.constraints.max_age_days;
+        const filters: SearchFilters = {
+          ...request.filters,
+          ...(allowed
+            ? {
+                source_type: (request.filters.source_type ?? allowed).filter((t) =>
+                  allowed.includes(t),
+                ),
+              }
+            : {}),
+          // The profile's recency window, unless the request gives its own start.
+          ...(maxAge && !request.filters.date_from
+            ? { date_from: new Date(clock.now().getTime() - maxAge * 86_400_000).toISOString() }
+            : {}),
+        };
         try {
           if (!retrievalEmbedding) throw new Error('no query embedding');
           const embedding = retrievalEmbedding;
-          const result = await step(
+          const topK = request.topK ?? profile.constraints.top_k ?? settings.defaultTopK;
+          const pinned = [...new Set(request.pinnedDocumentIds ?? [])];
+          const [result, pinnedResult] = await step(
             'retrieve',
             () =>
-              deps.search.searchWithEmbedding(
-                identity,
-                {
-                  queryText: standalone,
-                  topK: request.topK ?? profile.constraints.top_k ?? settings.defaultTopK,
-                  mode: 'hybrid',
-                  filters,
-                  maxChunksPerSource: settings.context.maxChunksPerSource,
-                },
-                embedding,
-              ),
-            (r) => ({ hits: r.hits.length }),
+              Promise.all([
+                deps.search.searchWithEmbedding(
+                  identity,
+                  {
+                    queryText: standalone,
+                    topK,
+                    ...(profile.constraints.candidates
+                      ? { candidates: profile.constraints.candidates }
+                      : {}),
+                    ...(profile.constraints.owner_first ? { ownerFirst: true } : {}),
+                    mode: 'hybrid',
+                    filters,
+                    maxChunksPerSource: settings.context.maxChunksPerSource,
+                  },
+                  embedding,
+                ),
+                pinned.length > 0
+                  ? deps.search.searchWithEmbedding(
+                      identity,
+                      {
+                        queryText: standalone,
+                        topK: Math.min(pinned.length, settings.context.maxSources),
+                        mode: 'hybrid',
+                        filters: { document_ids: pinned },
+                        maxChunksPerSource: 1,
+                      },
+                      embedding,
+                    )
+                  : null,
+              ]),
+            ([r, p]) => ({ hits: r.hits.length, pinned: p?.hits.length ?? 0 }),
           );
-          hits = result.hits;
+          // Pointed-at documents first, then retrieval's hits, each chunk once.
+          const seen = new Set<string>();
+          hits = [...(pinnedResult?.hits ?? []), ...result.hits].filter(
+            (h) => !seen.has(h.chunkId) && seen.add(h.chunkId),
+          );
           flags.used_rag = true;
         } catch (err) {
           if (err instanceof ValidationError || (err as { status?: number }).status === 403)
@@ -435,6 +497,7 @@ export function createAnswering(deps: AnswerDeps): Answering {
             question,
             maxTokens: request.maxTokens,
             temperature: request.temperature,
+            ...(request.language ? { language: request.language } : {}),
           },
           deps.tokens,
         );

@@ -102,13 +102,40 @@ export interface ConversationStore {
   trainingConsent(owner: Owner): Promise<boolean>;
 }
 
+/** What a profile asks of retrieval and of its own selection (`prompt_configs.constraints`). */
+export interface ProfileConstraints {
+  /** Hits kept for the context. */
+  readonly top_k?: number;
+  /** Candidates ranked before `top_k` are kept, for the ordering policies to choose from. */
+  readonly candidates?: number;
+  /** The caller's own documents first among the candidates (retrieval/owner-first.ts). */
+  readonly owner_first?: boolean;
+  /** Only documents whose source date is at most this many days old, unless the request sets `date_from`. */
+  readonly max_age_days?: number;
+  readonly allowed_source_types?: string[];
+  /**
+   * Phrases that select the profile when a request names none; `a & b` needs both parts (see
+   * chooseProfile).
+   */
+  readonly keywords?: string[];
+  /**
+   * The family the profile is chosen within: a request chooses among one family's profiles
+   * (those without a family when it names none).
+   */
+  readonly family?: string;
+  /** Detection order within the family, lowest first (default 100; then by name). */
+  readonly priority?: number;
+  /** The family's profile when no other one's keywords occur. */
+  readonly fallback?: boolean;
+}
+
 export interface PromptConfig {
   readonly id: string;
   readonly name: string;
   readonly profile: string;
   readonly version: number;
   readonly instructions: string;
-  readonly constraints: { top_k?: number; allowed_source_types?: string[]; keywords?: string[] };
+  readonly constraints: ProfileConstraints;
   readonly active: boolean;
 }
 

@@ -13,6 +13,7 @@ import {
   type RerankOutcome,
   type RerankSettings,
 } from './rerank';
+import { ownerFirst } from './owner-first';
 import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } from './types';
 
 /** How one embedding model's vectors are fused with BM25 (the candidate count is per request). */
@@ -63,6 +64,13 @@ export interface SearchRequest {
   readonly minScore?: number;
   /** Overrides the policy's per-source cap (the answer pipeline and eval use this). */
   readonly maxChunksPerSource?: number;
+  /**
+   * Candidates ranked before the final `topK` are kept (at least `topK`): the pool the ordering
+   * policies below choose from. Default: `topK`.
+   */
+  readonly candidates?: number;
+  /** The caller's own documents first among the candidates (owner-first.ts). */
+  readonly ownerFirst?: boolean;
 }
 
 export interface SearchResult {
@@ -122,12 +130,14 @@ export function createSearch(deps: {
       globalTenants: settings.globalTenants,
     };
     const t0 = performance.now();
+    // The pool the ordering policy chooses the final top_k from.
+    const poolK = Math.max(request.topK, request.candidates ?? request.topK);
+    const finish = (hits: SearchHit[]): SearchHit[] =>
+      (request.ownerFirst ? ownerFirst(hits, identity.userId) : hits).slice(0, request.topK);
     try {
       const { policy, statistics } = await deps.store.prepare(scope);
-      // With a reranker the store returns more fused hits, for it to choose the top_k from.
-      const storeTopK = reranker
-        ? Math.max(request.topK, settings.rerank.candidates)
-        : request.topK;
+      // With a reranker the store returns more fused hits, for it to choose the pool from.
+      const storeTopK = reranker ? Math.max(poolK, settings.rerank.candidates) : poolK;
       const fusion: FusionSettings = {
         ...modelFusion,
         candidates: Math.max(settings.candidates, request.topK * 4, storeTopK),
@@ -152,19 +162,12 @@ export function createSearch(deps: {
       );
       const retrieveMs = performance.now() - t0;
       metrics.timing('RetrievalLatency', retrieveMs);
-      if (!reranker) return { hits, embedMs, retrieveMs };
-      const reranked = await rerankHits(
-        reranker,
-        request.queryText,
-        hits,
-        request.topK,
-        settings.rerank,
-        {
-          log,
-          metrics,
-        },
-      );
-      return { hits: reranked.hits, embedMs, retrieveMs, rerank: reranked.outcome };
+      if (!reranker) return { hits: finish(hits), embedMs, retrieveMs };
+      const reranked = await rerankHits(reranker, request.queryText, hits, poolK, settings.rerank, {
+        log,
+        metrics,
+      });
+      return { hits: finish(reranked.hits), embedMs, retrieveMs, rerank: reranked.outcome };
     } catch (err) {
       // The request's own values (a 4xx) are not an outage; a statement the server refused for
       // another reason is a bug (500); a store that cannot be reached is a retryable 503.

@@ -71,6 +71,12 @@ export interface SearchHit {
   readonly metadata: Readonly<Record<string, unknown>>;
   readonly startOffset: number;
   readonly endOffset: number;
+  /**
+   * The user the chunk's document belongs to: its owner (a private document, or one a sidecar
+   * names an owner for), else the user who uploaded it through the API; null for documents no
+   * user owns. Read by the owner-first ordering (owner-first.ts).
+   */
+  readonly ownerUserId?: string | null;
 }
 
 export interface TenantPolicy {
