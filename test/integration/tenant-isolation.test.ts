@@ -100,6 +100,12 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
   /** Ids of everything, to aim each identity's calls at everyone's. */
   const documentIds: string[] = [];
   const threadIds: string[] = [];
+  /** Each identity's own threads (by name), so a read of one's own thread is tried as well. */
+  const ownThreads = new Map<string, string[]>();
+  const addThread = (who: Who, id: string) => {
+    if (!threadIds.includes(id)) threadIds.push(id);
+    ownThreads.set(who.name, [...(ownThreads.get(who.name) ?? []), id]);
+  };
   const messageIds: string[] = [];
   const promptIds: string[] = [];
   /** Markers of documents, to search for anyone's. */
@@ -291,7 +297,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         query_text: `What is the ${pick(documentMarkers)} procedure ${question}?`,
       });
       expect(asked.status).toBe(200);
-      threadIds.push(asked.body.thread_id);
+      addThread(i, asked.body.thread_id);
       messageIds.push(asked.body.message_id);
       const comment = mark({ kind: 'user', tenant: i.tenant, user: i.user });
       const rated = await call(i, 'POST', `/api/messages/${asked.body.message_id}/feedback`, {
@@ -364,7 +370,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           ...(prng.int(2) ? { thread_id: pick(threadIds) } : {}),
         });
         if (res.status === 200 && res.body.thread_id && !threadIds.includes(res.body.thread_id)) {
-          threadIds.push(res.body.thread_id);
+          addThread(i, res.body.thread_id);
           messageIds.push(res.body.message_id);
         }
         return;
@@ -381,12 +387,18 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           ...(prng.int(2) ? { threadId: pick(threadIds) } : {}),
         });
         if (res.status === 200 && res.body.threadId && !threadIds.includes(res.body.threadId)) {
-          threadIds.push(res.body.threadId);
+          addThread(i, res.body.threadId);
           messageIds.push(res.body.messageId);
         }
         return;
       }
-      case 'GET /api/threads/{id}':
+      case 'GET /api/threads/{id}': {
+        // Anyone's thread (another's must be a 404), or now and then the caller's own.
+        const own = ownThreads.get(i.name) ?? [];
+        const id = own.length > 0 && prng.int(2) === 0 ? pick(own) : pick(threadIds);
+        await call(i, 'GET', `/api/threads/${id}`);
+        return;
+      }
       case 'GET /api/documents/{id}':
         await call(i, 'GET', path(route.path));
         return;
