@@ -154,6 +154,7 @@ export class ApiStack extends Stack {
     // POST /api/rag/answer streamed: a REST API whose integration streams (HTTP APIs buffer).
     this.streaming = new StreamingAnswerApi(this, 'Streaming', {
       handler: answerStream,
+      paths: API_ROUTES.filter((r) => r.streams && r.method === 'POST').map((r) => r.path),
       userPool: data.users.userPool,
       clients: [data.users.client],
       corsOrigins: config.corsOrigins,

@@ -21,6 +21,7 @@ import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
 import { bindRoutes } from '../lambdas/http/route-dispatch';
 import { describeZodError, type HttpHandlerDeps } from '../lambdas/http/http-handler';
 import { runStreamedRequest } from '../lambdas/http/request-lifecycle';
+import { CHAT_ROUTE, streamChat } from '../lambdas/rag-answer/chat';
 import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
 import { makeLexyBrainRagHandler } from '../lambdas/rag-answer/lexybrain';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
@@ -93,6 +94,7 @@ export function localRoutes(
       cors: true,
       functionName: `groundwork-${route.function}`,
       ...(route.name === 'answer' ? { stream: answerStream(answering, deps) } : {}),
+      ...(route.name === CHAT_ROUTE ? { stream: chatStream(answering, deps) } : {}),
       ...(route.upload ? { maxBodyBytes: route.upload.maxBytes } : {}),
     };
   });
@@ -140,6 +142,17 @@ function answerStream(
       ({ body, identity, admission }, write) =>
         streamAnswer(answering, identity, body, write, response.signal, admission),
     );
+    return true;
+  };
+}
+
+/**
+ * Seed 003's chat route: its events as the answer is produced, through the same request
+ * lifecycle (lambdas/rag-answer/chat.ts). It always streams.
+ */
+function chatStream(answering: LocalStack['answering'], deps: HttpHandlerDeps): LocalStreamHandler {
+  return async (event, response) => {
+    await streamChat({ ...deps, answering }, event, response, { signal: response.signal });
     return true;
   };
 }

@@ -36,6 +36,7 @@ import {
   listThreadsResponseSchema,
   threadResponseSchema,
 } from '../rag-answer/schema';
+import { chatMessageRequestSchema } from '../rag-answer/chat-schema';
 import {
   lexybrainRagRequestSchema,
   lexybrainRagResponseSchema,
@@ -100,13 +101,15 @@ export interface ApiRoute {
     readonly schema?: z.ZodMiniType;
     readonly description: string;
   };
-  /** Also answers with Server-Sent Events (`"stream": true` in the body). */
+  /** Also answers with Server-Sent Events, and is served on the streaming API too (lib/). */
   readonly streams?: boolean;
   /**
    * The body is a multipart/form-data upload of at most `maxBytes`, its file in the form field
    * `field`, instead of JSON (the server reads it with this limit, not MAX_BODY_BYTES).
    */
   readonly upload?: { readonly maxBytes: number; readonly field: string };
+  /** Answers only with Server-Sent Events: what they are (no JSON response). */
+  readonly events?: string;
   /** Error responses the route's contract adds (or describes more precisely), by status. */
   readonly errors?: Readonly<Record<number, string>>;
 }
@@ -148,6 +151,22 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: answerRequestSchema,
     response: { status: 200, schema: answerResponseSchema, description: 'The answer' },
     streams: true,
+  },
+  {
+    method: 'POST',
+    path: '/api/chat/conversations/{conversationId}/messages',
+    name: 'chat-messages',
+    quota: 'answer',
+    function: 'rag-answer',
+    auth: true,
+    tag: 'Chat',
+    summary:
+      'A chat message answered with memory of your similar past messages, streamed (the conversation is a thread, created on first use)',
+    body: chatMessageRequestSchema,
+    response: { status: 200, description: 'The answer as Server-Sent Events' },
+    streams: true,
+    events:
+      '`data: {"type":"chunk","text":"..."}` events with the answer text, then one `data: {"type":"complete","messageId":"..."}`; a failure after the first event is `data: {"type":"error","error":{"code","message","retryable"}}`',
   },
   {
     method: 'POST',

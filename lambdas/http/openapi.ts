@@ -143,12 +143,14 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
     const responseSchemaId = route.response.schema
       ? registry.get(route.response.schema)?.id
       : undefined;
-    const content: Json = {
-      'application/json': {
-        schema: responseSchemaId ? { $ref: `#/components/schemas/${responseSchemaId}` } : {},
-      },
-    };
-    if (route.streams) {
+    const content: Json = route.events
+      ? { 'text/event-stream': { schema: { type: 'string', description: route.events } } }
+      : {
+          'application/json': {
+            schema: responseSchemaId ? { $ref: `#/components/schemas/${responseSchemaId}` } : {},
+          },
+        };
+    if (route.streams && !route.events) {
       content['text/event-stream'] = {
         schema: {
           type: 'string',

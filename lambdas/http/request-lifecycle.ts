@@ -191,33 +191,46 @@ export interface EventStream {
   end(): void;
 }
 
+/** The event that reports an error after the first event (POST /api/rag/answer's `error` event). */
+export const errorSseEvent = (body: ErrorBody): string => sseEvent('error', body);
+
 /**
- * A streamed request on `stream`: before the first byte an error is a JSON response with its
- * status; after it, an `error` event ends the stream. `work` writes events and returns when done.
+ * A streamed request on `stream`. The status line (200) leaves with the first event, so an error
+ * before it (validation, a thread that is not the caller's, limits) is a JSON response with its
+ * status; after it, `errorEvent` (the `error` event by default) ends the stream. `work` writes
+ * events and returns when done.
  */
 export async function runStreamedRequest<S extends z.ZodMiniType, E extends RequestEvent>(
   deps: HttpHandlerDeps,
-  options: LifecycleOptions<S, E>,
+  options: LifecycleOptions<S, E> & { readonly errorEvent?: (body: ErrorBody) => string },
   event: E,
   stream: EventStream,
   work: (req: LifecycleRequest<z.infer<S>, E>, write: (chunk: string) => void) => Promise<void>,
 ): Promise<number> {
   let started = false;
+  const errorEvent = options.errorEvent ?? errorSseEvent;
   return runRequest(
     deps,
     options,
     event,
     async (req) => {
-      stream.start(200, withLimitHeaders({ ...SSE_HEADERS }, req.admission));
-      started = true;
-      await work(req, (chunk) => stream.write(chunk));
+      const start = () => {
+        if (started) return;
+        stream.start(200, withLimitHeaders({ ...SSE_HEADERS }, req.admission));
+        started = true;
+      };
+      await work(req, (chunk) => {
+        start();
+        stream.write(chunk);
+      });
+      start();
       stream.end();
       return 200;
     },
     (status, body, headers) => {
       if (started) {
         deps.logger.error('stream failed after it started', { status, code: body.error.code });
-        stream.write(sseEvent('error', body));
+        stream.write(errorEvent(body));
       } else {
         stream.start(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
         stream.write(JSON.stringify(body));

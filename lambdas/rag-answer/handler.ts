@@ -16,6 +16,10 @@ import {
   type AnswerResponseBody,
 } from './schema';
 import * as z from '../core/zod';
+import { chargeAnswer } from './charge';
+import { CHAT_ROUTE, makeChatHandler } from './chat';
+
+export { chargeAnswer };
 
 /**
  * What `debug` shows a caller: the steps, the retrieved chunks (already in the caller's scope)
@@ -109,19 +113,6 @@ export function llmFailureResponse(
       ...body,
     },
   };
-}
-
-/**
- * What an answer costs its caller: the LLM's token usage is recorded for the daily spend, and a
- * greeting answered without retrieval gives its quota unit back.
- */
-export function chargeAnswer(
-  result: AnswerResult,
-  admission: Pick<Admission, 'recordUsage' | 'waiveQuota'> | undefined,
-): void {
-  if (!admission) return;
-  if (result.usage && result.answer.model) admission.recordUsage(result.usage, result.answer.model);
-  if (result.flags.conversational) admission.waiveQuota();
 }
 
 /**
@@ -275,5 +266,9 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
 export function answerRouteHandlers(
   deps: HttpHandlerDeps & { answering: Answering; conversations: ConversationStore },
 ) {
-  return { answer: makeAnswerHandler(deps), ...makeThreadHandlers(deps) };
+  return {
+    answer: makeAnswerHandler(deps),
+    [CHAT_ROUTE]: makeChatHandler(deps),
+    ...makeThreadHandlers(deps),
+  };
 }

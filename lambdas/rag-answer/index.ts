@@ -1,10 +1,10 @@
 /**
  * Production entry of the `rag-answer` Lambda: its buffered routes in the route table
- * (lambdas/http/api-routes.ts: POST /api/rag/answer, POST /api/lexybrain/rag, seed 004's
- * GET /api/search, the thread and feedback routes) behind API Gateway's JWT authorizer, one
- * function for all of them, dispatched on `event.routeKey`.
+ * (lambdas/http/api-routes.ts: POST /api/rag/answer, POST /api/lexybrain/rag, seed 003's chat
+ * route, seed 004's GET /api/search, the thread and feedback routes) behind API Gateway's JWT
+ * authorizer, one function for all of them, dispatched on `event.routeKey`.
  *
- * Streaming as it is produced is served by `stream.ts` behind a function URL.
+ * Streaming as it is produced is served by `stream.ts` behind the streaming REST API.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the limiter's
  * DynamoDB client is created once, and the database pool opens on the first request. The answer
@@ -75,7 +75,7 @@ async function buildSearch() {
 }
 
 let pipeline: Promise<Answering> | undefined;
-/** Builds the answer pipeline on the first answer (its modules are the heavy ones). */
+/** Builds the answer pipeline on the first answer or chat message (its modules are the heavy ones). */
 async function buildAnswering(): Promise<Answering> {
   const [{ createAnswering }, { createTokenCounter }, llm, { client, search, embedder }] =
     await Promise.all([

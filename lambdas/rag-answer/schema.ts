@@ -15,9 +15,18 @@ const memorySchema = z.strictObject({
   token_budget: z._default(clampedInt(100, 4000), 1000),
 });
 
+/** Generation options when the caller gives none (POST /answer's `options`, and the chat route). */
+export const DEFAULT_GENERATION_OPTIONS = { max_tokens: 1024, temperature: 0.2 } as const;
+
 const optionsSchema = z.strictObject({
-  max_tokens: z._default(z.int().check(z.gte(256), z.lte(2048)), 1024),
-  temperature: z._default(z.number().check(z.gte(0), z.lte(1)), 0.2),
+  max_tokens: z._default(
+    z.int().check(z.gte(256), z.lte(2048)),
+    DEFAULT_GENERATION_OPTIONS.max_tokens,
+  ),
+  temperature: z._default(
+    z.number().check(z.gte(0), z.lte(1)),
+    DEFAULT_GENERATION_OPTIONS.temperature,
+  ),
 });
 
 export const answerRequestSchema = z.strictObject({
@@ -28,7 +37,7 @@ export const answerRequestSchema = z.strictObject({
   filters: z._default(searchFiltersSchema, {}),
   use_memory: z._default(z.boolean(), false),
   memory: z._default(memorySchema, { limit: 5, token_budget: 1000 }),
-  options: z._default(optionsSchema, { max_tokens: 1024, temperature: 0.2 }),
+  options: z._default(optionsSchema, { ...DEFAULT_GENERATION_OPTIONS }),
   stream: z._default(z.boolean(), false),
   debug: z._default(z.boolean(), false),
 });

@@ -7,8 +7,10 @@
  * and passes its claims in `requestContext.authorizer.claims`.
  *
  * The request body is the POST /api/rag/answer body; the response is always a stream (`stream` in the
- * body is ignored). Errors before the first byte are ordinary JSON error responses with their
- * status; errors after it are an `error` event, since the status line is already sent.
+ * body is ignored). Seed 003's chat route (POST /api/chat/conversations/{conversationId}/messages,
+ * lambdas/rag-answer/chat.ts) is served here too. Errors before the first event are ordinary JSON
+ * error responses with their status; errors after it are an error event, since the status line
+ * is already sent.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), clients are
  * created once, the database pool opens on the first request, and the cl100k tokenizer loads on
@@ -39,9 +41,10 @@ import type { Database } from '../adapters/postgres/database';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
 import { AuthenticationError, NotFoundError } from '../core/errors';
-import { apiRoute } from '../http/api-routes';
+import { apiRoute, routeKey } from '../http/api-routes';
 import { claimsOf, identityFromEvent } from '../http/identity';
-import { runStreamedRequest } from '../http/request-lifecycle';
+import { runStreamedRequest, type EventStream } from '../http/request-lifecycle';
+import { CHAT_ROUTE, streamChat } from './chat';
 import { streamAnswer } from './handler';
 import { answerRequestSchema } from './schema';
 
@@ -124,6 +127,18 @@ function requireAudience(event: APIGatewayProxyEvent, audiences: readonly string
     throw new AuthenticationError('The token was issued to another application');
 }
 
+/**
+ * The caller, as the buffered routes' JWT authorizer would give it: claims the REST API's Cognito
+ * authorizer verified, issued to our app client (else a 401).
+ */
+function identify(event: APIGatewayProxyEvent) {
+  requireAudience(event, env.TOKEN_AUDIENCES);
+  return identityFromEvent(event);
+}
+
+const ANSWER_KEY = routeKey(apiRoute('answer'));
+const CHAT_KEY = routeKey(apiRoute(CHAT_ROUTE));
+
 /** The streaming handler itself (exported for tests; `handler` is it wrapped for Lambda). */
 export async function streamHandler(
   event: APIGatewayProxyEvent,
@@ -132,30 +147,35 @@ export async function streamHandler(
 ): Promise<void> {
   logger.addContext(context);
   let out: ResponseStream | undefined;
+  const stream: EventStream = {
+    start: (statusCode, headers) => {
+      out = awslambda.HttpResponseStream.from(responseStream, { statusCode, headers });
+    },
+    write: (chunk) => (out ?? responseStream).write(chunk),
+    end: () => (out ?? responseStream).end(),
+  };
+  const deps = { logger, metrics, limiter };
+  const key = `${event.httpMethod} ${event.resource}`;
   try {
+    if (key === CHAT_KEY) {
+      await streamChat({ ...deps, answering }, event, stream, { identify });
+      return;
+    }
     await runStreamedRequest(
-      { logger, metrics, limiter },
+      deps,
       {
         route: STREAM_ROUTE,
         schema: answerRequestSchema,
         // The same contract as the buffered POST /api/rag/answer (seed 001's statuses).
         statuses: apiRoute('answer').statuses,
         identify: (e: APIGatewayProxyEvent) => {
-          if (e.httpMethod !== 'POST' || e.resource !== '/api/rag/answer')
+          if (`${e.httpMethod} ${e.resource}` !== ANSWER_KEY)
             throw new NotFoundError('No such route');
-          // Claims the REST API's Cognito authorizer verified, issued to our app client; else a 401.
-          requireAudience(e, env.TOKEN_AUDIENCES);
-          return identityFromEvent(e);
+          return identify(e);
         },
       },
       event,
-      {
-        start: (statusCode, headers) => {
-          out = awslambda.HttpResponseStream.from(responseStream, { statusCode, headers });
-        },
-        write: (chunk) => (out ?? responseStream).write(chunk),
-        end: () => (out ?? responseStream).end(),
-      },
+      stream,
       ({ body, identity, admission }, write) =>
         streamAnswer(answering, identity, body, write, undefined, admission),
     );

@@ -35,6 +35,11 @@ import type { StageThrottle } from './groundwork-http-api';
 export interface StreamingAnswerApiProps {
   /** The streaming function (lambdas/rag-answer/stream.ts). */
   readonly handler: GroundworkFunction;
+  /**
+   * The POST routes the function streams (API Gateway path syntax), from the route table's
+   * streaming routes; POST /api/rag/answer always. @default ['/api/rag/answer']
+   */
+  readonly paths?: readonly string[];
   /** The pool whose ID tokens are accepted. */
   readonly userPool: cognito.IUserPool;
   /** Browser origins allowed by CORS; empty: no CORS. @default [] */
@@ -59,10 +64,16 @@ export interface StreamingAnswerApiProps {
   readonly firewall?: { readonly ratePer5Minutes: number };
 }
 
+/** The streamed answer's path (lambdas/http/api-routes.ts, route `answer`). */
+const ANSWER_PATH = '/api/rag/answer';
+
 export class StreamingAnswerApi extends Construct {
   readonly api: apigateway.RestApi;
   readonly accessLog: logs.LogGroup;
+  /** POST /api/rag/answer. */
   readonly method: apigateway.Method;
+  /** Every streamed route's method, by path. */
+  readonly methods: Readonly<Record<string, apigateway.Method>>;
   readonly firewall: ApiFirewall | undefined;
 
   constructor(scope: Construct, id: string, props: StreamingAnswerApiProps) {
@@ -109,15 +120,20 @@ export class StreamingAnswerApi extends Construct {
       cognitoUserPools: [props.userPool],
       identitySource: apigateway.IdentitySource.header('Authorization'),
     });
-    this.method = this.api.root.resourceForPath('/api/rag/answer').addMethod(
-      'POST',
-      new apigateway.LambdaIntegration(props.handler.function, {
-        proxy: true,
-        responseTransferMode: apigateway.ResponseTransferMode.STREAM,
-        timeout: props.timeout ?? Duration.minutes(2),
-      }),
-      { authorizer, authorizationType: apigateway.AuthorizationType.COGNITO },
-    );
+    const integration = new apigateway.LambdaIntegration(props.handler.function, {
+      proxy: true,
+      responseTransferMode: apigateway.ResponseTransferMode.STREAM,
+      timeout: props.timeout ?? Duration.minutes(2),
+    });
+    const methods: Record<string, apigateway.Method> = {};
+    for (const path of new Set([ANSWER_PATH, ...(props.paths ?? [])])) {
+      methods[path] = this.api.root.resourceForPath(path).addMethod('POST', integration, {
+        authorizer,
+        authorizationType: apigateway.AuthorizationType.COGNITO,
+      });
+    }
+    this.methods = methods;
+    this.method = methods[ANSWER_PATH]!;
 
     acknowledge(
       this.api,
@@ -154,6 +170,6 @@ export class StreamingAnswerApi extends Construct {
 
   /** The streaming endpoint, `https://<id>.execute-api.<region>.amazonaws.com/stream/api/rag/answer`. */
   get url(): string {
-    return this.api.urlForPath('/api/rag/answer');
+    return this.api.urlForPath(ANSWER_PATH);
   }
 }

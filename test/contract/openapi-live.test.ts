@@ -80,12 +80,25 @@ describe('the OpenAPI document against the live local server', () => {
         ? {}
         : { body: sample.body instanceof FormData ? sample.body : JSON.stringify(sample.body) }),
     });
-    const body = (await res.json()) as Json;
+    // JSON, or the Server-Sent Events of a streamed route (their media type must be documented).
+    const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!;
+    const body = (
+      mediaType === 'application/json' ? await res.json() : (await res.text(), {})
+    ) as Json;
     const documented = operation!.responses[String(res.status)] as
       { content?: Record<string, { schema?: Json }>; headers?: Json } | undefined;
     expect({ key: sample.key, status: res.status, documented: documented !== undefined }).toEqual({
       key: sample.key,
       status: res.status,
+      documented: true,
+    });
+    expect({
+      key: sample.key,
+      mediaType,
+      documented: documented?.content?.[mediaType] !== undefined,
+    }).toEqual({
+      key: sample.key,
+      mediaType,
       documented: true,
     });
     const schema = documented?.content?.['application/json']?.schema;
@@ -127,6 +140,11 @@ describe('the OpenAPI document against the live local server', () => {
     });
     const threadId = String(answer.body.thread_id);
     const messageId = String(answer.body.message_id);
+    await check({
+      key: 'POST /api/chat/conversations/{conversationId}/messages',
+      url: `/api/chat/conversations/${threadId}/messages`,
+      body: { content: 'And how long does standard shipping take?' },
+    });
     await check({ key: 'GET /api/threads', url: '/api/threads' });
     await check({ key: 'GET /api/threads/{id}', url: `/api/threads/${threadId}` });
     await check({

@@ -223,6 +223,7 @@ describe('API', () => {
   const PROTECTED = [
     'POST /api/rag/search',
     'POST /api/rag/answer',
+    'POST /api/chat/conversations/{conversationId}/messages',
     'POST /api/lexybrain/rag',
     'GET /api/threads',
     'GET /api/threads/{id}',
@@ -341,6 +342,23 @@ describe('API', () => {
       ]),
     });
     expect(streamId).toBeDefined();
+  });
+
+  it("streams every streaming route of the table on that REST API: POST /api/rag/answer and seed 003's chat route", () => {
+    const posts = Object.values(resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Method'))
+      .map((m) => m.Properties ?? {})
+      .filter((m) => m.HttpMethod === 'POST');
+    expect(posts).toHaveLength(2);
+    for (const method of posts) {
+      expect(method.AuthorizationType).toBe('COGNITO_USER_POOLS');
+      expect(method.Integration).toMatchObject({ ResponseTransferMode: 'STREAM' });
+    }
+    const parts = Object.values(resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Resource'))
+      .map((r) => r.Properties?.PathPart as string)
+      .sort();
+    expect(parts).toEqual(
+      ['api', 'rag', 'answer', 'chat', 'conversations', '{conversationId}', 'messages'].sort(),
+    );
   });
 });
 

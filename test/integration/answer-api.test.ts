@@ -320,6 +320,26 @@ describe('POST /api/rag/answer through the local server', () => {
     expect(final.citations[0]!.source_uri).toMatch(/shipping/);
   });
 
+  it("answers a streamed request for another user's thread with a 404 before any event", async () => {
+    const bobs = await post(
+      '/api/rag/answer',
+      { query_text: 'How long does express shipping take?' },
+      bob,
+    );
+    const res = await fetch(`${api.server.url}/api/rag/answer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${alice}` },
+      body: JSON.stringify({
+        query_text: 'How long does express shipping take?',
+        thread_id: bobs.body.thread_id,
+        stream: true,
+      }),
+    });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await res.json()).toMatchObject({ error: { code: 'not_found', retryable: false } });
+  });
+
   it('marks answers training-eligible only with consent, and exports them with their feedback', async () => {
     fake.setAnswer({ text: 'Standard shipping takes five business days [1].' });
     const before = await post('/api/rag/answer', {

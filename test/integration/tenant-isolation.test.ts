@@ -375,6 +375,34 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         }
         return;
       }
+      case 'POST /api/chat/conversations/{conversationId}/messages': {
+        // Someone's conversation (another's must be a 404, never continued), or a new one.
+        const conversationId = prng.int(2)
+          ? pick(threadIds)
+          : `5eed0000-0000-4000-8000-${String(prng.int(1e12)).padStart(12, '0')}`;
+        const { rows } = await db.query<{ tenant_id: string; user_id: string }>(
+          'SELECT tenant_id, user_id FROM threads WHERE id = $1',
+          [conversationId],
+        );
+        const owner = rows[0];
+        const res = await call(i, 'POST', `/api/chat/conversations/${conversationId}/messages`, {
+          content: `Tell me about ${anyMarker()} and ${anyMarker()}`,
+        });
+        if (owner && (owner.tenant_id !== i.tenant || owner.user_id !== i.user) && res.status < 400)
+          violations.push(
+            `seed ${SEED}: ${i.name} ${key} continued another's conversation ${conversationId} -> ${res.status}`,
+          );
+        if (res.status === 200 && !owner) {
+          threadIds.push(conversationId);
+          // The new conversation is the caller's thread, readable by its owner.
+          const own = await call(i, 'GET', `/api/threads/${conversationId}`);
+          if (own.status !== 200)
+            violations.push(
+              `seed ${SEED}: ${i.name} cannot read its conversation -> ${own.status}`,
+            );
+        }
+        return;
+      }
       case 'POST /api/lexybrain/rag': {
         // Seed 000's chat: anyone's documents named as context, anyone's thread, any capability.
         const res = await call(i, 'POST', '/api/lexybrain/rag', {
@@ -504,6 +532,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     const unreached = [
       'POST /api/rag/search',
       'POST /api/rag/answer',
+      'POST /api/chat/conversations/{id}/messages',
       'GET /api/threads',
       'GET /api/threads/{id}',
       'GET /api/documents',

@@ -112,4 +112,27 @@ describe('the streaming answer entry', () => {
       expect(written.prelude?.statusCode).toBe(404);
     }
   });
+
+  it('serves the chat route of seed 003 on the same entry, with the same checks', async () => {
+    const chat = {
+      resource: '/api/chat/conversations/{conversationId}/messages',
+      path: '/api/chat/conversations/3f0c6a52-7d1e-4c3b-9a55-0b6f1e2d4c01/messages',
+      pathParameters: { conversationId: '3f0c6a52-7d1e-4c3b-9a55-0b6f1e2d4c01' },
+      body: JSON.stringify({ content: 'How does semantic search work?' }),
+    };
+    const anonymous = responseStream();
+    await streamHandler(event(chat), anonymous.stream, context);
+    expect(anonymous.written.prelude?.statusCode).toBe(401);
+    const noTenant = responseStream();
+    await streamHandler(
+      event({
+        ...chat,
+        requestContext: { authorizer: { claims: { sub: 'alice', aud: 'our-client' } } },
+      } as unknown as Partial<APIGatewayProxyEvent>),
+      noTenant.stream,
+      context,
+    );
+    expect(noTenant.written.prelude?.statusCode).toBe(403);
+    expect(JSON.parse(noTenant.written.body)).toMatchObject({ error: { code: 'forbidden' } });
+  });
 });

@@ -36,6 +36,25 @@ export function createConversationRepository(db: Database): ConversationStore {
       return toThread(rows[0]!);
     },
 
+    async openThread(owner, threadId, title) {
+      if (!isUuid(threadId)) return null;
+      // One statement: the insert, or (the id taken) the owner's existing thread. The SELECT
+      // reads the statement's snapshot, so it never sees the row the INSERT adds; a thread of
+      // another owner is in neither branch.
+      const { rows } = await db.query<ThreadRow>(
+        `WITH inserted AS (
+           INSERT INTO threads (id, tenant_id, user_id, title) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (id) DO NOTHING
+           RETURNING id, title, status, created_at, updated_at)
+         SELECT id, title, status, created_at, updated_at FROM inserted
+         UNION ALL
+         SELECT id, title, status, created_at, updated_at FROM threads
+          WHERE id = $1 AND tenant_id = $2 AND user_id = $3`,
+        [threadId, owner.tenantId, owner.userId, title],
+      );
+      return rows[0] ? toThread(rows[0]) : null;
+    },
+
     async getThread(owner, threadId) {
       if (!isUuid(threadId)) return null;
       const { rows } = await db.query<ThreadRow>(

@@ -66,6 +66,12 @@ export const DEFAULT_ANSWER_SETTINGS: AnswerSettings = {
 export interface AnswerRequest {
   readonly queryText: string;
   readonly threadId?: string;
+  /**
+   * A `threadId` no thread has yet starts a thread with that id (the caller names its
+   * conversations) instead of answering 404. Another owner's thread is a 404 either way.
+   * @default false
+   */
+  readonly createMissingThread?: boolean;
   readonly profile?: string;
   /** The profile family to choose in (ProfileConstraints.family); none: the unnamed one. */
   readonly profileFamily?: string;
@@ -271,20 +277,22 @@ export function createAnswering(deps: AnswerDeps): Answering {
         retrieval_failed: false,
       };
       const question = request.queryText.trim();
+      const title = question.replace(/\s+/g, ' ').slice(0, 80);
 
       // 1-2. Thread, then the question itself.
       const thread = await step(
         'thread',
         async () => {
           if (request.threadId) {
-            const found = await deps.conversations.getThread(identity, request.threadId);
+            const found = request.createMissingThread
+              ? ((await deps.conversations.openThread(identity, request.threadId, title)) ??
+                // Created at the same moment by another request of the same owner.
+                (await deps.conversations.getThread(identity, request.threadId)))
+              : await deps.conversations.getThread(identity, request.threadId);
             if (!found) throw new NotFoundError('thread_id: no such thread');
             return found;
           }
-          return deps.conversations.createThread(
-            identity,
-            question.replace(/\s+/g, ' ').slice(0, 80),
-          );
+          return deps.conversations.createThread(identity, title);
         },
         (t) => ({ id: t.id }),
       );
@@ -456,7 +464,8 @@ export function createAnswering(deps: AnswerDeps): Answering {
             },
             (m) => m,
           ).catch((err: unknown) => {
-            log.error('memory lookup failed', { err });
+            log.error('memory lookup failed; answering without memory', { err });
+            metrics.count('MemoryFailures');
             return [];
           });
         }

@@ -70,6 +70,11 @@ export interface NewAssistantMessage {
 
 export interface ConversationStore {
   createThread(owner: Owner, title: string): Promise<ThreadRecord>;
+  /**
+   * The owner's thread `threadId` (a UUID the caller chose), created with `title` if no thread
+   * has that id yet; null if another owner's thread has it (callers answer 404).
+   */
+  openThread(owner: Owner, threadId: string, title: string): Promise<ThreadRecord | null>;
   /** The thread if it exists and belongs to `owner`, else null (callers answer 404 either way). */
   getThread(owner: Owner, threadId: string): Promise<ThreadRecord | null>;
   listThreads(
