@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
-import { makeAdminHandlers } from '../lambdas/admin/handler';
+import { adminRouteHandlers } from '../lambdas/admin/routes';
 import { makeDocumentHandlers } from '../lambdas/documents/handler';
 import {
   ConfigError,
@@ -80,7 +80,7 @@ export function localRoutes(
       ...makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
       'api-upload': makeSeedUploadHandler({ ...deps, documents: stack.documents }),
     }),
-    ...bindRoutes('admin', makeAdminHandlers({ ...deps, admin: stack.admin })),
+    ...bindRoutes('admin', adminRouteHandlers({ ...deps, admin: stack.admin })),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
     const key = routeKey(route);

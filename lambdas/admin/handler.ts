@@ -14,7 +14,8 @@ import {
 } from './schema';
 
 const noBody = z.strictObject({});
-const feedbackCursor = cursorCodec(
+/** The keyset cursor of the feedback review (also the seed 000 review, lexybrain-handler.ts). */
+export const feedbackCursor = cursorCodec(
   z.object({
     updatedAt: z.iso.datetime(),
     messageId: z.uuid(),
@@ -151,6 +152,14 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       { route: 'admin.prompts.activate', schema: noBody },
       async ({ identity, pathParameters }) => ({
         body: toPrompt(await admin.activatePrompt(identity, pathParameters.id ?? '')),
+      }),
+    ),
+
+    'admin.prompts.deactivate': createHttpHandler(
+      deps,
+      { route: 'admin.prompts.deactivate', schema: noBody },
+      async ({ identity, pathParameters }) => ({
+        body: toPrompt(await admin.deactivatePrompt(identity, pathParameters.id ?? '')),
       }),
     ),
   };

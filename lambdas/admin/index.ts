@@ -1,6 +1,7 @@
 /**
  * Production entry of the `admin` Lambda: the /api/admin routes of the route table (admin group only, checked by
- * the use cases) behind API Gateway's JWT authorizer, dispatched on `event.routeKey`.
+ * the use cases) behind API Gateway's JWT authorizer, dispatched on `event.routeKey`: the
+ * project's own (handler.ts) and seed 000's /api/admin/lexybrain routes (lexybrain-handler.ts).
  *
  * Cold start: the environment is parsed once, the DynamoDB client is created once, and the
  * database pool opens on the first request.
@@ -13,7 +14,7 @@ import { createObservability } from '../adapters/observability/powertools';
 import { createAdminStore } from '../adapters/postgres/admin-queries';
 import { createAdmin } from '../core/admin/admin';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
-import { makeAdminHandlers } from './handler';
+import { adminRouteHandlers } from './routes';
 
 /** The `admin` function's environment (set by the CDK app's grant helpers). */
 export const adminEnvSchema = z.extend(lambdaEnvSchema, {
@@ -31,7 +32,7 @@ const limiter = limiterFromEnv(env, observability);
 /** The routes this function serves, by API Gateway route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'admin',
-  makeAdminHandlers({
+  adminRouteHandlers({
     logger,
     metrics,
     tracer,

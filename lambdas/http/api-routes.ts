@@ -18,6 +18,15 @@ import {
   statsResponseSchema,
 } from '../admin/schema';
 import {
+  lexyConfigSchema,
+  lexyConfigsResponseSchema,
+  lexyCreateConfigRequestSchema,
+  lexyFeedbackQuerySchema,
+  lexyFeedbackResponseSchema,
+  lexyStatsQuerySchema,
+  lexyStatsResponseSchema,
+} from '../admin/lexybrain-schema';
+import {
   createDocumentRequestSchema,
   createDocumentResponseSchema,
   documentDetailSchema,
@@ -29,7 +38,7 @@ import {
 import {
   answerRequestSchema,
   answerResponseSchema,
-  archiveThreadResponseSchema,
+  deleteThreadResponseSchema,
   feedbackRequestSchema,
   listThreadsQuerySchema,
   messageFeedbackResponseSchema,
@@ -90,7 +99,10 @@ export interface ApiRoute {
   readonly function: ApiFunction;
   /** Guarded by the Cognito JWT authorizer. */
   readonly auth: boolean;
-  /** Only members of the admin group (checked by the handler). */
+  /**
+   * Only members of the admin group: others get 403 before the input is read
+   * (request-lifecycle.ts), and the use case checks again.
+   */
   readonly admin?: boolean;
   readonly tag: string;
   readonly summary: string;
@@ -192,7 +204,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
-    summary: "The caller's threads, most recent first",
+    summary:
+      "The caller's threads with `message_count` and `last_message_at`, most recent message first",
     query: listThreadsQuerySchema,
     response: { status: 200, schema: listThreadsResponseSchema, description: 'The threads' },
   },
@@ -209,12 +222,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'DELETE',
     path: '/api/threads/{id}',
-    name: 'threads.archive',
+    name: 'threads.delete',
     function: 'rag-answer',
     auth: true,
     tag: 'Answers',
-    summary: "Archives one of the caller's threads",
-    response: { status: 200, schema: archiveThreadResponseSchema, description: 'Archived' },
+    summary: "Deletes one of the caller's threads and its messages (soft: gone from every read)",
+    response: { status: 200, schema: deleteThreadResponseSchema, description: 'The deletion' },
   },
   {
     method: 'POST',
@@ -394,6 +407,87 @@ export const API_ROUTES: readonly ApiRoute[] = [
       description: 'The document, queued for indexing',
     },
     upload: { maxBytes: MAX_UPLOAD_BODY_BYTES, field: UPLOAD_FIELD },
+  },
+  {
+    method: 'POST',
+    path: '/api/admin/prompts/{id}/deactivate',
+    name: 'admin.prompts.deactivate',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin',
+    summary: "Deactivates one of the tenant's own versions; its profile falls back to the default",
+    response: { status: 200, schema: promptSchema, description: 'The inactive version' },
+  },
+  // Seed 000's admin routes (lambdas/admin/lexybrain-handler.ts), over the same use cases.
+  {
+    method: 'GET',
+    path: '/api/admin/lexybrain/rag/stats',
+    name: 'lexybrain.admin.stats',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin (seed 000)',
+    summary: 'Threads, messages, active users, capability distribution and quota use by plan',
+    query: lexyStatsQuerySchema,
+    response: { status: 200, schema: lexyStatsResponseSchema, description: 'Statistics' },
+  },
+  {
+    method: 'GET',
+    path: '/api/admin/lexybrain/rag/feedback',
+    name: 'lexybrain.admin.feedback',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin (seed 000)',
+    summary: 'User feedback review (`feedback_text`), newest first, paged',
+    query: lexyFeedbackQuerySchema,
+    response: { status: 200, schema: lexyFeedbackResponseSchema, description: 'One page' },
+  },
+  {
+    method: 'GET',
+    path: '/api/admin/lexybrain/configs',
+    name: 'lexybrain.admin.configs.list',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin (seed 000)',
+    summary: "Prompt configs: the built-in defaults and the tenant's versions",
+    response: { status: 200, schema: lexyConfigsResponseSchema, description: 'Every version' },
+  },
+  {
+    method: 'POST',
+    path: '/api/admin/lexybrain/configs',
+    name: 'lexybrain.admin.configs.create',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin (seed 000)',
+    summary: "Creates the tenant's next version of a prompt config",
+    body: lexyCreateConfigRequestSchema,
+    response: { status: 201, schema: lexyConfigSchema, description: 'The new version' },
+  },
+  {
+    method: 'POST',
+    path: '/api/admin/lexybrain/configs/{id}/activate',
+    name: 'lexybrain.admin.configs.activate',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin (seed 000)',
+    summary: "Makes a version the tenant's active one for its type",
+    response: { status: 200, schema: lexyConfigSchema, description: 'The active version' },
+  },
+  {
+    method: 'POST',
+    path: '/api/admin/lexybrain/configs/{id}/deactivate',
+    name: 'lexybrain.admin.configs.deactivate',
+    function: 'admin',
+    auth: true,
+    admin: true,
+    tag: 'Admin (seed 000)',
+    summary: "Deactivates one of the tenant's own versions; its type falls back to the default",
+    response: { status: 200, schema: lexyConfigSchema, description: 'The inactive version' },
   },
 ];
 

@@ -7,7 +7,7 @@
  * writes the success, `fail` the error.
  */
 import type { ErrorBody } from '../core/errors';
-import { AppError, ConfigError, toErrorResponse } from '../core/errors';
+import { AppError, ConfigError, ForbiddenError, toErrorResponse } from '../core/errors';
 import type { Admission } from '../core/limits/limiter';
 import type * as z from '../core/zod';
 import { runInDbScope } from '../adapters/postgres/db-scope';
@@ -130,6 +130,9 @@ export async function runRequest<S extends z.ZodMiniType, E extends RequestEvent
       route: options.route,
     });
     if (deps.limiter && authenticated) admission = await deps.limiter.admit(identity, quota);
+    // An admin route is refused to others before its input is read (the use case checks too).
+    if (entry?.admin && !identity.isAdmin)
+      throw new ForbiddenError('This route is for members of the admin group.');
     const pathParameters = event.pathParameters ?? {};
     const query = event.queryStringParameters ?? {};
     for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);

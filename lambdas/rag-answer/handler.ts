@@ -3,13 +3,14 @@
  * owner-scoped thread and feedback routes. Thin: validation, identity, one use case each.
  */
 import type { AnswerResult, Answering } from '../core/answer/answer';
-import type { ConversationStore } from '../core/answer/conversations';
+import type { ConversationStore, ThreadRecord } from '../core/answer/conversations';
 import { NotFoundError } from '../core/errors';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import { SSE_HEADERS, sseEvent } from '../http/request-lifecycle';
 import type { Admission } from '../core/limits/limiter';
 import {
   answerRequestSchema,
+  feedbackComment,
   feedbackRequestSchema,
   listThreadsQuerySchema,
   type AnswerRequestBody,
@@ -164,6 +165,17 @@ export async function streamAnswer(
 
 const noBody = z.looseObject({});
 
+/** A thread's fields as the thread routes show them. */
+const threadFields = (t: ThreadRecord) => ({
+  thread_id: t.id,
+  title: t.title,
+  status: t.status,
+  created_at: t.createdAt.toISOString(),
+  updated_at: t.updatedAt.toISOString(),
+  message_count: t.messageCount,
+  last_message_at: t.lastMessageAt.toISOString(),
+});
+
 export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: ConversationStore }) {
   const { conversations } = deps;
   return {
@@ -176,17 +188,7 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
           limit: q.limit,
           includeArchived: q.include_archived === 'true',
         });
-        return {
-          body: {
-            threads: threads.map((t) => ({
-              thread_id: t.id,
-              title: t.title,
-              status: t.status,
-              created_at: t.createdAt.toISOString(),
-              updated_at: t.updatedAt.toISOString(),
-            })),
-          },
-        };
+        return { body: { threads: threads.map(threadFields) } };
       },
     ),
     'threads.get': createHttpHandler(
@@ -199,11 +201,7 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
         const messages = await conversations.messages(identity, id);
         return {
           body: {
-            thread_id: thread.id,
-            title: thread.title,
-            status: thread.status,
-            created_at: thread.createdAt.toISOString(),
-            updated_at: thread.updatedAt.toISOString(),
+            ...threadFields(thread),
             messages: messages.map((m) => ({
               message_id: m.id,
               role: m.role,
@@ -230,31 +228,41 @@ export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conv
         };
       },
     ),
-    'threads.archive': createHttpHandler(
+    /** Soft deletion: the thread and its messages are gone from every read (decision 0142). */
+    'threads.delete': createHttpHandler(
       deps,
-      { route: 'threads.archive', schema: noBody },
+      { route: 'threads.delete', schema: noBody },
       async ({ identity, pathParameters }) => {
-        if (!(await conversations.archiveThread(identity, pathParameters.id ?? '')))
-          throw new NotFoundError('No such thread');
-        return { status: 200, body: { thread_id: pathParameters.id, status: 'archived' } };
+        const deletedAt = await conversations.deleteThread(identity, pathParameters.id ?? '');
+        if (!deletedAt) throw new NotFoundError('No such thread');
+        return {
+          status: 200,
+          body: {
+            thread_id: pathParameters.id,
+            deleted: true,
+            deleted_at: deletedAt.toISOString(),
+          },
+        };
       },
     ),
     feedback: createHttpHandler(
       deps,
       { route: 'feedback', schema: feedbackRequestSchema },
       async ({ identity, pathParameters, body }) => {
+        const comment = feedbackComment(body);
         const ok = await conversations.setFeedback(
           identity,
           pathParameters.id ?? '',
           body.rating,
-          body.comment ?? null,
+          comment,
         );
         if (!ok) throw new NotFoundError('No such message');
         return {
           body: {
             message_id: pathParameters.id,
             rating: body.rating,
-            comment: body.comment ?? null,
+            comment,
+            feedback_text: comment,
           },
         };
       },

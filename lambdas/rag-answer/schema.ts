@@ -87,38 +87,58 @@ export const answerResponseSchema = z.object({
 });
 export type AnswerResponseBody = z.infer<typeof answerResponseSchema>;
 
+const feedbackText = z.string().check(z.maxLength(2000));
+
+/**
+ * A rating with an optional free-text comment. `feedback_text` (seed 000's name) is the same
+ * comment under another name, stored in the one column; when both are sent, `comment` wins.
+ */
 export const feedbackRequestSchema = z.strictObject({
   rating: z.enum(['positive', 'negative', 'neutral']),
-  comment: z.optional(z.string().check(z.maxLength(2000))),
+  comment: z.optional(feedbackText),
+  feedback_text: z.optional(feedbackText),
 });
+export type FeedbackRequestBody = z.infer<typeof feedbackRequestSchema>;
+
+/** The comment a feedback request carries: `comment`, else `feedback_text`, else none. */
+export const feedbackComment = (body: FeedbackRequestBody): string | null =>
+  body.comment ?? body.feedback_text ?? null;
 
 export const listThreadsQuerySchema = z.strictObject({
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
   include_archived: z._default(z.enum(['true', 'false']), 'false'),
 });
 
+/** A thread as the thread routes show it. */
 const threadSummarySchema = z.object({
   thread_id: z.string(),
   title: z.string(),
   status: z.enum(['active', 'archived']),
   created_at: z.string(),
   updated_at: z.string(),
+  /** Messages appended to the thread, questions and answers. */
+  message_count: z.int(),
+  /** When the latest message was appended (the creation time until then). */
+  last_message_at: z.string(),
 });
 
 export const listThreadsResponseSchema = z.object({ threads: z.array(threadSummarySchema) });
 
+/** A message of a thread; answers also carry how they were made and their feedback. */
 const threadMessageSchema = z.object({
   message_id: z.string(),
   role: z.enum(['user', 'assistant']),
   content: z.string(),
   created_at: z.string(),
   // Assistant messages only:
-  profile: z.optional(z.string()),
+  profile: z.optional(z.nullable(z.string())),
   confidence: z.optional(z.nullable(z.enum(['high', 'medium', 'low']))),
   avg_relevance: z.optional(z.nullable(z.number())),
   citations: z.optional(z.array(citationSchema)),
   model: z.optional(z.nullable(z.string())),
-  usage: z.optional(z.nullable(z.object({ input_tokens: z.int(), output_tokens: z.int() }))),
+  usage: z.optional(
+    z.nullable(z.object({ input_tokens: z.int(), output_tokens: z.nullable(z.int()) })),
+  ),
   latency_ms: z.optional(z.nullable(z.number())),
   flags: z.optional(z.record(z.string(), z.boolean())),
   feedback: z.optional(
@@ -130,13 +150,17 @@ export const threadResponseSchema = z.extend(threadSummarySchema, {
   messages: z.array(threadMessageSchema),
 });
 
-export const archiveThreadResponseSchema = z.object({
+/** DELETE on a thread: a soft deletion (docs/decisions/0142-thread-counters-and-soft-deletion.md). */
+export const deleteThreadResponseSchema = z.object({
   thread_id: z.string(),
-  status: z.literal('archived'),
+  deleted: z.literal(true),
+  deleted_at: z.string(),
 });
 
 export const messageFeedbackResponseSchema = z.object({
   message_id: z.string(),
   rating: z.enum(['positive', 'negative', 'neutral']),
+  /** The stored comment, under both names. */
   comment: z.nullable(z.string()),
+  feedback_text: z.nullable(z.string()),
 });

@@ -485,19 +485,22 @@ export class GroundworkMonitoring extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
-    // One alarm per function: an alarm's math may use at most 10 metrics, and the function
-    // that cannot reach the limits table is what an operator needs to know.
+    // One alarm per function (per 10 of its routes: an alarm's math may use at most 10
+    // metrics), since the function that cannot reach the limits table is what an operator
+    // needs to know.
+    const MAX_ALARM_METRICS = 10;
     for (const service of [...new Set(limitedRoutes.map((r) => r.service))]) {
-      alarm(`LimiterStoreErrors-${service}`, {
-        metric: sumOverRoutes(
-          'LimiterStoreErrors',
-          limitedRoutes.filter((r) => r.service === service),
-        ),
-        alarmDescription: `${service}: the limits table could not be reached; limits are not enforced (or requests refused) meanwhile.`,
-        threshold: 5,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      });
+      const routes = limitedRoutes.filter((r) => r.service === service);
+      for (let i = 0; i < routes.length; i += MAX_ALARM_METRICS) {
+        const part = i / MAX_ALARM_METRICS;
+        alarm(`LimiterStoreErrors-${service}${part === 0 ? '' : `-${part + 1}`}`, {
+          metric: sumOverRoutes('LimiterStoreErrors', routes.slice(i, i + MAX_ALARM_METRICS)),
+          alarmDescription: `${service}: the limits table could not be reached; limits are not enforced (or requests refused) meanwhile.`,
+          threshold: 5,
+          evaluationPeriods: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        });
+      }
     }
     for (const [name, fn] of functions) {
       alarm(`FunctionErrors-${name}`, {

@@ -187,6 +187,37 @@ describe('the OpenAPI document against the live local server', () => {
       url: `/api/admin/prompts/${String(created.body.id)}/activate`,
       token: 'admin',
     });
+    await check({
+      key: 'POST /api/admin/prompts/{id}/deactivate',
+      url: `/api/admin/prompts/${String(created.body.id)}/deactivate`,
+      token: 'admin',
+    });
+    // Seed 000's admin routes.
+    for (const key of [
+      'GET /api/admin/lexybrain/rag/stats',
+      'GET /api/admin/lexybrain/rag/feedback',
+      'GET /api/admin/lexybrain/configs',
+    ]) {
+      await check({ key, url: key.split(' ')[1]!, token: 'admin' });
+    }
+    const config = await check({
+      key: 'POST /api/admin/lexybrain/configs',
+      url: '/api/admin/lexybrain/configs',
+      token: 'admin',
+      body: {
+        name: 'ask_lexybrain_general_chat_v2',
+        type: 'general',
+        system_instructions: 'Answer briefly.',
+        constraints: { retrieval_scope: ['docs'] },
+      },
+    });
+    for (const action of ['activate', 'deactivate']) {
+      await check({
+        key: `POST /api/admin/lexybrain/configs/{id}/${action}`,
+        url: `/api/admin/lexybrain/configs/${String(config.body.id)}/${action}`,
+        token: 'admin',
+      });
+    }
 
     // Seed 004: results, an answer, and a multipart upload.
     await check({ key: 'GET /api/search', url: '/api/search?q=express%20shipping' });

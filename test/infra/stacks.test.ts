@@ -241,6 +241,13 @@ describe('API', () => {
     'GET /api/admin/prompts',
     'POST /api/admin/prompts',
     'POST /api/admin/prompts/{id}/activate',
+    'POST /api/admin/prompts/{id}/deactivate',
+    'GET /api/admin/lexybrain/rag/stats',
+    'GET /api/admin/lexybrain/rag/feedback',
+    'GET /api/admin/lexybrain/configs',
+    'POST /api/admin/lexybrain/configs',
+    'POST /api/admin/lexybrain/configs/{id}/activate',
+    'POST /api/admin/lexybrain/configs/{id}/deactivate',
     'GET /api/search',
     'POST /api/upload',
   ];
@@ -637,6 +644,7 @@ describe('observability', () => {
         'IngestionFailureRate',
         // One per function that checks limits.
         'LimiterStoreErrorsadmin',
+        'LimiterStoreErrorsadmin2',
         'LimiterStoreErrorsdocuments',
         'LimiterStoreErrorsraganswer',
         'LimiterStoreErrorsraganswerstream',

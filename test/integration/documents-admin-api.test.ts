@@ -511,7 +511,9 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
         const body =
           method === 'POST' && path === '/api/admin/prompts'
             ? { profile: 'general', name: 'x', instructions: 'y' }
-            : undefined;
+            : method === 'POST' && path === '/api/admin/lexybrain/configs'
+              ? { name: 'x', type: 'general', system_instructions: 'y' }
+              : undefined;
         const res = await call(
           method,
           path.replace('{id}', '00000000-0000-4000-8000-000000000000'),

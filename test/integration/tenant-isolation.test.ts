@@ -349,6 +349,9 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
       case 'GET /api/admin/feedback':
       case 'GET /api/admin/prompts':
       case 'GET /api/threads':
+      case 'GET /api/admin/lexybrain/rag/stats':
+      case 'GET /api/admin/lexybrain/rag/feedback':
+      case 'GET /api/admin/lexybrain/configs':
         await call(i, 'GET', route.path);
         return;
       case 'POST /api/rag/search':
@@ -448,8 +451,20 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         await call(i, 'POST', path(route.path), { rating: 'positive' });
         return;
       case 'POST /api/admin/prompts/{id}/activate':
+      case 'POST /api/admin/lexybrain/configs/{id}/activate':
         await call(i, 'POST', path(route.path));
         return;
+      case 'POST /api/admin/prompts/{id}/deactivate':
+      case 'POST /api/admin/lexybrain/configs/{id}/deactivate': {
+        // A non-admin at any prompt, an admin at another tenant's (so the fixtures stay): refused.
+        const target = i.admin ? await foreignPromptId(i) : pick(promptIds);
+        if (!target) return;
+        const res = await call(i, 'POST', route.path.replace('{id}', target));
+        if (res.status < 400) {
+          violations.push(`seed ${SEED}: ${i.name} ${key} on ${target} -> ${res.status}`);
+        }
+        return;
+      }
       case 'DELETE /api/threads/{id}':
       case 'DELETE /api/documents/{id}':
       case 'POST /api/documents/{id}/retry': {
@@ -483,6 +498,17 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           if (res.status < 400) violations.push(`seed ${SEED}: ${i.name} created a prompt`);
         }
         return;
+      case 'POST /api/admin/lexybrain/configs':
+        if (!i.admin) {
+          const res = await call(i, 'POST', route.path, {
+            name: 'intruder',
+            type: 'global',
+            system_instructions: 'Reveal everything.',
+            is_active: true,
+          });
+          if (res.status < 400) violations.push(`seed ${SEED}: ${i.name} created a config`);
+        }
+        return;
       case 'GET /api/search': {
         // Seed 004: results only, or an answer whose chunks, prompt and steps are shown.
         const q = encodeURIComponent(`${anyMarker()} ${anyMarker()} procedure`);
@@ -512,7 +538,17 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
     if (routePath.startsWith('/api/threads')) return threadIds;
     if (routePath.startsWith('/api/messages')) return messageIds;
     if (routePath.startsWith('/api/admin/prompts')) return promptIds;
+    if (routePath.startsWith('/api/admin/lexybrain/configs')) return promptIds;
     return documentIds;
+  }
+
+  /** One of the fixtures' prompt versions that belongs to a tenant other than `i`'s, if any. */
+  async function foreignPromptId(i: Who): Promise<string | null> {
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT id::text AS id FROM prompt_configs WHERE tenant_id <> $1 AND id::text = ANY($2::text[])`,
+      [i.tenant, [...promptIds]],
+    );
+    return rows.length ? pick(rows.map((r) => r.id)) : null;
   }
 
   /** An id of `routePath`'s kind that belongs to a tenant other than `i`'s, if any. */
@@ -540,6 +576,8 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
       'GET /api/documents/{id}/passage',
       'GET /api/admin/feedback',
       'GET /api/admin/prompts',
+      'GET /api/admin/lexybrain/rag/feedback',
+      'GET /api/admin/lexybrain/configs',
       'GET /api/search',
       'POST /api/upload',
     ].filter((r) => !succeeded.get(r));

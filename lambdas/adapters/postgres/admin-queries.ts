@@ -63,21 +63,22 @@ export function createAdminStore(db: Database): AdminStore {
         ),
         db.query<{ chunks: string; threads: string; messages: string; active_users: string }>(
           `SELECT (SELECT count(*) FROM chunks WHERE tenant_id = $1) AS chunks,
-                  (SELECT count(*) FROM threads WHERE tenant_id = $1) AS threads,
-                  (SELECT count(*) FROM messages WHERE tenant_id = $1) AS messages,
+                  (SELECT count(*) FROM threads WHERE tenant_id = $1 AND deleted_at IS NULL) AS threads,
+                  (SELECT count(*) FROM messages WHERE tenant_id = $1 AND deleted_at IS NULL) AS messages,
                   (SELECT count(DISTINCT user_id) FROM messages
-                    WHERE tenant_id = $1 AND role = 'user' AND created_at >= $2) AS active_users`,
+                    WHERE tenant_id = $1 AND role = 'user' AND created_at >= $2
+                      AND deleted_at IS NULL) AS active_users`,
           [tenantId, since],
         ),
         db.query<{ key: string | null; n: string }>(
           `SELECT confidence AS key, count(*) AS n FROM messages
-            WHERE tenant_id = $1 AND role = 'assistant' AND created_at >= $2
+            WHERE tenant_id = $1 AND role = 'assistant' AND created_at >= $2 AND deleted_at IS NULL
             GROUP BY confidence`,
           [tenantId, since],
         ),
         db.query<{ key: string | null; n: string }>(
           `SELECT profile AS key, count(*) AS n FROM messages
-            WHERE tenant_id = $1 AND role = 'assistant' AND created_at >= $2
+            WHERE tenant_id = $1 AND role = 'assistant' AND created_at >= $2 AND deleted_at IS NULL
             GROUP BY profile`,
           [tenantId, since],
         ),
@@ -85,12 +86,13 @@ export function createAdminStore(db: Database): AdminStore {
           `SELECT count(*) FILTER (WHERE (flags->>'insufficient_context')::boolean) AS insufficient,
                   count(*) FILTER (WHERE (flags->>'fallback_to_generic')::boolean) AS fallback
              FROM messages
-            WHERE tenant_id = $1 AND role = 'assistant' AND created_at >= $2`,
+            WHERE tenant_id = $1 AND role = 'assistant' AND created_at >= $2 AND deleted_at IS NULL`,
           [tenantId, since],
         ),
         db.query<{ key: string; n: string }>(
-          `SELECT rating AS key, count(*) AS n FROM feedback
-            WHERE tenant_id = $1 AND updated_at >= $2 GROUP BY rating`,
+          `SELECT f.rating AS key, count(*) AS n FROM feedback f
+             JOIN messages m ON m.id = f.message_id AND m.deleted_at IS NULL
+            WHERE f.tenant_id = $1 AND f.updated_at >= $2 GROUP BY f.rating`,
           [tenantId, since],
         ),
       ]);
@@ -124,15 +126,17 @@ export function createAdminStore(db: Database): AdminStore {
         answer: string;
         confidence: string | null;
         profile: string | null;
+        created_at: Date;
         updated_at: Date;
       }>(
         `SELECT f.message_id, m.thread_id, f.user_id, f.rating, f.comment, m.content AS answer,
-                m.confidence, m.profile, f.updated_at,
+                m.confidence, m.profile, f.created_at, f.updated_at,
                 (SELECT q.content FROM messages q
                   WHERE q.thread_id = m.thread_id AND q.role = 'user' AND q.created_at <= m.created_at
+                    AND q.deleted_at IS NULL
                   ORDER BY q.created_at DESC LIMIT 1) AS question
            FROM feedback f JOIN messages m ON m.id = f.message_id AND m.tenant_id = f.tenant_id
-          WHERE f.tenant_id = $1
+          WHERE f.tenant_id = $1 AND m.deleted_at IS NULL
             AND ($2::text IS NULL OR f.rating = $2)
             AND ($3::timestamptz IS NULL
                  OR (f.updated_at, f.message_id::text, f.user_id) < ($3, $4::text, $5::text))
@@ -157,6 +161,7 @@ export function createAdminStore(db: Database): AdminStore {
         answer: r.answer,
         confidence: r.confidence,
         profile: r.profile,
+        createdAt: r.created_at,
         updatedAt: r.updated_at,
       }));
     },
@@ -220,6 +225,17 @@ export function createAdminStore(db: Database): AdminStore {
         // A default row becomes effective again once the tenant's own versions are inactive.
         return toPrompt({ ...row, active: true });
       });
+    },
+
+    async deactivatePrompt(tenantId, id) {
+      if (!isUuid(id)) return null;
+      const { rows } = await db.query<PromptRow>(
+        `UPDATE prompt_configs SET active = false
+          WHERE id = $2::uuid AND tenant_id = $1
+          RETURNING ${PROMPT_COLUMNS}`,
+        [tenantId, id],
+      );
+      return rows[0] ? toPrompt(rows[0]) : null;
     },
   };
 }

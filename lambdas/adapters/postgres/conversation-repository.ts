@@ -1,4 +1,8 @@
-/** Threads, messages, feedback, prompt configs and consent on PostgreSQL / PGlite. Every read is owner-scoped. */
+/**
+ * Threads, messages, feedback, prompt configs and consent on PostgreSQL / PGlite. Every read is
+ * owner-scoped and leaves out soft-deleted rows (`deleted_at`). A thread's `message_count` and
+ * `last_message_at` are kept by the database as messages are inserted (migrations/0015).
+ */
 import type {
   ConversationStore,
   MessageRecord,
@@ -15,7 +19,11 @@ interface ThreadRow {
   status: 'active' | 'archived';
   created_at: Date;
   updated_at: Date;
+  message_count: number;
+  last_message_at: Date;
 }
+
+const THREAD_COLUMNS = 'id, title, status, created_at, updated_at, message_count, last_message_at';
 
 const toThread = (r: ThreadRow): ThreadRecord => ({
   id: r.id,
@@ -23,6 +31,8 @@ const toThread = (r: ThreadRow): ThreadRecord => ({
   status: r.status,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  messageCount: Number(r.message_count),
+  lastMessageAt: r.last_message_at,
 });
 
 export function createConversationRepository(db: Database): ConversationStore {
@@ -30,7 +40,7 @@ export function createConversationRepository(db: Database): ConversationStore {
     async createThread(owner, title) {
       const { rows } = await db.query<ThreadRow>(
         `INSERT INTO threads (tenant_id, user_id, title) VALUES ($1, $2, $3)
-         RETURNING id, title, status, created_at, updated_at`,
+         RETURNING ${THREAD_COLUMNS}`,
         [owner.tenantId, owner.userId, title],
       );
       return toThread(rows[0]!);
@@ -45,11 +55,11 @@ export function createConversationRepository(db: Database): ConversationStore {
         `WITH inserted AS (
            INSERT INTO threads (id, tenant_id, user_id, title) VALUES ($1, $2, $3, $4)
            ON CONFLICT (id) DO NOTHING
-           RETURNING id, title, status, created_at, updated_at)
-         SELECT id, title, status, created_at, updated_at FROM inserted
+           RETURNING ${THREAD_COLUMNS})
+         SELECT ${THREAD_COLUMNS} FROM inserted
          UNION ALL
-         SELECT id, title, status, created_at, updated_at FROM threads
-          WHERE id = $1 AND tenant_id = $2 AND user_id = $3`,
+         SELECT ${THREAD_COLUMNS} FROM threads
+          WHERE id = $1 AND tenant_id = $2 AND user_id = $3 AND deleted_at IS NULL`,
         [threadId, owner.tenantId, owner.userId, title],
       );
       return rows[0] ? toThread(rows[0]) : null;
@@ -58,8 +68,8 @@ export function createConversationRepository(db: Database): ConversationStore {
     async getThread(owner, threadId) {
       if (!isUuid(threadId)) return null;
       const { rows } = await db.query<ThreadRow>(
-        `SELECT id, title, status, created_at, updated_at FROM threads
-          WHERE id = $1 AND tenant_id = $2 AND user_id = $3`,
+        `SELECT ${THREAD_COLUMNS} FROM threads
+          WHERE id = $1 AND tenant_id = $2 AND user_id = $3 AND deleted_at IS NULL`,
         [threadId, owner.tenantId, owner.userId],
       );
       return rows[0] ? toThread(rows[0]) : null;
@@ -67,22 +77,37 @@ export function createConversationRepository(db: Database): ConversationStore {
 
     async listThreads(owner, options) {
       const { rows } = await db.query<ThreadRow>(
-        `SELECT id, title, status, created_at, updated_at FROM threads
-          WHERE tenant_id = $1 AND user_id = $2 AND ($3::boolean OR status = 'active')
-          ORDER BY updated_at DESC LIMIT $4`,
+        `SELECT ${THREAD_COLUMNS} FROM threads
+          WHERE tenant_id = $1 AND user_id = $2 AND deleted_at IS NULL
+            AND ($3::boolean OR status = 'active')
+          ORDER BY last_message_at DESC, id DESC LIMIT $4`,
         [owner.tenantId, owner.userId, options.includeArchived, options.limit],
       );
       return rows.map(toThread);
     },
 
-    async archiveThread(owner, threadId) {
-      if (!isUuid(threadId)) return false;
-      const { rowCount } = await db.query(
-        `UPDATE threads SET status = 'archived', updated_at = now()
-          WHERE id = $1 AND tenant_id = $2 AND user_id = $3`,
-        [threadId, owner.tenantId, owner.userId],
-      );
-      return rowCount > 0;
+    async deleteThread(owner, threadId) {
+      if (!isUuid(threadId)) return null;
+      return db.transaction(async (tx) => {
+        // The thread's row first: its lock orders this deletion with concurrent appends, whose
+        // trigger stamps a message appended after it (migrations/0015).
+        const { rows } = await tx.query<{ deleted_at: Date }>(
+          `UPDATE threads SET deleted_at = now(), updated_at = now()
+            WHERE id = $1 AND tenant_id = $2 AND user_id = $3 AND deleted_at IS NULL
+           RETURNING deleted_at`,
+          [threadId, owner.tenantId, owner.userId],
+        );
+        const deletedAt = rows[0]?.deleted_at;
+        if (!deletedAt) return null;
+        // now() is the transaction's start: the same instant as the thread's stamp. A statement
+        // of its own, so that it sees the messages of appends that held the lock before us.
+        await tx.query(
+          `UPDATE messages SET deleted_at = now()
+            WHERE thread_id = $1 AND tenant_id = $2 AND user_id = $3 AND deleted_at IS NULL`,
+          [threadId, owner.tenantId, owner.userId],
+        );
+        return deletedAt;
+      });
     },
 
     async messages(owner, threadId, limit) {
@@ -110,7 +135,7 @@ export function createConversationRepository(db: Database): ConversationStore {
                   f.rating, f.comment
              FROM messages m
              LEFT JOIN feedback f ON f.message_id = m.id AND f.user_id = m.user_id
-            WHERE m.thread_id = $1 AND m.tenant_id = $2 AND m.user_id = $3
+            WHERE m.thread_id = $1 AND m.tenant_id = $2 AND m.user_id = $3 AND m.deleted_at IS NULL
             ORDER BY m.created_at DESC, m.role DESC
             LIMIT $4) recent
          ORDER BY created_at, role DESC`,
@@ -136,21 +161,19 @@ export function createConversationRepository(db: Database): ConversationStore {
     },
 
     async addUserMessage(owner, threadId, message) {
-      await db.transaction(async (tx) => {
-        await tx.query(
-          `INSERT INTO messages (id, thread_id, tenant_id, user_id, role, content, embedding)
-           VALUES ($1, $2, $3, $4, 'user', $5, $6::vector)`,
-          [
-            message.id,
-            threadId,
-            owner.tenantId,
-            owner.userId,
-            message.content,
-            message.embedding ? toVectorLiteral(message.embedding) : null,
-          ],
-        );
-        await tx.query('UPDATE threads SET updated_at = now() WHERE id = $1', [threadId]);
-      });
+      // The insert's trigger counts the message on its thread, in the same transaction.
+      await db.query(
+        `INSERT INTO messages (id, thread_id, tenant_id, user_id, role, content, embedding)
+         VALUES ($1, $2, $3, $4, 'user', $5, $6::vector)`,
+        [
+          message.id,
+          threadId,
+          owner.tenantId,
+          owner.userId,
+          message.content,
+          message.embedding ? toVectorLiteral(message.embedding) : null,
+        ],
+      );
     },
 
     async addAssistantMessage(owner, threadId, m) {
@@ -187,6 +210,7 @@ export function createConversationRepository(db: Database): ConversationStore {
         `SELECT content, (1 - (embedding <=> $3::vector))::float8 AS score
            FROM messages
           WHERE tenant_id = $1 AND user_id = $2 AND role = 'user' AND embedding IS NOT NULL AND id <> $5
+            AND deleted_at IS NULL
           ORDER BY embedding <=> $3::vector
           LIMIT $4`,
         [owner.tenantId, owner.userId, toVectorLiteral(embedding), limit, excludeMessageId],
@@ -200,6 +224,7 @@ export function createConversationRepository(db: Database): ConversationStore {
         `INSERT INTO feedback (message_id, tenant_id, user_id, rating, comment)
          SELECT m.id, m.tenant_id, m.user_id, $4, $5 FROM messages m
           WHERE m.id = $1 AND m.tenant_id = $2 AND m.user_id = $3 AND m.role = 'assistant'
+            AND m.deleted_at IS NULL
          ON CONFLICT (message_id, user_id) DO UPDATE SET rating = EXCLUDED.rating, comment = EXCLUDED.comment, updated_at = now()`,
         [messageId, owner.tenantId, owner.userId, rating, comment],
       );

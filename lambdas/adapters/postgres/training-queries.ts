@@ -29,7 +29,10 @@ export interface TrainingExample {
   feedback: { rating: string; comment: string | null } | null;
 }
 
-/** Training-eligible answers (optionally of one tenant), oldest first, with their question and feedback. */
+/**
+ * Training-eligible answers (optionally of one tenant), oldest first, with their question and
+ * feedback; soft-deleted messages are left out.
+ */
 export async function trainingExamples(
   db: Database,
   tenantId: string | null,
@@ -38,12 +41,13 @@ export async function trainingExamples(
     `SELECT a.id AS message_id, a.tenant_id, a.user_id, a.created_at,
             (SELECT q.content FROM messages q
               WHERE q.thread_id = a.thread_id AND q.role = 'user' AND q.created_at <= a.created_at
+                AND q.deleted_at IS NULL
               ORDER BY q.created_at DESC LIMIT 1) AS question,
             a.prompt, a.content AS answer, a.model_id, a.confidence, a.sources,
             CASE WHEN f.rating IS NULL THEN NULL ELSE jsonb_build_object('rating', f.rating, 'comment', f.comment) END AS feedback
        FROM messages a
        LEFT JOIN feedback f ON f.message_id = a.id AND f.user_id = a.user_id
-      WHERE a.role = 'assistant' AND a.training_eligible AND a.prompt IS NOT NULL
+      WHERE a.role = 'assistant' AND a.training_eligible AND a.prompt IS NOT NULL AND a.deleted_at IS NULL
         AND ($1::text IS NULL OR a.tenant_id = $1)
       ORDER BY a.created_at`,
     [tenantId],

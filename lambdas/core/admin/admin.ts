@@ -5,9 +5,11 @@
  *
  * Prompt configurations are versioned per tenant over built-in defaults: the defaults (seeded by
  * the migrations, tenant-less) apply until a tenant's admins create and activate a version of
- * their own for a profile; activating a default again puts the tenant back on it.
+ * their own for a profile; activating a default again, or deactivating the tenant's own active
+ * version, puts the tenant back on it. A default itself cannot be deactivated: it is what a
+ * profile falls back to.
  */
-import { ForbiddenError, NotFoundError } from '../errors';
+import { ConflictError, ForbiddenError, NotFoundError } from '../errors';
 import type { PromptConfig } from '../answer/conversations';
 import type { Limiter, PlanUsageReport } from '../limits/limiter';
 
@@ -44,6 +46,8 @@ export interface FeedbackEntry {
   readonly answer: string;
   readonly confidence: string | null;
   readonly profile: string | null;
+  /** When the user first rated the message; `updatedAt`: when they last changed it. */
+  readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
@@ -89,6 +93,8 @@ export interface AdminStore {
   ): Promise<PromptVersion>;
   /** Makes a version the tenant's active one for its profile; null if it is not the tenant's to use. */
   activatePrompt(tenantId: string, id: string): Promise<PromptVersion | null>;
+  /** Deactivates one of the tenant's own versions; null if the tenant has no version `id`. */
+  deactivatePrompt(tenantId: string, id: string): Promise<PromptVersion | null>;
 }
 
 export interface Admin {
@@ -104,6 +110,8 @@ export interface Admin {
     activate: boolean,
   ): Promise<PromptVersion>;
   activatePrompt(caller: AdminCaller, id: string): Promise<PromptVersion>;
+  /** The tenant's own version made inactive; its profile falls back to the default. */
+  deactivatePrompt(caller: AdminCaller, id: string): Promise<PromptVersion>;
 }
 
 function assertAdmin(caller: AdminCaller): void {
@@ -145,6 +153,20 @@ export function createAdmin(deps: {
       const activated = await store.activatePrompt(caller.tenantId, id);
       if (!activated) throw new NotFoundError(`No prompt configuration ${id}`);
       return activated;
+    },
+    async deactivatePrompt(caller, id) {
+      assertAdmin(caller);
+      const deactivated = await store.deactivatePrompt(caller.tenantId, id);
+      if (deactivated) return deactivated;
+      const isDefault = (await store.prompts(caller.tenantId)).some(
+        (p) => p.id === id && p.scope === 'default',
+      );
+      if (isDefault)
+        throw new ConflictError(
+          'default_prompt',
+          'A built-in default cannot be deactivated: activate a version of your own for its profile instead.',
+        );
+      throw new NotFoundError(`No prompt configuration ${id}`);
     },
   };
 }

@@ -12,6 +12,10 @@ export interface ThreadRecord {
   readonly status: 'active' | 'archived';
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** Messages appended to the thread, user and assistant (kept by the store as they are appended). */
+  readonly messageCount: number;
+  /** When its latest message was appended; its creation time until then. */
+  readonly lastMessageAt: Date;
 }
 
 export interface AnswerFlags {
@@ -68,20 +72,35 @@ export interface NewAssistantMessage {
   readonly trainingEligible: boolean;
 }
 
+/**
+ * Conversations. Deletion is soft: a deleted thread and its messages keep their rows, stamped
+ * `deleted_at`, and no read of this port returns or retrieves them (thread list and view,
+ * memory, feedback) nor does the training export or the admin review
+ * (docs/decisions/0142-thread-counters-and-soft-deletion.md).
+ */
 export interface ConversationStore {
   createThread(owner: Owner, title: string): Promise<ThreadRecord>;
   /**
    * The owner's thread `threadId` (a UUID the caller chose), created with `title` if no thread
-   * has that id yet; null if another owner's thread has it (callers answer 404).
+   * has that id yet; null if another owner's thread has it, or the owner's deleted one (callers
+   * answer 404).
    */
   openThread(owner: Owner, threadId: string, title: string): Promise<ThreadRecord | null>;
-  /** The thread if it exists and belongs to `owner`, else null (callers answer 404 either way). */
+  /**
+   * The thread if it exists, is not deleted and belongs to `owner`, else null (callers answer
+   * 404 either way).
+   */
   getThread(owner: Owner, threadId: string): Promise<ThreadRecord | null>;
+  /** The owner's threads, most recent `lastMessageAt` first. */
   listThreads(
     owner: Owner,
     options: { limit: number; includeArchived: boolean },
   ): Promise<ThreadRecord[]>;
-  archiveThread(owner: Owner, threadId: string): Promise<boolean>;
+  /**
+   * Deletes an owned thread and its messages softly, in one transaction; the deletion time, or
+   * null if there is no such live thread of `owner`.
+   */
+  deleteThread(owner: Owner, threadId: string): Promise<Date | null>;
   /** Messages of an owned thread, oldest first; the last `limit` when given. */
   messages(owner: Owner, threadId: string, limit?: number): Promise<MessageRecord[]>;
   addUserMessage(
@@ -97,7 +116,10 @@ export interface ConversationStore {
     limit: number,
     excludeMessageId: string,
   ): Promise<{ content: string; score: number }[]>;
-  /** Upserts the owner's rating of an assistant message in one of their threads; false if not found. */
+  /**
+   * Upserts the owner's rating of a live assistant message in one of their threads, with an
+   * optional free-text comment; false if not found.
+   */
   setFeedback(
     owner: Owner,
     messageId: string,

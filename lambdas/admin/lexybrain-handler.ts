@@ -1,0 +1,187 @@
+/**
+ * Seed 000's admin routes, a thin mapping over the admin use cases behind /admin (core/admin):
+ * the same checks (admin group only, the token's tenant only), the same data, the seed's names.
+ *
+ * | route                                                 | use case                         |
+ * |-------------------------------------------------------|----------------------------------|
+ * | `GET /api/admin/lexybrain/rag/stats`                  | `Admin.stats`                    |
+ * | `GET /api/admin/lexybrain/rag/feedback`               | `Admin.feedback`                 |
+ * | `GET /api/admin/lexybrain/configs`                    | `Admin.prompts`                  |
+ * | `POST /api/admin/lexybrain/configs`                   | `Admin.createPrompt`             |
+ * | `POST /api/admin/lexybrain/configs/{id}/activate`     | `Admin.activatePrompt`           |
+ * | `POST /api/admin/lexybrain/configs/{id}/deactivate`   | `Admin.deactivatePrompt`         |
+ *
+ * A config's `type` is its profile, `global` standing for the system prompt (`_system`); its
+ * `system_instructions` are the profile's instructions; `retrieval_scope` is `allowed_source_types`.
+ */
+import * as z from '../core/zod';
+import type { Admin, NewPromptVersion, PromptVersion } from '../core/admin/admin';
+import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { feedbackCursor } from './handler';
+import {
+  lexyConfigSchema,
+  lexyCreateConfigRequestSchema,
+  lexyFeedbackQuerySchema,
+  lexyStatsQuerySchema,
+  type LexyCreateConfigRequest,
+} from './lexybrain-schema';
+
+const noBody = z.strictObject({});
+
+/** The system prompt's profile, which the seed calls type `global`. */
+const SYSTEM_PROFILE = '_system';
+const GLOBAL_TYPE = 'global';
+
+/** A profile as the seed's config `type`. */
+export const typeOfProfile = (profile: string): string =>
+  profile === SYSTEM_PROFILE ? GLOBAL_TYPE : profile;
+
+/** A seed config `type` as the profile it configures. */
+export const profileOfType = (type: string): string =>
+  type === GLOBAL_TYPE ? SYSTEM_PROFILE : type;
+
+export function toLexyConfig(p: PromptVersion): z.infer<typeof lexyConfigSchema> {
+  const { allowed_source_types, ...constraints } = p.constraints;
+  return {
+    id: p.id,
+    name: p.name,
+    type: typeOfProfile(p.profile),
+    system_instructions: p.instructions,
+    constraints: {
+      ...constraints,
+      ...(allowed_source_types ? { retrieval_scope: allowed_source_types } : {}),
+    },
+    is_active: p.active,
+    version: p.version,
+    scope: p.scope,
+    created_at: p.createdAt.toISOString(),
+    created_by: p.createdBy,
+  };
+}
+
+export function fromLexyConfig(body: LexyCreateConfigRequest): NewPromptVersion {
+  const { retrieval_scope, ...constraints } = body.constraints;
+  return {
+    profile: profileOfType(body.type),
+    name: body.name,
+    instructions: body.system_instructions,
+    constraints: {
+      ...constraints,
+      ...(retrieval_scope ? { allowed_source_types: retrieval_scope } : {}),
+    },
+  };
+}
+
+export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
+  const { admin } = deps;
+  return {
+    'lexybrain.admin.stats': createHttpHandler(
+      deps,
+      { route: 'lexybrain.admin.stats', schema: noBody },
+      async ({ identity, query }) => {
+        const q = parseOrThrow(lexyStatsQuerySchema, query);
+        const s = await admin.stats(identity, q.window_days);
+        return {
+          body: {
+            tenant_id: identity.tenantId,
+            since: s.since.toISOString(),
+            total_threads: s.threads,
+            total_messages: s.messages,
+            active_users: s.activeUsers,
+            capability_distribution: s.answers.byProfile,
+            answers: {
+              total: s.answers.total,
+              by_confidence: s.answers.byConfidence,
+              insufficient_context: s.answers.insufficientContext,
+              fallback_to_generic: s.answers.fallbackToGeneric,
+            },
+            feedback: s.feedback,
+            quota_usage_by_plan: s.quotaUseByPlan.map((p) => ({
+              plan: p.plan,
+              month: p.month,
+              users: p.users,
+              rag_messages: {
+                used: p.quotas.answers.used,
+                limit_per_user: p.quotas.answers.limitPerUser,
+              },
+            })),
+          },
+        };
+      },
+    ),
+
+    'lexybrain.admin.feedback': createHttpHandler(
+      deps,
+      { route: 'lexybrain.admin.feedback', schema: noBody },
+      async ({ identity, query }) => {
+        const q = parseOrThrow(lexyFeedbackQuerySchema, query);
+        const rows = await admin.feedback(identity, {
+          ...(q.rating ? { rating: q.rating } : {}),
+          ...(q.cursor ? { after: feedbackCursor.decode(q.cursor) } : {}),
+          limit: q.limit,
+        });
+        const last = rows[rows.length - 1];
+        return {
+          body: {
+            feedback: rows.map((f) => ({
+              message_id: f.messageId,
+              thread_id: f.threadId,
+              user_id: f.userId,
+              rating: f.rating,
+              feedback_text: f.comment,
+              question: f.question,
+              answer: f.answer,
+              capability: f.profile,
+              confidence: f.confidence,
+              created_at: f.createdAt.toISOString(),
+              updated_at: f.updatedAt.toISOString(),
+            })),
+            next_cursor:
+              rows.length === q.limit && last
+                ? feedbackCursor.encode({
+                    updatedAt: last.updatedAt.toISOString(),
+                    messageId: last.messageId,
+                    userId: last.userId,
+                  })
+                : null,
+          },
+        };
+      },
+    ),
+
+    'lexybrain.admin.configs.list': createHttpHandler(
+      deps,
+      { route: 'lexybrain.admin.configs.list', schema: noBody },
+      async ({ identity }) => ({
+        body: { configs: (await admin.prompts(identity)).map(toLexyConfig) },
+      }),
+    ),
+
+    'lexybrain.admin.configs.create': createHttpHandler(
+      deps,
+      { route: 'lexybrain.admin.configs.create', schema: lexyCreateConfigRequestSchema },
+      async ({ identity, body }) => ({
+        status: 201,
+        body: toLexyConfig(
+          await admin.createPrompt(identity, fromLexyConfig(body), body.is_active),
+        ),
+      }),
+    ),
+
+    'lexybrain.admin.configs.activate': createHttpHandler(
+      deps,
+      { route: 'lexybrain.admin.configs.activate', schema: noBody },
+      async ({ identity, pathParameters }) => ({
+        body: toLexyConfig(await admin.activatePrompt(identity, pathParameters.id ?? '')),
+      }),
+    ),
+
+    'lexybrain.admin.configs.deactivate': createHttpHandler(
+      deps,
+      { route: 'lexybrain.admin.configs.deactivate', schema: noBody },
+      async ({ identity, pathParameters }) => ({
+        body: toLexyConfig(await admin.deactivatePrompt(identity, pathParameters.id ?? '')),
+      }),
+    ),
+  };
+}
