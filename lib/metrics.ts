@@ -104,7 +104,9 @@ export const API_ROUTES: readonly RouteMetrics[] = [
  * streamed): where the answer counters live.
  */
 export const ANSWER_ROUTES: readonly RouteMetrics[] = [
-  ...ROUTE_TABLE.filter((r) => (r.quota ?? r.name) === 'answer').map((r) => ({
+  ...ROUTE_TABLE.filter(
+    (r) => (r.quota ?? r.name) === 'answer' || (r.otherQuotas ?? []).includes('answer'),
+  ).map((r) => ({
     service: SERVICE_OF[r.function],
     route: r.name,
   })),

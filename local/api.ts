@@ -27,6 +27,8 @@ import { makeLexyBrainRagHandler } from '../lambdas/rag-answer/lexybrain';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
 import { usageRouteHandlers } from '../lambdas/usage/handler';
+import { makeSeedSearchHandler } from '../lambdas/seeds/search';
+import { makeSeedUploadHandler } from '../lambdas/seeds/upload';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
@@ -72,11 +74,12 @@ export function localRoutes(
         answering,
         enabled: overrides.lexybrainRagEnabled ?? true,
       }),
+      'api-search': makeSeedSearchHandler({ ...deps, search: stack.search, answering }),
     }),
-    ...bindRoutes(
-      'documents',
-      makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
-    ),
+    ...bindRoutes('documents', {
+      ...makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
+      'api-upload': makeSeedUploadHandler({ ...deps, documents: stack.documents }),
+    }),
     ...bindRoutes('admin', adminRouteHandlers({ ...deps, admin: stack.admin })),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {
@@ -92,6 +95,7 @@ export function localRoutes(
       functionName: `groundwork-${route.function}`,
       ...(route.name === 'answer' ? { stream: answerStream(answering, deps) } : {}),
       ...(route.name === CHAT_ROUTE ? { stream: chatStream(answering, deps) } : {}),
+      ...(route.upload ? { maxBodyBytes: route.upload.maxBytes } : {}),
     };
   });
   return [

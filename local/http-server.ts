@@ -84,6 +84,8 @@ export interface LocalRoute {
   readonly cors?: boolean;
   /** Extension point for streaming routes; see LocalStreamHandler. */
   readonly stream?: LocalStreamHandler;
+  /** This route's largest accepted body (an upload's). @default the server's maxBodyBytes */
+  readonly maxBodyBytes?: number;
 }
 
 /** Powertools Logger satisfies this. */
@@ -232,6 +234,21 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/**
+ * Whether API Gateway hands a body with this Content-Type to Lambda as text: JSON, XML, forms
+ * and text/*. Anything else (multipart/form-data included) arrives base64-encoded, with
+ * `isBase64Encoded: true`.
+ */
+function isTextBody(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  return (
+    type === '' ||
+    type.startsWith('text/') ||
+    /^application\/(?:json|xml|javascript|x-www-form-urlencoded)$/.test(type) ||
+    /\+(?:json|xml)$/.test(type)
+  );
+}
+
 /** Builds the payload-2.0 event API Gateway would send for this request. */
 function toApiGatewayEvent(
   req: IncomingMessage,
@@ -255,6 +272,7 @@ function toApiGatewayEvent(
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const cookies = req.headers.cookie?.split(/;\s*/).filter(Boolean) ?? [];
+  const textBody = isTextBody(req.headers['content-type']);
   const query: Record<string, string> = {};
   for (const [name, value] of new URLSearchParams(rawQueryString)) {
     query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
@@ -268,8 +286,8 @@ function toApiGatewayEvent(
     headers,
     ...(rawQueryString === '' ? {} : { queryStringParameters: query }),
     ...(Object.keys(params).length > 0 ? { pathParameters: params } : {}),
-    ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
-    isBase64Encoded: false,
+    ...(body.length > 0 ? { body: body.toString(textBody ? 'utf8' : 'base64') } : {}),
+    isBase64Encoded: body.length > 0 && !textBody,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
@@ -444,7 +462,7 @@ export async function createLocalHttpServer(
         claims = await options.verifier.verify(token);
       }
 
-      const body = await readBody(req, maxBodyBytes);
+      const body = await readBody(req, route.maxBodyBytes ?? maxBodyBytes);
 
       const event = toApiGatewayEvent(req, {
         route,

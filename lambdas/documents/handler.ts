@@ -20,7 +20,8 @@ const noBody = z.strictObject({});
 /** GET /api/documents pages by source URI. */
 const documentsCursor = cursorCodec(z.object({ after: z.string().check(z.minLength(1)) }));
 
-function toDetail(d: DocumentView): DocumentDetail {
+/** A document as the API shows it (GET /documents/{id}). */
+export function toDetail(d: DocumentView): DocumentDetail {
   const progress = d.progress as DocumentDetail['progress'];
   return {
     id: d.id,

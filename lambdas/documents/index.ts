@@ -1,5 +1,6 @@
 /**
- * Production entry of the `documents` Lambda: the /api/documents routes of the route table (lambdas/http/api-routes.ts)
+ * Production entry of the `documents` Lambda: the /api/documents routes and seed 004's
+ * POST /api/upload of the route table (lambdas/http/api-routes.ts)
  * behind API Gateway's JWT authorizer, one function for all of them, dispatched on `event.routeKey`.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the S3 and
@@ -16,6 +17,7 @@ import { createUploadBucket } from '../adapters/s3/upload-bucket';
 import { createDocuments } from '../core/documents/documents';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { makeDocumentHandlers } from './handler';
+import { makeSeedUploadHandler } from '../seeds/upload';
 
 /** The `documents` function's environment (set by the CDK app's grant helpers). */
 export const documentsEnvSchema = z.extend(lambdaEnvSchema, {
@@ -47,9 +49,9 @@ const documents = createDocuments({
   },
 });
 /** The routes this function serves, by API Gateway route key (from the route table). */
-export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
-  'documents',
-  makeDocumentHandlers({ logger, metrics, tracer, limiter, db, documents }),
-);
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes('documents', {
+  ...makeDocumentHandlers({ logger, metrics, tracer, limiter, db, documents }),
+  'api-upload': makeSeedUploadHandler({ logger, metrics, tracer, limiter, documents }),
+});
 
 export const handler = dispatchByRouteKey(routes, logger);

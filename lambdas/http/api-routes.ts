@@ -55,6 +55,13 @@ import {
 } from '../rag-answer/lexybrain-schema';
 import { searchRequestSchema, searchResponseSchema } from '../rag-search/schema';
 import { healthResponseSchema, usageResponseSchema } from '../usage/schema';
+import {
+  seedSearchQuerySchema,
+  seedSearchResponseSchema,
+  seedUploadResponseSchema,
+  UPLOAD_FIELD,
+} from '../seeds/search-upload-schema';
+import { MAX_UPLOAD_BODY_BYTES } from './request-limits';
 
 /** The Lambda functions behind the API (lib/ deploys one per name). */
 export type ApiFunction = 'rag-search' | 'rag-answer' | 'usage' | 'documents' | 'admin';
@@ -67,10 +74,15 @@ export type ApiFunction = 'rag-search' | 'rag-answer' | 'usage' | 'documents' | 
 export interface ErrorStatuses {
   readonly validation?: number;
   readonly unavailable?: number;
+  /** A used-up monthly quota (the error model's 403 `quota_exceeded`). */
+  readonly quotaExceeded?: number;
 }
 
 /** The statuses of seed 001 (POST /api/rag/search and POST /api/rag/answer). */
 export const SEED_001_STATUSES: ErrorStatuses = { validation: 400, unavailable: 500 };
+
+/** The statuses of seed 004 (GET /api/search, POST /api/upload): 400, and 429 for the monthly cap. */
+export const SEED_004_STATUSES: ErrorStatuses = { validation: 400, quotaExceeded: 429 };
 
 export interface ApiRoute {
   readonly method: 'GET' | 'POST' | 'DELETE';
@@ -80,6 +92,11 @@ export interface ApiRoute {
   readonly name: string;
   /** The limiter's route class (limits config maps it to a quota kind). @default name */
   readonly quota?: string;
+  /**
+   * Other classes a request of this route may draw on instead, chosen by its handler from the
+   * request (GET /api/search with `rag=true`: `answer`).
+   */
+  readonly otherQuotas?: readonly string[];
   /** Error statuses that differ from the error model's defaults. */
   readonly statuses?: ErrorStatuses;
   readonly function: ApiFunction;
@@ -101,6 +118,11 @@ export interface ApiRoute {
   };
   /** Also answers with Server-Sent Events, and is served on the streaming API too (lib/). */
   readonly streams?: boolean;
+  /**
+   * The body is a multipart/form-data upload of at most `maxBytes`, its file in the form field
+   * `field`, instead of JSON (the server reads it with this limit, not MAX_BODY_BYTES).
+   */
+  readonly upload?: { readonly maxBytes: number; readonly field: string };
   /** Answers only with Server-Sent Events: what they are (no JSON response). */
   readonly events?: string;
   /** Error responses the route's contract adds (or describes more precisely), by status. */
@@ -395,6 +417,39 @@ export const API_ROUTES: readonly ApiRoute[] = [
       'What an answer to a question would be made of (chunks, context, evidence, gate, prompt), without calling the LLM',
     body: harnessRequestSchema,
     response: { status: 200, schema: harnessResponseSchema, description: 'The preparation' },
+  },
+  {
+    method: 'GET',
+    path: '/api/search',
+    name: 'api-search',
+    // Results only; `rag=true` draws on the answer quota (lambdas/seeds/search.ts).
+    quota: 'search',
+    otherQuotas: ['answer'],
+    statuses: SEED_004_STATUSES,
+    function: 'rag-answer',
+    auth: true,
+    tag: 'Seed 004',
+    summary:
+      'Ranked chunks (`results`), or with `rag=true` an answer with its retrieved chunks, prompt, steps, token usage and quota (`rag`)',
+    query: seedSearchQuerySchema,
+    response: { status: 200, schema: seedSearchResponseSchema, description: 'The results' },
+  },
+  {
+    method: 'POST',
+    path: '/api/upload',
+    name: 'api-upload',
+    statuses: SEED_004_STATUSES,
+    function: 'documents',
+    auth: true,
+    tag: 'Seed 004',
+    summary:
+      "A file sent as multipart/form-data (field `file`), stored under the caller's tenant prefix and indexed",
+    response: {
+      status: 202,
+      schema: seedUploadResponseSchema,
+      description: 'The document, queued for indexing',
+    },
+    upload: { maxBytes: MAX_UPLOAD_BODY_BYTES, field: UPLOAD_FIELD },
   },
   {
     method: 'POST',

@@ -29,7 +29,7 @@ import type { ErrorStatuses } from './api-routes';
 import type { Limiter } from '../core/limits/limiter';
 import type { Identity, IdentityConfig } from './identity';
 import { withLimitHeaders } from './limits-middleware';
-import { runRequest, type LifecycleRequest } from './request-lifecycle';
+import { quotaClass, runRequest, type LifecycleRequest } from './request-lifecycle';
 
 export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
 export type ApiResult = APIGatewayProxyStructuredResultV2 & {
@@ -152,9 +152,9 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 }
 
 /**
- * The status a route's contract gives an error (ErrorStatuses): a validation error and a
- * dependency outage (UnavailableError) may be answered with other statuses than the error
- * model's 422 and 503. Other errors (a cost cap's 503 among them) keep theirs.
+ * The status a route's contract gives an error (ErrorStatuses): a validation error, a dependency
+ * outage (UnavailableError) and a used-up quota may be answered with other statuses than the
+ * error model's 422, 503 and 403. Other errors (a cost cap's 503 among them) keep theirs.
  */
 export function contractStatus(
   status: number,
@@ -162,8 +162,28 @@ export function contractStatus(
   statuses: ErrorStatuses | undefined,
 ): number {
   if (code === 'validation_error' && statuses?.validation) return statuses.validation;
+  if (code === 'quota_exceeded' && statuses?.quotaExceeded) return statuses.quotaExceeded;
   if (code === 'unavailable' && statuses?.unavailable) return statuses.unavailable;
   return status;
+}
+
+/**
+ * A route's body read as bytes, not JSON (a multipart upload), with its own size limit; larger
+ * is a 413 naming it.
+ */
+export function rawRequestBody(
+  event: { body?: string | null; isBase64Encoded?: boolean },
+  maxBytes: number,
+): Buffer {
+  if (event.body === undefined || event.body === null) return Buffer.alloc(0);
+  // The encoded length bounds the decoded one: a hostile body is refused before it is decoded.
+  const bound = event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : 0;
+  if (bound > maxBytes + 2) throw new PayloadTooLargeError(maxBytes);
+  const bytes = event.isBase64Encoded
+    ? Buffer.from(event.body, 'base64')
+    : Buffer.from(event.body, 'utf8');
+  if (bytes.byteLength > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  return bytes;
 }
 
 /**
@@ -173,9 +193,11 @@ export function contractStatus(
  */
 export function createHttpHandler<S extends z.ZodMiniType>(
   deps: HttpHandlerDeps,
-  options: { route: string; schema: S; authenticated?: boolean },
+  options: { route: string; schema: S; authenticated?: boolean; quota?: string },
   fn: (req: HttpRequest<z.infer<S>>) => Promise<HttpResponse>,
 ) {
+  // A quota class the table does not declare for the route fails here, at start.
+  quotaClass(options.route, options.quota);
   const base = async (event: ApiEvent, _context: Context): Promise<ApiResult> => {
     let result: ApiResult | undefined;
     await runRequest(

@@ -160,6 +160,7 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
       };
     }
     const bodyId = route.body ? registry.get(route.body)?.id : undefined;
+    const quotaIs429 = route.statuses?.quotaExceeded === 429;
     const validation = String(route.statuses?.validation ?? 422);
     const unavailable = String(route.statuses?.unavailable ?? 503);
     const operation: Json = {
@@ -178,6 +179,29 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
             },
           }
         : {}),
+      ...(route.upload
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'multipart/form-data': {
+                  schema: {
+                    type: 'object',
+                    required: [route.upload.field],
+                    properties: {
+                      [route.upload.field]: {
+                        type: 'string',
+                        contentMediaType: 'application/octet-stream',
+                      },
+                      title: { type: 'string', minLength: 1, maxLength: 500 },
+                      visibility: { type: 'string', enum: ['tenant', 'user'], default: 'tenant' },
+                    },
+                  },
+                },
+              },
+            },
+          }
+        : {}),
       responses: {
         [String(route.response.status)]: {
           description: route.response.description,
@@ -190,13 +214,20 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
               '403': errorResponse(
                 route.admin
                   ? 'Not in the admin group, or no tenant'
-                  : 'No tenant, or quota used up',
+                  : quotaIs429
+                    ? 'No tenant'
+                    : 'No tenant, or quota used up',
               ),
               '404': errorResponse('Not found, or not yours'),
               [validation]: errorResponse(
                 'The request does not match its schema, or holds text that cannot be stored',
               ),
-              '429': errorResponse('Rate limit exceeded (see Retry-After)', rateLimitHeaders),
+              '429': errorResponse(
+                quotaIs429
+                  ? 'Rate limit exceeded (see Retry-After), or the monthly quota used up'
+                  : 'Rate limit exceeded (see Retry-After)',
+                rateLimitHeaders,
+              ),
             }
           : {}),
         [unavailable]: errorResponse(
@@ -204,6 +235,9 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
         ),
         ...(bodyId
           ? { '413': errorResponse(`The body is larger than ${MAX_BODY_BYTES} bytes`) }
+          : {}),
+        ...(route.upload
+          ? { '413': errorResponse(`The body is larger than ${route.upload.maxBytes} bytes`) }
           : {}),
         ...Object.fromEntries(
           Object.entries(route.errors ?? {}).map(([status, text]) => [status, errorResponse(text)]),

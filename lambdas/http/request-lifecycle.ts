@@ -7,7 +7,7 @@
  * writes the success, `fail` the error.
  */
 import type { ErrorBody } from '../core/errors';
-import { AppError, ForbiddenError, toErrorResponse } from '../core/errors';
+import { AppError, ConfigError, ForbiddenError, toErrorResponse } from '../core/errors';
 import type { Admission } from '../core/limits/limiter';
 import type * as z from '../core/zod';
 import { runInDbScope } from '../adapters/postgres/db-scope';
@@ -18,6 +18,7 @@ import {
   contractStatus,
   parseJsonBody,
   parseOrThrow,
+  rawRequestBody,
   requestDbScope,
   type HttpHandlerDeps,
 } from './http-handler';
@@ -40,6 +41,8 @@ export interface LifecycleRequest<B, E> {
   readonly query: Readonly<Record<string, string | undefined>>;
   /** The limiter's admission (absent without a limiter or on an unauthenticated route). */
   readonly admission: Admission | undefined;
+  /** The body's bytes, on an upload route of the table (its JSON `body` is then `{}`). */
+  readonly rawBody?: Buffer;
 }
 
 export interface LifecycleOptions<S extends z.ZodMiniType, E> {
@@ -48,7 +51,10 @@ export interface LifecycleOptions<S extends z.ZodMiniType, E> {
   readonly schema: S;
   /** @default true */
   readonly authenticated?: boolean;
-  /** The quota class. @default the table entry's, else `route` */
+  /**
+   * The quota class when it depends on the request: one of the entry's `otherQuotas` (GET
+   * /api/search with `rag=true` draws on `answer`). @default the table entry's, else `route`
+   */
   readonly quota?: string;
   /** @default the table entry's */
   readonly statuses?: ErrorStatuses;
@@ -75,6 +81,24 @@ const ANONYMOUS: Identity = {
 };
 
 /**
+ * The quota class a handler of `route` admits its requests against: `quota` when given, which
+ * must be the table entry's own or one of its `otherQuotas`, else the entry's, else the name.
+ * @throws ConfigError for a class the table does not declare (called when a handler is built).
+ */
+export function quotaClass(route: string, quota?: string): string {
+  const entry = API_ROUTES.find((r) => r.name === route);
+  if (
+    entry &&
+    quota !== undefined &&
+    quota !== (entry.quota ?? entry.name) &&
+    !(entry.otherQuotas ?? []).includes(quota)
+  ) {
+    throw new ConfigError(`route ${route}: quota class "${quota}" is not among its otherQuotas`);
+  }
+  return quota ?? entry?.quota ?? route;
+}
+
+/**
  * Runs one request: `work` does it and writes the success, returning its status; any error
  * (before or during `work`) goes to `fail`. Resolves with the final status.
  */
@@ -86,7 +110,9 @@ export async function runRequest<S extends z.ZodMiniType, E extends RequestEvent
   fail: FailureWriter,
 ): Promise<number> {
   const entry = API_ROUTES.find((r) => r.name === options.route);
-  const quota = options.quota ?? entry?.quota ?? options.route;
+  const quota = quotaClass(options.route, options.quota);
+  // An upload route reads its body as bytes, with its own limit, instead of JSON.
+  const rawBodyLimit = entry?.upload?.maxBytes;
   const statuses = options.statuses ?? entry?.statuses;
   const authenticated = options.authenticated !== false;
   const started = performance.now();
@@ -111,10 +137,19 @@ export async function runRequest<S extends z.ZodMiniType, E extends RequestEvent
     const query = event.queryStringParameters ?? {};
     for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
     assertStorable(query, 'query');
-    const body = parseOrThrow(options.schema, parseJsonBody(event));
+    const rawBody = rawBodyLimit === undefined ? undefined : rawRequestBody(event, rawBodyLimit);
+    const body = parseOrThrow(options.schema, rawBody ? {} : parseJsonBody(event));
     const admitted = admission;
     status = await runInDbScope(requestDbScope(identity), () =>
-      work({ body, identity, event, pathParameters, query, admission: admitted }),
+      work({
+        body,
+        identity,
+        event,
+        pathParameters,
+        query,
+        admission: admitted,
+        ...(rawBody ? { rawBody } : {}),
+      }),
     );
   } catch (err) {
     const rendered = toErrorResponse(err);

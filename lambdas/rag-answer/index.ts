@@ -1,15 +1,16 @@
 /**
  * Production entry of the `rag-answer` Lambda: its buffered routes in the route table
  * (lambdas/http/api-routes.ts: POST /api/rag/answer, POST /api/lexybrain/rag, seed 003's chat
- * route, the thread and feedback routes, POST /api/admin/harness) behind API Gateway's JWT
+ * route, seed 004's GET /api/search, the thread and feedback routes, POST /api/admin/harness)
+ * behind API Gateway's JWT
  * authorizer, one function for all of them, dispatched on `event.routeKey`.
  *
  * Streaming as it is produced is served by `stream.ts` behind the streaming REST API.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the limiter's
  * DynamoDB client is created once, and the database pool opens on the first request. The answer
- * pipeline (the cl100k tokenizer, Bedrock clients) loads on the first POST /api/rag/answer only, so the
- * thread routes start without it.
+ * pipeline (the cl100k tokenizer, Bedrock clients) loads on the first answer only, and the search
+ * use case on the first search or answer, so the thread routes start without them.
  */
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
@@ -32,6 +33,8 @@ import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route
 import { answerRouteHandlers } from './handler';
 import { makeLexyBrainRagHandler } from './lexybrain';
 import { lexybrainEnvShape } from './lexybrain-env';
+import type { Search } from '../core/retrieval/search';
+import { makeSeedSearchHandler } from '../seeds/search';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
 export const answerEnvSchema = z.extend(lambdaEnvSchema, {
@@ -53,24 +56,35 @@ const db: Database = databaseFromEnv(env, tracer);
 const conversations = createConversationRepository(db);
 const limiter = limiterFromEnv(env, observability);
 
-let pipeline: Promise<Answering> | undefined;
-/** Builds the answer pipeline on the first answer or chat message (its modules are the heavy ones). */
-async function buildAnswering(): Promise<Answering> {
-  const [{ createAnswering }, { searchFromEnv }, { createTokenCounter }, bedrock, llm] =
-    await Promise.all([
-      import('../core/answer/answer'),
-      import('../adapters/aws/search-from-env'),
-      import('../adapters/tokenizer/gpt-token-counter'),
-      import('../adapters/embeddings/bedrock-runtime-client'),
-      import('../adapters/llm/bedrock-converse'),
-    ]);
+/**
+ * The search use case and the Bedrock client it shares with the answer pipeline, built on the
+ * first request that needs them.
+ */
+let searching: Promise<Awaited<ReturnType<typeof buildSearch>>> | undefined;
+async function buildSearch() {
+  const [{ searchFromEnv }, bedrock] = await Promise.all([
+    import('../adapters/aws/search-from-env'),
+    import('../adapters/embeddings/bedrock-runtime-client'),
+  ]);
   const client = traceClient(
     tracer,
     bedrock.createBedrockRuntimeClient({ region: env.AWS_REGION }),
   );
   const log = logPort(logger);
   const sink = metricsSink(metrics);
-  const { search, embedder } = searchFromEnv(env, { db, bedrock: client, log, metrics: sink });
+  return { client, ...searchFromEnv(env, { db, bedrock: client, log, metrics: sink }) };
+}
+
+let pipeline: Promise<Answering> | undefined;
+/** Builds the answer pipeline on the first answer or chat message (its modules are the heavy ones). */
+async function buildAnswering(): Promise<Answering> {
+  const [{ createAnswering }, { createTokenCounter }, llm, { client, search, embedder }] =
+    await Promise.all([
+      import('../core/answer/answer'),
+      import('../adapters/tokenizer/gpt-token-counter'),
+      import('../adapters/llm/bedrock-converse'),
+      (searching ??= buildSearch()),
+    ]);
   return createAnswering({
     search,
     embedder,
@@ -83,13 +97,16 @@ async function buildAnswering(): Promise<Answering> {
     settings: {
       calibrationOverrides: calibrationOverridesFromEnv(env),
     },
-    log,
-    metrics: sink,
+    log: logPort(logger),
+    metrics: metricsSink(metrics),
   });
 }
 const answering: Answering = {
   answer: async (...args) => (await (pipeline ??= buildAnswering())).answer(...args),
   prepare: async (...args) => (await (pipeline ??= buildAnswering())).prepare(...args),
+};
+const search: Pick<Search, 'search'> = {
+  search: async (...args) => (await (searching ??= buildSearch())).search.search(...args),
 };
 
 const deps = { logger, metrics, tracer, limiter };
@@ -101,6 +118,7 @@ export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes('rag-an
     answering,
     enabled: env.LEXYBRAIN_RAG_ENABLED,
   }),
+  'api-search': makeSeedSearchHandler({ ...deps, search, answering }),
 });
 
 /** One handler for every route above; an unknown route key (a wiring mistake) is a 404. */

@@ -30,6 +30,7 @@ ajv.addSchema({ ...doc, $id: DOC_ID });
 interface Sample {
   readonly key: string;
   readonly url: string;
+  /** JSON, or a FormData sent as multipart/form-data. */
   readonly body?: unknown;
   readonly token?: 'user' | 'admin' | 'none';
 }
@@ -71,9 +72,13 @@ describe('the OpenAPI document against the live local server', () => {
       method,
       headers: {
         ...(who === 'none' ? {} : { authorization: `Bearer ${tokens[who]}` }),
-        ...(sample.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(sample.body === undefined || sample.body instanceof FormData
+          ? {}
+          : { 'content-type': 'application/json' }),
       },
-      ...(sample.body === undefined ? {} : { body: JSON.stringify(sample.body) }),
+      ...(sample.body === undefined
+        ? {}
+        : { body: sample.body instanceof FormData ? sample.body : JSON.stringify(sample.body) }),
     });
     // JSON, or the Server-Sent Events of a streamed route (their media type must be documented).
     const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!;
@@ -231,6 +236,20 @@ describe('the OpenAPI document against the live local server', () => {
       token: 'admin',
       body: { query_text: 'How long does express shipping take?' },
     });
+    // Seed 004: results, an answer, and a multipart upload.
+    await check({ key: 'GET /api/search', url: '/api/search?q=express%20shipping' });
+    await check({ key: 'GET /api/search', url: '/api/search?q=express%20shipping&rag=true' });
+    const form = new FormData();
+    form.append(
+      'file',
+      new Blob(['# Upload\n\nA seed 004 upload.'], { type: 'text/markdown' }),
+      'up.md',
+    );
+    await check({ key: 'POST /api/upload', url: '/api/upload', body: form });
+    expect((await check({ key: 'GET /api/search', url: '/api/search?q=' })).status).toBe(400);
+    expect(
+      (await check({ key: 'POST /api/upload', url: '/api/upload', body: { file: 'x' } })).status,
+    ).toBe(400);
 
     // Errors, as documented: no token, invalid input, not found, not an admin.
     for (const route of API_ROUTES.filter((r) => r.auth)) {

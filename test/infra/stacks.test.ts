@@ -248,10 +248,25 @@ describe('API', () => {
     'POST /api/admin/lexybrain/configs',
     'POST /api/admin/lexybrain/configs/{id}/activate',
     'POST /api/admin/lexybrain/configs/{id}/deactivate',
+    'GET /api/search',
+    'POST /api/upload',
     'GET /api/admin/source-policy',
     'POST /api/admin/source-policy',
     'POST /api/admin/harness',
   ];
+
+  it("integrates seed 004's routes with the functions that hold their use cases", () => {
+    const routes = resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route');
+    const integrations = resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Integration');
+    const target = (routeKey: string) => {
+      const route = Object.values(routes).find((r) => r.Properties?.RouteKey === routeKey);
+      const ref = JSON.stringify(route?.Properties?.Target);
+      const id = Object.keys(integrations).find((key) => ref.includes(key));
+      return JSON.stringify(integrations[id ?? '']?.Properties?.IntegrationUri);
+    };
+    expect(target('GET /api/search')).toContain(functionByService('rag-answer')[0]);
+    expect(target('POST /api/upload')).toContain(functionByService('documents')[0]);
+  });
 
   it('serves POST /api/lexybrain/rag from the rag-answer function, beside POST /api/rag/answer', () => {
     const routes = Object.values(

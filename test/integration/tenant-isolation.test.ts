@@ -100,6 +100,12 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
   /** Ids of everything, to aim each identity's calls at everyone's. */
   const documentIds: string[] = [];
   const threadIds: string[] = [];
+  /** Each identity's own threads (by name), so a read of one's own thread is tried as well. */
+  const ownThreads = new Map<string, string[]>();
+  const addThread = (who: Who, id: string) => {
+    if (!threadIds.includes(id)) threadIds.push(id);
+    ownThreads.set(who.name, [...(ownThreads.get(who.name) ?? []), id]);
+  };
   const messageIds: string[] = [];
   const promptIds: string[] = [];
   /** Markers of documents, to search for anyone's. */
@@ -122,13 +128,15 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
 
   async function call(who: Who, method: string, path: string, body?: unknown) {
     calls += 1;
+    // A FormData body is sent as multipart/form-data (POST /api/upload), anything else as JSON.
+    const form = body instanceof FormData;
     const res = await fetch(`${api.server.url}${path}`, {
       method,
       headers: {
         authorization: `Bearer ${tokens.get(who.name)}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(body === undefined || form ? {} : { 'content-type': 'application/json' }),
       },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(body === undefined ? {} : { body: form ? body : JSON.stringify(body) }),
     });
     const text = await res.text();
     if (res.status < 300) {
@@ -289,7 +297,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         query_text: `What is the ${pick(documentMarkers)} procedure ${question}?`,
       });
       expect(asked.status).toBe(200);
-      threadIds.push(asked.body.thread_id);
+      addThread(i, asked.body.thread_id);
       messageIds.push(asked.body.message_id);
       const comment = mark({ kind: 'user', tenant: i.tenant, user: i.user });
       const rated = await call(i, 'POST', `/api/messages/${asked.body.message_id}/feedback`, {
@@ -365,7 +373,7 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           ...(prng.int(2) ? { thread_id: pick(threadIds) } : {}),
         });
         if (res.status === 200 && res.body.thread_id && !threadIds.includes(res.body.thread_id)) {
-          threadIds.push(res.body.thread_id);
+          addThread(i, res.body.thread_id);
           messageIds.push(res.body.message_id);
         }
         return;
@@ -410,12 +418,18 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           ...(prng.int(2) ? { threadId: pick(threadIds) } : {}),
         });
         if (res.status === 200 && res.body.threadId && !threadIds.includes(res.body.threadId)) {
-          threadIds.push(res.body.threadId);
+          addThread(i, res.body.threadId);
           messageIds.push(res.body.messageId);
         }
         return;
       }
-      case 'GET /api/threads/{id}':
+      case 'GET /api/threads/{id}': {
+        // Anyone's thread (another's must be a 404), or now and then the caller's own.
+        const own = ownThreads.get(i.name) ?? [];
+        const id = own.length > 0 && prng.int(2) === 0 ? pick(own) : pick(threadIds);
+        await call(i, 'GET', `/api/threads/${id}`);
+        return;
+      }
       case 'GET /api/documents/{id}':
         await call(i, 'GET', path(route.path));
         return;
@@ -516,6 +530,26 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           if (res.status < 400) violations.push(`seed ${SEED}: ${i.name} created a config`);
         }
         return;
+      case 'GET /api/search': {
+        // Seed 004: results only, or an answer whose chunks, prompt and steps are shown.
+        const q = encodeURIComponent(`${anyMarker()} ${anyMarker()} procedure`);
+        await call(i, 'GET', `/api/search?q=${q}${prng.int(2) === 0 ? '&rag=true' : ''}`);
+        return;
+      }
+      case 'POST /api/upload': {
+        // A file without markers, in the caller's tenant or private space.
+        const upload = new FormData();
+        upload.append(
+          'file',
+          new Blob([`# Upload\n\nNothing to find in upload ${prng.int(1_000_000_000)}.`], {
+            type: 'text/markdown',
+          }),
+          'upload.md',
+        );
+        if (prng.int(2)) upload.append('visibility', 'user');
+        await call(i, 'POST', '/api/upload', upload);
+        return;
+      }
       default:
         throw new Error(`no exercise for route ${key}: add one`);
     }
@@ -565,6 +599,8 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
       'GET /api/admin/prompts',
       'GET /api/admin/lexybrain/rag/feedback',
       'GET /api/admin/lexybrain/configs',
+      'GET /api/search',
+      'POST /api/upload',
     ].filter((r) => !succeeded.get(r));
     if (process.env.ISOLATION_REPORT) {
       console.log(`isolation on ${engine}: ${calls} calls, ${violations.length} leaks`);

@@ -108,7 +108,7 @@ export interface UploadBucket {
     key: string,
     options: { contentType: string; contentLength: number; expiresInSeconds: number },
   ): Promise<string>;
-  put(key: string, body: string, contentType: string): Promise<void>;
+  put(key: string, body: string | Uint8Array, contentType: string): Promise<void>;
   /** Deletes the object (and nothing else); a missing object is not an error. */
   delete(key: string): Promise<void>;
   /** Re-announces an object (an S3 "created" event for the same bytes); false if it is gone. */
@@ -202,8 +202,26 @@ export interface UploadTicket {
   };
 }
 
+/** A file received whole by the API (`POST /api/upload`), stored by the server itself. */
+export interface StoredUpload {
+  readonly documentId: string;
+  /** The reserved document, as GET /api/documents/{id} shows it (status `queued`). */
+  readonly document: DocumentView;
+  readonly key: string;
+  readonly sourceUri: string;
+}
+
 export interface Documents {
   createUpload(caller: Caller, request: UploadRequest): Promise<UploadTicket>;
+  /**
+   * The same checks and reservation as `createUpload`, for a file the API already holds: the
+   * server writes the object itself, and its S3 event indexes it as any upload.
+   */
+  storeUpload(
+    caller: Caller,
+    request: Omit<UploadRequest, 'sizeBytes'>,
+    bytes: Uint8Array,
+  ): Promise<StoredUpload>;
   /**
    * Fails the caller's tenant's announced uploads whose file never arrived (see
    * `uploadGraceSeconds`), so that lists and status pages do not show them queued for ever.
@@ -338,51 +356,60 @@ export function createDocuments(deps: {
     return key;
   }
 
+  /**
+   * Checks an upload (name, type, scope, size), reserves its document as `queued` and writes the
+   * sidecar: everything both upload routes do before the file's bytes reach the bucket.
+   */
+  async function reserveUpload(caller: Caller, request: UploadRequest) {
+    const fileName = safeFileName(request.filename);
+    checkUploadType(fileName, request.contentType);
+    checkUploadScope(caller, request, settings.globalPublishers);
+    if (request.sizeBytes > settings.maxUploadBytes) {
+      throw new ValidationError(
+        `size_bytes: the file is ${(request.sizeBytes / 1048576).toFixed(1)} MB; the limit is ${(settings.maxUploadBytes / 1048576).toFixed(0)} MB`,
+      );
+    }
+    const id = newId();
+    // The caller never chooses the prefix: it is built from the verified identity.
+    const owner = request.visibility === 'user' ? `users/${caller.userId}/` : '';
+    const key = `tenants/${caller.tenantId}/${owner}uploads/${id}/${fileName}`;
+    const sourceUri = `s3://${bucket.name}/${key}`;
+    // Custom attributes first, then the fields the server decides: the reserved names are
+    // refused above, and the visibility is always written, so the sidecar alone cannot move
+    // the document out of the scope chosen here.
+    const attributes: Record<string, unknown> = {
+      ...request.metadata,
+      ...(request.title ? { title: request.title } : {}),
+      ...(request.sourceType ? { source_type: request.sourceType } : {}),
+      ...(request.language ? { language: request.language } : {}),
+      visibility: request.visibility,
+    };
+    const document = await catalog.reserve({
+      id,
+      tenantId: caller.tenantId,
+      sourceUri,
+      title: request.title ?? fileName,
+      sourceType: request.sourceType ?? 'doc',
+      language: request.language ?? 'en',
+      visibility: request.visibility,
+      ownerUserId: request.visibility === 'user' ? caller.userId : null,
+      uploadedBy: caller.userId,
+      metadata: request.metadata ?? {},
+    });
+    // The sidecar goes first, so the object's event finds it.
+    await bucket.put(
+      key + SIDECAR_SUFFIX,
+      JSON.stringify({ metadataAttributes: attributes }),
+      'application/json',
+    );
+    return { id, key, sourceUri, document };
+  }
+
   return {
     expireStaleUploads,
 
     async createUpload(caller, request) {
-      const fileName = safeFileName(request.filename);
-      checkUploadType(fileName, request.contentType);
-      checkUploadScope(caller, request, settings.globalPublishers);
-      if (request.sizeBytes > settings.maxUploadBytes) {
-        throw new ValidationError(
-          `size_bytes: the file is ${(request.sizeBytes / 1048576).toFixed(1)} MB; the limit is ${(settings.maxUploadBytes / 1048576).toFixed(0)} MB`,
-        );
-      }
-      const id = newId();
-      // The caller never chooses the prefix: it is built from the verified identity.
-      const owner = request.visibility === 'user' ? `users/${caller.userId}/` : '';
-      const key = `tenants/${caller.tenantId}/${owner}uploads/${id}/${fileName}`;
-      const sourceUri = `s3://${bucket.name}/${key}`;
-      // Custom attributes first, then the fields the server decides: the reserved names are
-      // refused above, and the visibility is always written, so the sidecar alone cannot move
-      // the document out of the scope chosen here.
-      const attributes: Record<string, unknown> = {
-        ...request.metadata,
-        ...(request.title ? { title: request.title } : {}),
-        ...(request.sourceType ? { source_type: request.sourceType } : {}),
-        ...(request.language ? { language: request.language } : {}),
-        visibility: request.visibility,
-      };
-      const document = await catalog.reserve({
-        id,
-        tenantId: caller.tenantId,
-        sourceUri,
-        title: request.title ?? fileName,
-        sourceType: request.sourceType ?? 'doc',
-        language: request.language ?? 'en',
-        visibility: request.visibility,
-        ownerUserId: request.visibility === 'user' ? caller.userId : null,
-        uploadedBy: caller.userId,
-        metadata: request.metadata ?? {},
-      });
-      // The sidecar goes first, so the object's event finds it.
-      await bucket.put(
-        key + SIDECAR_SUFFIX,
-        JSON.stringify({ metadataAttributes: attributes }),
-        'application/json',
-      );
+      const { id, key, sourceUri, document } = await reserveUpload(caller, request);
       const url = await bucket.presignPut(key, {
         contentType: request.contentType,
         contentLength: request.sizeBytes,
@@ -400,6 +427,15 @@ export function createDocuments(deps: {
           expiresAt: new Date(now().getTime() + settings.uploadUrlTtlSeconds * 1000),
         },
       };
+    },
+
+    async storeUpload(caller, request, bytes) {
+      const { id, key, sourceUri, document } = await reserveUpload(caller, {
+        ...request,
+        sizeBytes: bytes.byteLength,
+      });
+      await bucket.put(key, bytes, request.contentType);
+      return { documentId: id, document, key, sourceUri };
     },
 
     get: visible,

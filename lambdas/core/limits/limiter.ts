@@ -68,6 +68,16 @@ export interface Admission {
   readonly periods: Periods;
   /** A quota unit was taken (and a 5xx gives it back). */
   readonly charged: boolean;
+  /**
+   * The quota drawn on after this request: its monthly limit (`null`: unlimited), the units used
+   * this month counting this one (`null` when the store could not be reached), and when it
+   * resets. `null` for a route that draws on no quota.
+   */
+  readonly quotaUsage: {
+    readonly limit: number | null;
+    readonly used: number | null;
+    readonly resetsAt: Date;
+  } | null;
   /** Let through unchecked because the store was unreachable (`onStoreUnavailable: admit`). */
   readonly degraded: boolean;
   /** `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` for the response. */
@@ -323,6 +333,13 @@ export function createLimiter(deps: LimiterDeps): Limiter {
         quota: kind,
         periods,
         charged,
+        quotaUsage: kind
+          ? {
+              limit: quotaLimit(entitlements, kind),
+              used: result?.outcome === 'admitted' ? result.quotaUsed : null,
+              resetsAt: periods.monthResetsAt,
+            }
+          : null,
         degraded: result === null,
         headers,
         usage: recorded,

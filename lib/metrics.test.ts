@@ -1,0 +1,14 @@
+import { ANSWER_ROUTES } from './metrics';
+
+describe('ANSWER_ROUTES', () => {
+  it('holds every route that can answer: the answer routes and a search that may answer (rag=true)', () => {
+    expect(ANSWER_ROUTES.map((r) => `${r.service} ${r.route}`).sort()).toEqual(
+      expect.arrayContaining([
+        'rag-answer answer',
+        'rag-answer api-search',
+        'rag-answer-stream answer-stream',
+      ]),
+    );
+    expect(ANSWER_ROUTES.some((r) => r.route === 'search')).toBe(false);
+  });
+});
