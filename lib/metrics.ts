@@ -87,16 +87,20 @@ const SERVICE_OF: Readonly<Record<ApiFunction, string>> = {
   admin: SERVICES.admin,
 };
 
-/** The streamed answer route's metrics (lambdas/rag-answer/stream.ts, STREAM_ROUTE). */
-const STREAM_ROUTE_METRICS: RouteMetrics = {
+/**
+ * The streaming function's routes (lambdas/rag-answer/stream.ts): the table's streamed routes,
+ * POST /api/rag/answer under STREAM_ROUTE (`answer-stream`), the others under their names.
+ */
+const STREAMED = ROUTE_TABLE.filter((r) => r.streams);
+const streamedMetrics = (r: (typeof ROUTE_TABLE)[number]): RouteMetrics => ({
   service: SERVICES.answerStream,
-  route: 'answer-stream',
-};
+  route: r.name === 'answer' ? 'answer-stream' : r.name,
+});
 
 /** Every API route, from the route table, with the `route` name its handler emits. */
 export const API_ROUTES: readonly RouteMetrics[] = [
   ...ROUTE_TABLE.map((r) => ({ service: SERVICE_OF[r.function], route: r.name })),
-  STREAM_ROUTE_METRICS,
+  ...STREAMED.map(streamedMetrics),
 ];
 
 /**
@@ -110,7 +114,7 @@ export const ANSWER_ROUTES: readonly RouteMetrics[] = [
     service: SERVICE_OF[r.function],
     route: r.name,
   })),
-  STREAM_ROUTE_METRICS,
+  ...STREAMED.filter((r) => (r.quota ?? r.name) === 'answer').map(streamedMetrics),
 ];
 
 /** A custom metric of one route (dimensions `service` and `route`). */
