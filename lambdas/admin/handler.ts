@@ -4,7 +4,14 @@
  * each (core/admin).
  */
 import * as z from '../core/zod';
-import type { Admin, PromptVersion, StoredSourceTypePolicy } from '../core/admin/admin';
+import type {
+  Admin,
+  AdminCaller,
+  FeedbackEntry,
+  FeedbackFilter,
+  PromptVersion,
+  StoredSourceTypePolicy,
+} from '../core/admin/admin';
 import { cursorCodec } from '../http/cursor';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import {
@@ -17,14 +24,47 @@ import {
 } from './schema';
 
 const noBody = z.strictObject({});
-/** The keyset cursor of the feedback review (also the seed 000 review, lexybrain-handler.ts). */
-export const feedbackCursor = cursorCodec(
+/** The keyset cursor of the feedback review. */
+const feedbackCursor = cursorCodec(
   z.object({
     updatedAt: z.iso.datetime(),
     messageId: z.uuid(),
     userId: z.string().check(z.minLength(1)),
   }),
 );
+
+/**
+ * One page of the tenant's feedback review, newest first, and the cursor of the next page (null
+ * on the last): shared by GET /api/admin/feedback and seed 000's review, which differ only in
+ * field names.
+ */
+export async function feedbackPage(
+  admin: Admin,
+  caller: AdminCaller,
+  q: {
+    readonly rating?: FeedbackFilter['rating'] | undefined;
+    readonly cursor?: string | undefined;
+    readonly limit: number;
+  },
+): Promise<{ rows: FeedbackEntry[]; nextCursor: string | null }> {
+  const rows = await admin.feedback(caller, {
+    ...(q.rating ? { rating: q.rating } : {}),
+    ...(q.cursor ? { after: feedbackCursor.decode(q.cursor) } : {}),
+    limit: q.limit,
+  });
+  const last = rows[rows.length - 1];
+  return {
+    rows,
+    nextCursor:
+      rows.length === q.limit && last
+        ? feedbackCursor.encode({
+            updatedAt: last.updatedAt.toISOString(),
+            messageId: last.messageId,
+            userId: last.userId,
+          })
+        : null,
+  };
+}
 
 const toPrompt = (p: PromptVersion): z.infer<typeof promptSchema> => ({
   id: p.id,
@@ -101,13 +141,11 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       deps,
       { route: 'admin.feedback', schema: noBody },
       async ({ identity, query }) => {
-        const q = parseOrThrow(feedbackQuerySchema, query);
-        const rows = await admin.feedback(identity, {
-          ...(q.rating ? { rating: q.rating } : {}),
-          ...(q.cursor ? { after: feedbackCursor.decode(q.cursor) } : {}),
-          limit: q.limit,
-        });
-        const last = rows[rows.length - 1];
+        const { rows, nextCursor } = await feedbackPage(
+          admin,
+          identity,
+          parseOrThrow(feedbackQuerySchema, query),
+        );
         return {
           body: {
             feedback: rows.map((f) => ({
@@ -122,14 +160,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
               profile: f.profile,
               updated_at: f.updatedAt.toISOString(),
             })),
-            next_cursor:
-              rows.length === q.limit && last
-                ? feedbackCursor.encode({
-                    updatedAt: last.updatedAt.toISOString(),
-                    messageId: last.messageId,
-                    userId: last.userId,
-                  })
-                : null,
+            next_cursor: nextCursor,
           },
         };
       },

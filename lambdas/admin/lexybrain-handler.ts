@@ -17,7 +17,7 @@
 import * as z from '../core/zod';
 import type { Admin, NewPromptVersion, PromptVersion } from '../core/admin/admin';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
-import { feedbackCursor } from './handler';
+import { feedbackPage } from './handler';
 import {
   lexyConfigSchema,
   lexyCreateConfigRequestSchema,
@@ -114,13 +114,11 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
       deps,
       { route: 'lexybrain.admin.feedback', schema: noBody },
       async ({ identity, query }) => {
-        const q = parseOrThrow(lexyFeedbackQuerySchema, query);
-        const rows = await admin.feedback(identity, {
-          ...(q.rating ? { rating: q.rating } : {}),
-          ...(q.cursor ? { after: feedbackCursor.decode(q.cursor) } : {}),
-          limit: q.limit,
-        });
-        const last = rows[rows.length - 1];
+        const { rows, nextCursor } = await feedbackPage(
+          admin,
+          identity,
+          parseOrThrow(lexyFeedbackQuerySchema, query),
+        );
         return {
           body: {
             feedback: rows.map((f) => ({
@@ -136,14 +134,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
               created_at: f.createdAt.toISOString(),
               updated_at: f.updatedAt.toISOString(),
             })),
-            next_cursor:
-              rows.length === q.limit && last
-                ? feedbackCursor.encode({
-                    updatedAt: last.updatedAt.toISOString(),
-                    messageId: last.messageId,
-                    userId: last.userId,
-                  })
-                : null,
+            next_cursor: nextCursor,
           },
         };
       },

@@ -217,7 +217,7 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
       jit: 'off',
     });
     expect((await db.query(call.text, call.values)).rows).toEqual([{ ef: '77', jit: 'off' }]);
-    // Every pooled connection is back to the session's values.
+    // Every pooled connection is back to its connection-level values (SET LOCAL ends with the transaction).
     for (let i = 0; i < 6; i++) expect(await session()).toEqual(before);
     expect(before?.ef).not.toBe('77');
     await db.transaction((tx) => installRoutines(tx, prefix, []));

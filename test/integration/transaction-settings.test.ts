@@ -36,7 +36,7 @@ describe.each(ENGINES)('transaction settings on %s', (engine) => {
         { 'hnsw.ef_search': 88 },
       ),
     ).rejects.toThrow('boom');
-    // Every pooled connection is back to the session's value.
+    // Every pooled connection is back to its connection-level value (SET LOCAL ends with the transaction).
     for (let i = 0; i < 6; i++) expect(await efSearch(db)).toBe(before);
     expect(before).not.toBe('77');
   });
