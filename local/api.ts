@@ -8,7 +8,7 @@ import { createJwtVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer, type LocalIssuer } from '../lambdas/adapters/auth/local-issuer';
 import { createLogger, createMetrics } from '../lambdas/adapters/observability/powertools';
 import { adminRouteHandlers } from '../lambdas/admin/routes';
-import { makeDocumentHandlers } from '../lambdas/documents/handler';
+import { documentsRoutes } from '../lambdas/documents/routes';
 import {
   ConfigError,
   NotFoundError,
@@ -22,13 +22,11 @@ import { bindRoutes } from '../lambdas/http/route-dispatch';
 import { describeZodError, type HttpHandlerDeps } from '../lambdas/http/http-handler';
 import { runStreamedRequest } from '../lambdas/http/request-lifecycle';
 import { CHAT_ROUTE, streamChat } from '../lambdas/rag-answer/chat';
-import { answerRouteHandlers, streamAnswer } from '../lambdas/rag-answer/handler';
-import { makeLexyBrainRagHandler } from '../lambdas/rag-answer/lexybrain';
+import { streamAnswer } from '../lambdas/rag-answer/handler';
+import { ragAnswerRoutes } from '../lambdas/rag-answer/routes';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
 import { usageRouteHandlers } from '../lambdas/usage/handler';
-import { makeSeedSearchHandler } from '../lambdas/seeds/search';
-import { makeSeedUploadHandler } from '../lambdas/seeds/upload';
 import { localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
@@ -67,19 +65,20 @@ export function localRoutes(
   const handlers: Record<string, LocalHandler> = {
     ...bindRoutes('usage', usageRouteHandlers(deps)),
     ...bindRoutes('rag-search', searchRouteHandlers({ ...deps, search: stack.search })),
-    ...bindRoutes('rag-answer', {
-      ...answerRouteHandlers({ ...deps, answering, conversations: stack.conversations }),
-      'lexybrain-rag': makeLexyBrainRagHandler({
+    ...bindRoutes(
+      'rag-answer',
+      ragAnswerRoutes({
         ...deps,
         answering,
-        enabled: overrides.lexybrainRagEnabled ?? true,
+        conversations: stack.conversations,
+        search: stack.search,
+        lexybrainRagEnabled: overrides.lexybrainRagEnabled ?? true,
       }),
-      'api-search': makeSeedSearchHandler({ ...deps, search: stack.search, answering }),
-    }),
-    ...bindRoutes('documents', {
-      ...makeDocumentHandlers({ ...deps, db: stack.db, documents: stack.documents }),
-      'api-upload': makeSeedUploadHandler({ ...deps, documents: stack.documents }),
-    }),
+    ),
+    ...bindRoutes(
+      'documents',
+      documentsRoutes({ ...deps, db: stack.db, documents: stack.documents }),
+    ),
     ...bindRoutes('admin', adminRouteHandlers({ ...deps, admin: stack.admin })),
   };
   const apiRoutes = API_ROUTES.map((route): LocalRoute => {

@@ -6,6 +6,7 @@
  * Cold start: the environment is parsed once (failing with the variable's name), the S3 and
  * DynamoDB clients are created once, and the database pool opens on the first request.
  */
+import { documentsRoutes } from './routes';
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
@@ -16,8 +17,6 @@ import { createDocumentCatalog } from '../adapters/postgres/document-queries';
 import { createUploadBucket } from '../adapters/s3/upload-bucket';
 import { createDocuments } from '../core/documents/documents';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
-import { makeDocumentHandlers } from './handler';
-import { makeSeedUploadHandler } from '../seeds/upload';
 
 /** The `documents` function's environment (set by the CDK app's grant helpers). */
 export const documentsEnvSchema = z.extend(lambdaEnvSchema, {
@@ -49,9 +48,9 @@ const documents = createDocuments({
   },
 });
 /** The routes this function serves, by API Gateway route key (from the route table). */
-export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes('documents', {
-  ...makeDocumentHandlers({ logger, metrics, tracer, limiter, db, documents }),
-  'api-upload': makeSeedUploadHandler({ logger, metrics, tracer, limiter, documents }),
-});
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
+  'documents',
+  documentsRoutes({ logger, metrics, tracer, limiter, db, documents }),
+);
 
 export const handler = dispatchByRouteKey(routes, logger);

@@ -12,6 +12,7 @@
  * pipeline (the cl100k tokenizer, Bedrock clients) loads on the first answer only, and the search
  * use case on the first search or answer, so the thread routes start without them.
  */
+import { ragAnswerRoutes } from './routes';
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
@@ -30,11 +31,8 @@ import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
-import { answerRouteHandlers } from './handler';
-import { makeLexyBrainRagHandler } from './lexybrain';
 import { lexybrainEnvShape } from './lexybrain-env';
 import type { Search } from '../core/retrieval/search';
-import { makeSeedSearchHandler } from '../seeds/search';
 
 /** The `rag-answer` function's environment (set by the CDK app's grant helpers). */
 export const answerEnvSchema = z.extend(lambdaEnvSchema, {
@@ -111,15 +109,16 @@ const search: Pick<Search, 'search'> = {
 
 const deps = { logger, metrics, tracer, limiter };
 /** The routes this function serves, by API Gateway route key (from the route table). */
-export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes('rag-answer', {
-  ...answerRouteHandlers({ ...deps, answering, conversations }),
-  'lexybrain-rag': makeLexyBrainRagHandler({
+export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
+  'rag-answer',
+  ragAnswerRoutes({
     ...deps,
     answering,
-    enabled: env.LEXYBRAIN_RAG_ENABLED,
+    conversations,
+    search,
+    lexybrainRagEnabled: env.LEXYBRAIN_RAG_ENABLED,
   }),
-  'api-search': makeSeedSearchHandler({ ...deps, search, answering }),
-});
+);
 
 /** One handler for every route above; an unknown route key (a wiring mistake) is a 404. */
 export const handler = dispatchByRouteKey(routes, logger);
