@@ -1,6 +1,7 @@
 /**
  * The embedded default's API: the same Lambda handlers as in AWS, behind the local HTTP server,
- * which verifies tokens against the local issuer like API Gateway's JWT authorizer would.
+ * which verifies tokens against the local issuer like API Gateway's Cognito authorizer would;
+ * the handlers check the token's client (audience) as they do in AWS.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,10 +20,11 @@ import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { buildOpenApi } from '../lambdas/http/openapi';
 import { API_ROUTES, routeKey } from '../lambdas/http/api-routes';
 import { bindRoutes } from '../lambdas/http/route-dispatch';
+import { DEFAULT_IDENTITY_CONFIG } from '../lambdas/http/identity';
 import { describeZodError, type HttpHandlerDeps } from '../lambdas/http/http-handler';
 import { runStreamedRequest } from '../lambdas/http/request-lifecycle';
 import { CHAT_ROUTE, streamChat } from '../lambdas/rag-answer/chat';
-import { streamAnswer } from '../lambdas/rag-answer/handler';
+import { asksForStream, streamAnswer } from '../lambdas/rag-answer/handler';
 import { ragAnswerRoutes } from '../lambdas/rag-answer/routes';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
@@ -47,7 +49,12 @@ export interface LocalApi {
 /** The API's routes (lambdas/http/api-routes.ts), each a production handler wired to the local stack. */
 export function localRoutes(
   stack: LocalStack,
-  overrides: { answering?: LocalStack['answering']; lexybrainRagEnabled?: boolean } = {},
+  overrides: {
+    answering?: LocalStack['answering'];
+    lexybrainRagEnabled?: boolean;
+    /** The app clients whose tokens the handlers accept (the local issuer's audience). */
+    audiences?: readonly string[];
+  } = {},
 ): LocalRoute[] {
   const answering = overrides.answering ?? stack.answering;
   const logger = createLogger({
@@ -60,7 +67,15 @@ export function localRoutes(
     'groundwork-api',
     createLogger({ serviceName: 'groundwork-api', logLevel: 'ERROR' }),
   );
-  const deps = { logger, metrics, limiter: stack.limiter };
+  const deps = {
+    logger,
+    metrics,
+    limiter: stack.limiter,
+    identity: {
+      ...DEFAULT_IDENTITY_CONFIG,
+      ...(overrides.audiences ? { audiences: [...overrides.audiences] } : {}),
+    },
+  };
   // Each function's route handlers, composed as its Lambda entry composes them.
   const handlers: Record<string, LocalHandler> = {
     ...bindRoutes('usage', usageRouteHandlers(deps)),
@@ -125,14 +140,7 @@ function answerStream(
   deps: HttpHandlerDeps,
 ): LocalStreamHandler {
   return async (event, response) => {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(event.body ?? '{}');
-    } catch {
-      return false; // the buffered handler reports the invalid JSON
-    }
-    if (typeof raw !== 'object' || raw === null || (raw as { stream?: unknown }).stream !== true)
-      return false;
+    if (!asksForStream(event)) return false;
     await runStreamedRequest(
       deps,
       { route: 'answer', schema: answerRequestSchema },
@@ -285,6 +293,7 @@ export async function startLocalApi(
   const server = await createLocalHttpServer({
     routes: [
       ...localRoutes(stack, {
+        audiences: [issuer.audience],
         ...(options.answering ? { answering: options.answering } : {}),
         ...(options.lexybrainRagEnabled === undefined
           ? {}

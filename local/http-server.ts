@@ -1,16 +1,13 @@
 /**
  * The embedded default's API Gateway: a node:http server that matches routes, verifies bearer
- * tokens like the HTTP API's JWT authorizer, builds the same payload-2.0 event API Gateway sends
- * to Lambda, and invokes the same handlers. Errors it raises itself use the one error model.
+ * tokens like the REST API's Cognito authorizer, builds the same REST API proxy event (payload
+ * format 1.0) API Gateway sends to Lambda (lambdas/http/api-event.ts), and invokes the same
+ * handlers. Errors it raises itself use the one error model.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type {
-  APIGatewayEventRequestContextJWTAuthorizer,
-  APIGatewayProxyEventV2,
-  Context,
-} from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type { TokenVerifier } from '../lambdas/adapters/auth/jwt-verifier';
 import {
   AppError,
@@ -27,23 +24,21 @@ import {
   DEFAULT_CORS_ORIGINS,
 } from '../lambdas/http/cors';
 import { MAX_BODY_BYTES } from '../lambdas/http/request-limits';
+import { buildApiEvent, isBinaryMediaType, type ApiEvent } from '../lambdas/http/api-event';
 import { lambdaContext } from './ingest-queue';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 const METHODS: readonly string[] = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
 
-/** The payload-2.0 event; `authorizer` is present on authenticated routes only, as in AWS. */
-export type LocalApiEvent = APIGatewayProxyEventV2 & {
-  requestContext: { authorizer?: APIGatewayEventRequestContextJWTAuthorizer };
-};
+/** The REST API proxy event; `authorizer.claims` is present on authenticated routes only, as in AWS. */
+export type LocalApiEvent = ApiEvent;
 
-/** The structured payload-2.0 result a Lambda returns to API Gateway. */
+/** The proxy integration result a Lambda returns to API Gateway. */
 export interface LocalApiResult {
   statusCode: number;
   headers?: Record<string, string | number | boolean>;
   body?: string;
   isBase64Encoded?: boolean;
-  cookies?: string[];
 }
 
 export type LocalHandler = (event: LocalApiEvent, context: Context) => Promise<LocalApiResult>;
@@ -167,27 +162,19 @@ function matchPath(
     }
     if (part === '') return null;
     try {
-      params[segment.param] = decodeURIComponent(part);
+      decodeURIComponent(part);
     } catch {
       return null;
     }
+    // As sent: API Gateway passes path parameters percent-encoded (api-event.ts decodes them).
+    params[segment.param] = part;
   }
   return params;
 }
 
-/** API Gateway's `requestContext.time` format: `12/Mar/2020:19:03:58 +0000`. */
-function apiGatewayTime(date: Date): string {
-  const month = date.toLocaleString('en-US', { month: 'short', timeZone: 'UTC' });
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return (
-    `${pad(date.getUTCDate())}/${month}/${date.getUTCFullYear()}:` +
-    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`
-  );
-}
-
 /**
- * API Gateway's JWT authorizer hands claims to Lambda as strings, lists as `[a b]`; doing the
- * same here keeps handlers honest about what they will receive in AWS.
+ * API Gateway's Cognito authorizer hands claims to Lambda as strings, lists joined by commas;
+ * doing the same here keeps handlers honest about what they will receive in AWS.
  */
 export function toApiGatewayClaims(claims: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -195,7 +182,7 @@ export function toApiGatewayClaims(claims: Record<string, unknown>): Record<stri
     if (value === undefined || value === null) continue;
     if (typeof value === 'string') out[name] = value;
     else if (typeof value === 'number' || typeof value === 'boolean') out[name] = String(value);
-    else if (Array.isArray(value)) out[name] = `[${value.map((v) => String(v)).join(' ')}]`;
+    else if (Array.isArray(value)) out[name] = value.map((v) => String(v)).join(',');
     else out[name] = JSON.stringify(value);
   }
   return out;
@@ -234,22 +221,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/**
- * Whether API Gateway hands a body with this Content-Type to Lambda as text: JSON, XML, forms
- * and text/*. Anything else (multipart/form-data included) arrives base64-encoded, with
- * `isBase64Encoded: true`.
- */
-function isTextBody(contentType: string | undefined): boolean {
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  return (
-    type === '' ||
-    type.startsWith('text/') ||
-    /^application\/(?:json|xml|javascript|x-www-form-urlencoded)$/.test(type) ||
-    /\+(?:json|xml)$/.test(type)
-  );
-}
-
-/** Builds the payload-2.0 event API Gateway would send for this request. */
+/** Builds the REST API proxy event API Gateway would send for this request. */
 function toApiGatewayEvent(
   req: IncomingMessage,
   request: {
@@ -264,52 +236,30 @@ function toApiGatewayEvent(
   },
 ): LocalApiEvent {
   const { route, params, rawPath, rawQueryString, body, claims, requestId, received } = request;
-  const routeKey = `${route.method} ${route.path}`;
-  // API Gateway joins repeated headers and query parameters with commas and moves cookies out.
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || name === 'cookie') continue;
-    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  const headers: Record<string, string[]> = {};
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values !== undefined) headers[name] = values;
   }
-  const cookies = req.headers.cookie?.split(/;\s*/).filter(Boolean) ?? [];
-  const textBody = isTextBody(req.headers['content-type']);
-  const query: Record<string, string> = {};
+  const query: Record<string, string[]> = {};
   for (const [name, value] of new URLSearchParams(rawQueryString)) {
-    query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
+    (query[name] ??= []).push(value);
   }
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath,
-    rawQueryString,
-    ...(cookies.length > 0 ? { cookies } : {}),
+  // A binary media type (the upload's multipart body) arrives base64-encoded, the rest as text.
+  const binary = isBinaryMediaType(req.headers['content-type']);
+  return buildApiEvent({
+    method: route.method,
+    resource: route.path,
+    path: rawPath,
     headers,
-    ...(rawQueryString === '' ? {} : { queryStringParameters: query }),
-    ...(Object.keys(params).length > 0 ? { pathParameters: params } : {}),
-    ...(body.length > 0 ? { body: body.toString(textBody ? 'utf8' : 'base64') } : {}),
-    isBase64Encoded: body.length > 0 && !textBody,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      domainName: (req.headers.host ?? 'localhost').replace(/:\d+$/, ''),
-      domainPrefix: 'local',
-      http: {
-        method: route.method,
-        path: rawPath,
-        protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
-        userAgent: req.headers['user-agent'] ?? '',
-      },
-      requestId,
-      routeKey,
-      stage: '$default',
-      time: apiGatewayTime(received),
-      timeEpoch: received.getTime(),
-      ...(claims
-        ? { authorizer: { jwt: { claims: toApiGatewayClaims(claims), scopes: null } } }
-        : {}),
-    },
-  };
+    query,
+    pathParameters: params,
+    body: body.length > 0 ? body.toString(binary ? 'base64' : 'utf8') : null,
+    isBase64Encoded: body.length > 0 && binary,
+    claims: claims ? toApiGatewayClaims(claims) : null,
+    requestId,
+    sourceIp: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+    received,
+  });
 }
 
 function isValidResult(result: unknown): result is LocalApiResult {
@@ -370,7 +320,7 @@ export async function createLocalHttpServer(
   function send(
     res: ServerResponse,
     status: number,
-    headers: Record<string, string | string[]>,
+    headers: Record<string, string>,
     body: Buffer | string | undefined,
   ): void {
     res.writeHead(status, headers);
@@ -516,12 +466,10 @@ export async function createLocalHttpServer(
         sendError(res, new Error('the handler returned an invalid response'), baseHeaders, log);
         return;
       }
-      const responseHeaders: Record<string, string | string[]> = {};
+      const responseHeaders: Record<string, string> = {};
       for (const [name, value] of Object.entries(result.headers ?? {})) {
         responseHeaders[name.toLowerCase()] = String(value);
       }
-      if (result.cookies && result.cookies.length > 0)
-        responseHeaders['set-cookie'] = result.cookies;
       const payload =
         result.body === undefined
           ? undefined

@@ -1,6 +1,6 @@
 /**
  * Production entry of the `admin` Lambda: the /api/admin routes of the route table (admin group only, checked by
- * the use cases) behind API Gateway's JWT authorizer, dispatched on `event.routeKey`: the
+ * the use cases) behind the REST API's Cognito authorizer, dispatched on the event's route key: the
  * project's own (handler.ts) and seed 000's /api/admin/lexybrain routes (lexybrain-handler.ts).
  *
  * Cold start: the environment is parsed once, the DynamoDB client is created once, and the
@@ -13,6 +13,7 @@ import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws
 import { createObservability } from '../adapters/observability/powertools';
 import { createAdminStore } from '../adapters/postgres/admin-queries';
 import { createAdmin } from '../core/admin/admin';
+import { identityEnvShape, identityFromEnv } from '../http/identity';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { adminRouteHandlers } from './routes';
 
@@ -20,6 +21,7 @@ import { adminRouteHandlers } from './routes';
 export const adminEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'admin'),
   ...limitsEnvShape,
+  ...identityEnvShape,
 });
 export type AdminEnv = z.infer<typeof adminEnvSchema>;
 
@@ -29,7 +31,7 @@ const { logger, metrics, tracer } = observability;
 
 const db = databaseFromEnv(env, tracer);
 const limiter = limiterFromEnv(env, observability);
-/** The routes this function serves, by API Gateway route key (from the route table). */
+/** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'admin',
   adminRouteHandlers({
@@ -37,6 +39,7 @@ export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
     metrics,
     tracer,
     limiter,
+    identity: identityFromEnv(env),
     admin: createAdmin({ store: createAdminStore(db), limiter }),
   }),
 );

@@ -1,7 +1,7 @@
 /**
  * Production entry of the `documents` Lambda: the /api/documents routes and seed 004's
  * POST /api/upload of the route table (lambdas/http/api-routes.ts)
- * behind API Gateway's JWT authorizer, one function for all of them, dispatched on `event.routeKey`.
+ * behind the REST API's Cognito authorizer, one function for all of them, dispatched on the event's route key.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the S3 and
  * DynamoDB clients are created once, and the database pool opens on the first request.
@@ -16,12 +16,14 @@ import { createObservability, traceClient } from '../adapters/observability/powe
 import { createDocumentCatalog } from '../adapters/postgres/document-queries';
 import { createUploadBucket } from '../adapters/s3/upload-bucket';
 import { createDocuments } from '../core/documents/documents';
+import { identityEnvShape, identityFromEnv } from '../http/identity';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 
 /** The `documents` function's environment (set by the CDK app's grant helpers). */
 export const documentsEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'documents'),
   ...limitsEnvShape,
+  ...identityEnvShape,
   /** The documents bucket: uploads are presigned for it, removals and retries act on it. */
   DOCUMENTS_BUCKET: z.string().check(z.minLength(3)),
   /** How long a presigned upload URL stays valid. */
@@ -47,10 +49,18 @@ const documents = createDocuments({
     uploadUrlTtlSeconds: env.UPLOAD_URL_TTL_SECONDS,
   },
 });
-/** The routes this function serves, by API Gateway route key (from the route table). */
+/** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'documents',
-  documentsRoutes({ logger, metrics, tracer, limiter, db, documents }),
+  documentsRoutes({
+    logger,
+    metrics,
+    tracer,
+    limiter,
+    db,
+    documents,
+    identity: identityFromEnv(env),
+  }),
 );
 
 export const handler = dispatchByRouteKey(routes, logger);

@@ -7,6 +7,7 @@ import { createLogger, createMetrics } from '../adapters/observability/powertool
 import { NotFoundError, type ErrorBody } from '../core/errors';
 import type { Admission, Limiter } from '../core/limits/limiter';
 import * as z from '../core/zod';
+import { buildApiEvent } from './api-event';
 import { runStreamedRequest, type EventStream } from './request-lifecycle';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -43,13 +44,12 @@ function recordingStream(): EventStream & {
   return s;
 }
 
-const event = {
+const event = buildApiEvent({
+  method: 'POST',
+  resource: '/test-stream',
   body: '{}',
-  pathParameters: {},
-  requestContext: {
-    authorizer: { jwt: { claims: { sub: 'alice', 'custom:tenant_id': 'acme' } } },
-  },
-};
+  claims: { sub: 'alice', 'custom:tenant_id': 'acme' },
+});
 
 /** Events `a` and `b`, failing before the first or after it. */
 const work =

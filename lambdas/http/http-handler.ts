@@ -15,11 +15,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
-import type {
-  APIGatewayProxyEventV2,
-  APIGatewayProxyStructuredResultV2,
-  Context,
-} from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type * as z from '../core/zod';
 import type { DbScope } from '../adapters/postgres/db-scope';
 import { PayloadTooLargeError, ValidationError } from '../core/errors';
@@ -30,12 +26,16 @@ import type { Limiter } from '../core/limits/limiter';
 import type { Identity, IdentityConfig } from './identity';
 import { withLimitHeaders } from './limits-middleware';
 import { quotaClass, runRequest, type LifecycleRequest } from './request-lifecycle';
+import type { ApiEvent } from './api-event';
 
-export type ApiEvent = APIGatewayProxyEventV2 & { requestContext: { authorizer?: unknown } };
-export type ApiResult = APIGatewayProxyStructuredResultV2 & {
+export type { ApiEvent };
+/** A REST API proxy integration's result. */
+export interface ApiResult {
   statusCode: number;
   headers: Record<string, string>;
-};
+  body: string;
+  isBase64Encoded?: boolean;
+}
 
 /** What a handler gets: the parsed body, the caller, the event and the limiter's admission. */
 export type HttpRequest<B> = LifecycleRequest<B, ApiEvent>;

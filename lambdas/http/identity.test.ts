@@ -1,47 +1,26 @@
-import { identityFromEvent, listClaim } from './identity';
+import type { Context } from 'aws-lambda';
+import { createLogger, createMetrics } from '../adapters/observability/powertools';
+import * as z from '../core/zod';
+import { buildApiEvent } from './api-event';
+import { createHttpHandler } from './http-handler';
+import { DEFAULT_IDENTITY_CONFIG, identityFromEvent, listClaim } from './identity';
 
-const httpApiEvent = (claims: Record<string, unknown>) => ({
-  requestContext: { authorizer: { jwt: { claims } } },
-});
-const restEvent = (claims: Record<string, unknown>) => ({
-  requestContext: { authorizer: { claims } },
-});
+/** A REST API proxy event carrying the claims the Cognito authorizer verified. */
+const restEvent = (claims: Record<string, string>) =>
+  buildApiEvent({ method: 'GET', resource: '/api/usage', claims });
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+const logger = createLogger({ serviceName: 'identity-test', logLevel: 'SILENT' });
+
 const base = { sub: 'u1', 'custom:tenant_id': 'acme' };
 
-describe('group claims, parsed in the format each authorizer sends', () => {
-  it.each([
-    ['a real array (local server)', ['admin', 'readers'], ['admin', 'readers']],
-    ['the HTTP API bracketed form', '[admin readers]', ['admin', 'readers']],
-    ['the HTTP API form with one group', '[readers]', ['readers']],
-    ['a group name holding a comma stays one group', '[readers,admin]', ['readers,admin']],
-  ])('HTTP API: %s', (_name, value, expected) => {
-    expect(listClaim(value, 'http-api-jwt')).toEqual(expected);
+describe('group claims, as the Cognito authorizer sends them', () => {
+  it('comma-joined, or a real array', () => {
+    expect(listClaim('admin,readers')).toEqual(['admin', 'readers']);
+    expect(listClaim(['admin', 'readers'])).toEqual(['admin', 'readers']);
+    expect(listClaim('')).toEqual([]);
   });
 
-  it('REST API Cognito authorizer: comma-joined', () => {
-    expect(listClaim('admin,readers', 'rest-cognito')).toEqual(['admin', 'readers']);
-  });
-
-  it('a group named "readers,admin" does not grant admin through the HTTP API', () => {
-    const identity = identityFromEvent(
-      httpApiEvent({ ...base, 'cognito:groups': '[readers,admin]' }),
-    );
-    expect(identity.isAdmin).toBe(false);
-    expect(identity.groups).toEqual(['readers,admin']);
-  });
-
-  it('space-separated names in the bracketed form are separate groups', () => {
-    const identity = identityFromEvent(httpApiEvent({ ...base, 'cognito:groups': '[x admin]' }));
-    expect(identity.isAdmin).toBe(true);
-  });
-
-  it('the admin group is recognised in every format', () => {
-    expect(identityFromEvent(httpApiEvent({ ...base, 'cognito:groups': ['admin'] })).isAdmin).toBe(
-      true,
-    );
-    expect(identityFromEvent(httpApiEvent({ ...base, 'cognito:groups': '[admin]' })).isAdmin).toBe(
-      true,
-    );
+  it('the admin group is recognised', () => {
     expect(
       identityFromEvent(restEvent({ ...base, 'cognito:groups': 'readers,admin' })).isAdmin,
     ).toBe(true);
@@ -49,7 +28,50 @@ describe('group claims, parsed in the format each authorizer sends', () => {
 
   it('a group name merely containing "admin" is not the admin group', () => {
     expect(
-      identityFromEvent(httpApiEvent({ ...base, 'cognito:groups': '[admins notadmin]' })).isAdmin,
+      identityFromEvent(restEvent({ ...base, 'cognito:groups': 'admins,notadmin' })).isAdmin,
     ).toBe(false);
+  });
+});
+
+describe("the token's client (audience), checked for every route", () => {
+  const config = { ...DEFAULT_IDENTITY_CONFIG, audiences: ['our-client'] };
+
+  it("accepts an ID token of our app client (`aud`) and an access token's `client_id`", () => {
+    expect(identityFromEvent(restEvent({ ...base, aud: 'our-client' }), config).userId).toBe('u1');
+    expect(identityFromEvent(restEvent({ ...base, client_id: 'our-client' }), config).userId).toBe(
+      'u1',
+    );
+  });
+
+  it('refuses a token of another app client of the same pool, or one naming no client', () => {
+    for (const claims of [{ ...base, aud: 'another-client' }, base]) {
+      expect(() => identityFromEvent(restEvent(claims), config)).toThrow(
+        expect.objectContaining({ code: 'authentication_required', status: 401 }),
+      );
+    }
+  });
+
+  it('answers 401 in the error model through the handler builder', async () => {
+    const handler = createHttpHandler(
+      {
+        logger,
+        metrics: createMetrics('identity-test', logger),
+        identity: config,
+      },
+      { route: 'usage', schema: z.looseObject({}) },
+      async () => ({ body: { ok: true } }),
+    );
+    const context = { functionName: 'usage', awsRequestId: 'r1' } as Context;
+    const foreign = await handler(restEvent({ ...base, aud: 'another-client' }), context);
+    expect(foreign.statusCode).toBe(401);
+    expect(JSON.parse(foreign.body)).toEqual({
+      error: {
+        code: 'authentication_required',
+        message: 'The token was issued to another application',
+        retryable: false,
+      },
+    });
+    const ours = await handler(restEvent({ ...base, aud: 'our-client' }), context);
+    expect(ours.statusCode).toBe(200);
   });
 });

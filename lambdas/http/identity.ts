@@ -1,7 +1,10 @@
 /**
- * Who is calling: read from the claims API Gateway's JWT authorizer verified (or, on the embedded
- * default, the claims the local server verified against its own issuer). The tenant always comes
- * from the token, never from the request body.
+ * Who is calling: read from the claims API Gateway's Cognito authorizer verified, in
+ * `requestContext.authorizer.claims` of the REST API's proxy event (on the embedded default, the
+ * claims the local server verified against its own issuer, in the same place). The token must
+ * have been issued to one of our app clients: the Cognito authorizer checks the signature and
+ * expiry but accepts the tokens of every app client of the pool, so the audience is checked here,
+ * for every route. The tenant always comes from the token, never from the request body.
  */
 import * as z from '../core/zod';
 import { AuthenticationError, ForbiddenError } from '../core/errors';
@@ -20,52 +23,49 @@ export const identityConfigSchema = z.object({
   tenantClaim: z._default(z.string().check(z.minLength(1)), 'custom:tenant_id'),
   planClaim: z._default(z.string().check(z.minLength(1)), 'custom:plan'),
   adminGroup: z._default(z.string().check(z.minLength(1)), 'admin'),
+  /**
+   * The app clients whose tokens are accepted: an ID token's `aud` or an access token's
+   * `client_id` must be one of them (else 401). Unset: any client the authorizer accepted (only
+   * for events built in tests; every Lambda entry and the local server set it).
+   */
+  audiences: z.optional(z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
 });
 export type IdentityConfig = z.infer<typeof identityConfigSchema>;
 export const DEFAULT_IDENTITY_CONFIG: IdentityConfig = identityConfigSchema.parse({});
 
 type Claims = Record<string, string | number | boolean | string[] | undefined>;
 
-/**
- * How the list claims of a verified token reach the handler: as real arrays (the local server
- * passes the token's own claims), as API Gateway's HTTP API JWT authorizer renders them (a
- * string `"[a b c]"`: the values joined by spaces in brackets), or as the REST API's Cognito
- * authorizer renders them (a string `"a,b,c"`).
- */
-export type ClaimFormat = 'http-api-jwt' | 'rest-cognito';
-
-type VerifiedClaims = { readonly claims: Claims; readonly format: ClaimFormat };
-
-/** Finds the verified claims in an API Gateway v2 (JWT authorizer) or v1 (Cognito authorizer) event. */
-export function verifiedClaimsOf(event: unknown): VerifiedClaims | null {
-  const authorizer = (
-    event as { requestContext?: { authorizer?: { jwt?: { claims?: Claims }; claims?: Claims } } }
-  )?.requestContext?.authorizer;
-  if (authorizer?.jwt?.claims) return { claims: authorizer.jwt.claims, format: 'http-api-jwt' };
-  if (authorizer?.claims) return { claims: authorizer.claims, format: 'rest-cognito' };
-  return null;
-}
-
-/** The verified claims of an event, whatever the authorizer. */
+/** The verified claims of a REST API proxy event (`requestContext.authorizer.claims`), if any. */
 export function claimsOf(event: unknown): Claims | null {
-  return verifiedClaimsOf(event)?.claims ?? null;
+  const authorizer = (event as { requestContext?: { authorizer?: { claims?: Claims } | null } })
+    ?.requestContext?.authorizer;
+  return authorizer?.claims ?? null;
 }
 
 /**
- * A list claim exactly as the authorizer sends it. Cognito group names cannot contain
- * whitespace but can contain commas, so the HTTP API's bracketed form is split on whitespace
- * only: a group named `readers,admin` stays one group and grants nothing. The REST API joins
- * with commas, so there a comma always separates.
+ * A list claim as the authorizer sends it: the Cognito authorizer joins the values with commas
+ * (a real array, as a test or the local issuer may give, is taken as is).
  */
-export function listClaim(value: Claims[string], format: ClaimFormat): string[] {
+export function listClaim(value: Claims[string]): string[] {
   if (Array.isArray(value)) return value.map(String);
   if (typeof value !== 'string' || value.trim() === '') return [];
-  const text = value.trim();
-  if (format === 'http-api-jwt') {
-    const inner = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-    return inner.split(/\s+/).filter(Boolean);
-  }
-  return text.split(',').filter(Boolean);
+  return value
+    .trim()
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Refuses a token issued to another app client (401): the client is an ID token's `aud`, or an
+ * access token's `client_id`.
+ */
+export function assertAudience(claims: Claims, audiences: readonly string[] | undefined): void {
+  if (!audiences) return;
+  const client = claims.aud ?? claims.client_id;
+  const clients = Array.isArray(client) ? client : typeof client === 'string' ? [client] : [];
+  if (!clients.some((c) => audiences.includes(c)))
+    throw new AuthenticationError('The token was issued to another application');
 }
 
 const KNOWN_PLANS = ['free', 'basic', 'pro', 'growth', 'admin'];
@@ -75,22 +75,46 @@ export function identityFromEvent(
   event: unknown,
   config: IdentityConfig = DEFAULT_IDENTITY_CONFIG,
 ): Identity {
-  const verified = verifiedClaimsOf(event);
-  const claims = verified?.claims;
+  const claims = claimsOf(event);
   const userId = claims?.sub;
-  if (!verified || !claims || typeof userId !== 'string' || userId === '')
-    throw new AuthenticationError();
+  if (!claims || typeof userId !== 'string' || userId === '') throw new AuthenticationError();
+  assertAudience(claims, config.audiences);
   const tenantId = claims[config.tenantClaim];
   if (typeof tenantId !== 'string' || !TENANT_ID_PATTERN.test(tenantId)) {
     throw new ForbiddenError(
       `Your token carries no usable tenant (claim "${config.tenantClaim}"); ask an administrator to assign you to a tenant.`,
     );
   }
-  const groups = listClaim(claims['cognito:groups'], verified.format);
+  const groups = listClaim(claims['cognito:groups']);
   const planClaim = claims[config.planClaim];
   const plan =
     (typeof planClaim === 'string' && planClaim !== '' ? planClaim : null) ??
     groups.map((g) => g.replace(/^plan-/, '')).find((g) => KNOWN_PLANS.includes(g)) ??
     null;
   return { userId, tenantId, groups, plan, isAdmin: groups.includes(config.adminGroup) };
+}
+
+/**
+ * `TOKEN_AUDIENCES` in an API function's environment: the app clients whose tokens are accepted,
+ * a JSON array (set by lib/constructs/groundwork-rest-api.ts from the stack's app client).
+ */
+export const identityEnvShape = {
+  TOKEN_AUDIENCES: z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((s): unknown => {
+        try {
+          return JSON.parse(s);
+        } catch {
+          return s;
+        }
+      }),
+    ),
+    z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
+  ),
+};
+
+/** The identity config of a parsed API function environment. */
+export function identityFromEnv(env: { readonly TOKEN_AUDIENCES: string[] }): IdentityConfig {
+  return { ...DEFAULT_IDENTITY_CONFIG, audiences: env.TOKEN_AUDIENCES };
 }

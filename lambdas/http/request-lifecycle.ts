@@ -24,21 +24,22 @@ import {
 } from './http-handler';
 import { DEFAULT_IDENTITY_CONFIG, identityFromEvent, type Identity } from './identity';
 import { withLimitHeaders } from './limits-middleware';
+import { normaliseEvent, type ApiEventFields } from './api-event';
 
-/** What the lifecycle reads of an event (API Gateway's payload 2.0 and REST v1 both have it). */
-export interface RequestEvent {
-  readonly body?: string | null;
-  readonly isBase64Encoded?: boolean;
-  readonly pathParameters?: Readonly<Record<string, string | undefined>> | null;
-  readonly queryStringParameters?: Readonly<Record<string, string | undefined>> | null;
-}
+/** What the lifecycle reads of an event: a REST API proxy event's request fields (api-event.ts). */
+export type RequestEvent = ApiEventFields;
 
 export interface LifecycleRequest<B, E> {
   readonly body: B;
   readonly identity: Identity;
   readonly event: E;
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
+  /** Query parameters, a repeated name's values joined by commas (api-event.ts). */
   readonly query: Readonly<Record<string, string | undefined>>;
+  /** Each query parameter's values, repeats included. */
+  readonly queryValues: Readonly<Record<string, readonly string[]>>;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
   /** The limiter's admission (absent without a limiter or on an unauthenticated route). */
   readonly admission: Admission | undefined;
   /** The body's bytes, on an upload route of the table (its JSON `body` is then `{}`). */
@@ -133,12 +134,12 @@ export async function runRequest<S extends z.ZodMiniType, E extends RequestEvent
     // An admin route is refused to others before its input is read (the use case checks too).
     if (entry?.admin && !identity.isAdmin)
       throw new ForbiddenError('This route is for members of the admin group.');
-    const pathParameters = event.pathParameters ?? {};
-    const query = event.queryStringParameters ?? {};
+    const request = normaliseEvent(event);
+    const { pathParameters, query, queryValues, headers } = request;
     for (const [name, value] of Object.entries(pathParameters)) assertStorable(value, name);
     assertStorable(query, 'query');
-    const rawBody = rawBodyLimit === undefined ? undefined : rawRequestBody(event, rawBodyLimit);
-    const body = parseOrThrow(options.schema, rawBody ? {} : parseJsonBody(event));
+    const rawBody = rawBodyLimit === undefined ? undefined : rawRequestBody(request, rawBodyLimit);
+    const body = parseOrThrow(options.schema, rawBody ? {} : parseJsonBody(request));
     const admitted = admission;
     status = await runInDbScope(requestDbScope(identity), () =>
       work({
@@ -147,6 +148,8 @@ export async function runRequest<S extends z.ZodMiniType, E extends RequestEvent
         event,
         pathParameters,
         query,
+        queryValues,
+        headers,
         admission: admitted,
         ...(rawBody ? { rawBody } : {}),
       }),

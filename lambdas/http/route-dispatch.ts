@@ -1,12 +1,14 @@
 /**
- * One Lambda serving several API routes: dispatch on API Gateway's `routeKey`
- * (`"POST /api/documents"`). An unknown route key is a wiring mistake: logged, and a 404.
+ * One Lambda serving several API routes: dispatch on the event's route key (`"POST /api/documents"`,
+ * from the REST API's `httpMethod` and `resource`). An unknown route key is a wiring mistake:
+ * logged, and a 404.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { ConfigError, NotFoundError, toErrorResponse } from '../core/errors';
 import { API_ROUTES, routeKey, type ApiFunction } from './api-routes';
-import type { ApiEvent, ApiResult } from './http-handler';
+import { routeKeyOf, type ApiEvent } from './api-event';
+import type { ApiResult } from './http-handler';
 
 export type RouteHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 
@@ -15,9 +17,10 @@ export function dispatchByRouteKey(
   logger: Pick<Logger, 'error'>,
 ): RouteHandler {
   return async (event, context) => {
-    const route = Object.hasOwn(routes, event.routeKey) ? routes[event.routeKey] : undefined;
+    const key = routeKeyOf(event);
+    const route = Object.hasOwn(routes, key) ? routes[key] : undefined;
     if (route) return route(event, context);
-    logger.error('no handler for route key', { routeKey: event.routeKey });
+    logger.error('no handler for route key', { routeKey: key });
     const { status, body } = toErrorResponse(new NotFoundError('No such route'));
     return {
       statusCode: status,
@@ -28,7 +31,7 @@ export function dispatchByRouteKey(
 }
 
 /**
- * A function's handlers by API Gateway route key, from its handlers by route name: the route
+ * A function's handlers by route key, from its handlers by route name: the route
  * table decides the method and path. Used by each Lambda entry and by the embedded default.
  * @throws ConfigError when a route of `fn` has no handler or a handler has no route.
  */

@@ -6,7 +6,12 @@ import type { AnswerResult, Answering } from '../core/answer/answer';
 import type { ConversationStore, ThreadRecord } from '../core/answer/conversations';
 import { createHarness } from '../core/answer/harness';
 import { NotFoundError } from '../core/errors';
-import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import {
+  createHttpHandler,
+  parseJsonBody,
+  parseOrThrow,
+  type HttpHandlerDeps,
+} from '../http/http-handler';
 import { SSE_HEADERS, sseEvent } from '../http/request-lifecycle';
 import type { Admission } from '../core/limits/limiter';
 import {
@@ -116,6 +121,20 @@ export function llmFailureResponse(
       ...body,
     },
   };
+}
+
+/**
+ * Whether a POST /api/rag/answer request asks for Server-Sent Events (`"stream": true` in its
+ * body). A body that does not parse asks for nothing: the buffered handler reports it.
+ */
+export function asksForStream(event: { body?: string | null; isBase64Encoded?: boolean }): boolean {
+  let raw: unknown;
+  try {
+    raw = parseJsonBody(event);
+  } catch {
+    return false;
+  }
+  return typeof raw === 'object' && raw !== null && (raw as { stream?: unknown }).stream === true;
 }
 
 /**

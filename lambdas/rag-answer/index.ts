@@ -2,8 +2,8 @@
  * Production entry of the `rag-answer` Lambda: its buffered routes in the route table
  * (lambdas/http/api-routes.ts: POST /api/rag/answer, POST /api/lexybrain/rag, seed 003's chat
  * route, seed 004's GET /api/search, the thread and feedback routes, POST /api/admin/harness)
- * behind API Gateway's JWT
- * authorizer, one function for all of them, dispatched on `event.routeKey`.
+ * behind the REST API's
+ * Cognito authorizer, one function for all of them, dispatched on the event's route key.
  *
  * Streaming as it is produced is served by `stream.ts` behind the streaming REST API.
  *
@@ -30,6 +30,7 @@ import {
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
+import { identityEnvShape, identityFromEnv } from '../http/identity';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { lexybrainEnvShape } from './lexybrain-env';
 import type { Search } from '../core/retrieval/search';
@@ -38,6 +39,7 @@ import type { Search } from '../core/retrieval/search';
 export const answerEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer'),
   ...limitsEnvShape,
+  ...identityEnvShape,
   /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
   GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   ...confidenceEnvShape,
@@ -107,8 +109,8 @@ const search: Pick<Search, 'search'> = {
   search: async (...args) => (await (searching ??= buildSearch())).search.search(...args),
 };
 
-const deps = { logger, metrics, tracer, limiter };
-/** The routes this function serves, by API Gateway route key (from the route table). */
+const deps = { logger, metrics, tracer, limiter, identity: identityFromEnv(env) };
+/** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'rag-answer',
   ragAnswerRoutes({

@@ -1,16 +1,18 @@
 /**
- * Production entry of the streaming answer: POST /api/rag/answer as Server-Sent Events while the answer
- * is produced (`delta` events, then one `done` event with citations and usage, or an `error`
- * event), through Lambda response streaming behind an API Gateway REST API whose integration
- * streams (`responseTransferMode: STREAM`; HTTP APIs buffer responses). The REST API's Cognito
- * authorizer verifies the ID token, as the HTTP API's JWT authorizer does for the other routes,
- * and passes its claims in `requestContext.authorizer.claims`.
+ * Production entry of the streamed routes of the route table (`streams: true`): POST
+ * /api/rag/answer and seed 003's chat route (POST /api/chat/conversations/{conversationId}/messages,
+ * lambdas/rag-answer/chat.ts), through Lambda response streaming behind the REST API, whose
+ * integrations for these routes stream (`responseTransferMode: STREAM`): the function is invoked
+ * with InvokeWithResponseStream and what it writes reaches the client as it is written. The
+ * Cognito authorizer verifies the ID token and passes its claims in
+ * `requestContext.authorizer.claims`; the request lifecycle checks the token's client
+ * (`TOKEN_AUDIENCES`) as on every route.
  *
- * The request body is the POST /api/rag/answer body; the response is always a stream (`stream` in the
- * body is ignored). Seed 003's chat route (POST /api/chat/conversations/{conversationId}/messages,
- * lambdas/rag-answer/chat.ts) is served here too. Errors before the first event are ordinary JSON
- * error responses with their status; errors after it are an error event, since the status line
- * is already sent.
+ * POST /api/rag/answer with `"stream": true` answers with Server-Sent Events while the answer is
+ * produced (`delta` events, then one `done` event with citations and usage, or an `error` event);
+ * without it, with the buffered route's JSON (makeAnswerHandler), so one path serves both. The chat
+ * route always streams. Errors before the first event are ordinary JSON error responses with their
+ * status; errors after it are an error event, since the status line is already sent.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), clients are
  * created once, the database pool opens on the first request, and the cl100k tokenizer loads on
@@ -19,7 +21,7 @@
 import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { searchFromEnv } from '../adapters/aws/search-from-env';
 import type { Writable } from 'node:stream';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
@@ -40,12 +42,13 @@ import {
 import type { Database } from '../adapters/postgres/database';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
-import { AuthenticationError, NotFoundError } from '../core/errors';
+import { NotFoundError } from '../core/errors';
+import { routeKeyOf, type ApiEvent } from '../http/api-event';
 import { apiRoute, routeKey } from '../http/api-routes';
-import { claimsOf, identityFromEvent } from '../http/identity';
+import { identityEnvShape, identityFromEnv, identityFromEvent } from '../http/identity';
 import { runStreamedRequest, type EventStream } from '../http/request-lifecycle';
 import { CHAT_ROUTE, streamChat } from './chat';
-import { streamAnswer } from './handler';
+import { asksForStream, makeAnswerHandler, streamAnswer } from './handler';
 import { answerRequestSchema } from './schema';
 
 /** The writable response stream Lambda passes to a streaming handler. */
@@ -73,20 +76,7 @@ export const streamEnvSchema = z.extend(lambdaEnvSchema, {
   ...limitsEnvShape,
   GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   ...confidenceEnvShape,
-  /** The app clients whose ID tokens are accepted, a JSON array (the REST authorizer does not check `aud`). */
-  TOKEN_AUDIENCES: z.pipe(
-    z.pipe(
-      z.string(),
-      z.transform((s): unknown => {
-        try {
-          return JSON.parse(s);
-        } catch {
-          return s;
-        }
-      }),
-    ),
-    z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
-  ),
+  ...identityEnvShape,
 });
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
@@ -116,32 +106,16 @@ const answering = createAnswering({
 });
 const limiter = limiterFromEnv(env, observability);
 
-/**
- * The REST API's Cognito authorizer accepts the ID tokens of every app client of the pool (the
- * HTTP API's JWT authorizer checks the audience itself): only our app clients' tokens pass.
- */
-function requireAudience(event: APIGatewayProxyEvent, audiences: readonly string[]): void {
-  const claims = claimsOf(event);
-  const audience = claims?.aud ?? claims?.client_id;
-  if (typeof audience !== 'string' || !audiences.includes(audience))
-    throw new AuthenticationError('The token was issued to another application');
-}
-
-/**
- * The caller, as the buffered routes' JWT authorizer would give it: claims the REST API's Cognito
- * authorizer verified, issued to our app client (else a 401).
- */
-function identify(event: APIGatewayProxyEvent) {
-  requireAudience(event, env.TOKEN_AUDIENCES);
-  return identityFromEvent(event);
-}
-
 const ANSWER_KEY = routeKey(apiRoute('answer'));
 const CHAT_KEY = routeKey(apiRoute(CHAT_ROUTE));
 
+const deps = { logger, metrics, limiter, identity: identityFromEnv(env) };
+/** POST /api/rag/answer without `"stream": true`: the buffered route's handler. */
+const bufferedAnswer = makeAnswerHandler({ ...deps, answering });
+
 /** The streaming handler itself (exported for tests; `handler` is it wrapped for Lambda). */
 export async function streamHandler(
-  event: APIGatewayProxyEvent,
+  event: ApiEvent,
   responseStream: ResponseStream,
   context: Context,
 ): Promise<void> {
@@ -154,11 +128,17 @@ export async function streamHandler(
     write: (chunk) => (out ?? responseStream).write(chunk),
     end: () => (out ?? responseStream).end(),
   };
-  const deps = { logger, metrics, limiter };
-  const key = `${event.httpMethod} ${event.resource}`;
+  const key = routeKeyOf(event);
+  if (key === ANSWER_KEY && !asksForStream(event)) {
+    const result = await bufferedAnswer(event, context);
+    stream.start(result.statusCode, result.headers);
+    stream.write(result.body);
+    stream.end();
+    return;
+  }
   try {
     if (key === CHAT_KEY) {
-      await streamChat({ ...deps, answering }, event, stream, { identify });
+      await streamChat({ ...deps, answering }, event, stream);
       return;
     }
     await runStreamedRequest(
@@ -168,10 +148,9 @@ export async function streamHandler(
         schema: answerRequestSchema,
         // The same contract as the buffered POST /api/rag/answer (seed 001's statuses).
         statuses: apiRoute('answer').statuses,
-        identify: (e: APIGatewayProxyEvent) => {
-          if (`${e.httpMethod} ${e.resource}` !== ANSWER_KEY)
-            throw new NotFoundError('No such route');
-          return identify(e);
+        identify: (e: ApiEvent) => {
+          if (routeKeyOf(e) !== ANSWER_KEY) throw new NotFoundError('No such route');
+          return identityFromEvent(e, deps.identity);
         },
       },
       event,

@@ -1,6 +1,6 @@
 /**
  * Production entry of the `rag-search` Lambda: its routes in the route table (POST
- * /api/rag/search) behind API Gateway's JWT authorizer, dispatched on `event.routeKey`.
+ * /api/rag/search) behind the REST API's Cognito authorizer, dispatched on the event's route key.
  *
  * Cold start: the environment (limits config included) is parsed once and fails naming the bad
  * variable; Bedrock and DynamoDB clients are created once; the database pool opens on the first
@@ -19,6 +19,7 @@ import {
   traceClient,
 } from '../adapters/observability/powertools';
 import type { Database } from '../adapters/postgres/database';
+import { identityEnvShape, identityFromEnv } from '../http/identity';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { searchRouteHandlers } from './handler';
 
@@ -26,6 +27,7 @@ import { searchRouteHandlers } from './handler';
 export const searchEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-search'),
   ...limitsEnvShape,
+  ...identityEnvShape,
 });
 export type SearchEnv = z.infer<typeof searchEnvSchema>;
 
@@ -45,10 +47,10 @@ const { search } = searchFromEnv(env, {
 
 const limiter = limiterFromEnv(env, observability);
 
-/** The routes this function serves, by API Gateway route key (from the route table). */
+/** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'rag-search',
-  searchRouteHandlers({ logger, metrics, tracer, search, limiter }),
+  searchRouteHandlers({ logger, metrics, tracer, search, limiter, identity: identityFromEnv(env) }),
 );
 
 export const handler = dispatchByRouteKey(routes, logger);

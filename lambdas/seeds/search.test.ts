@@ -103,11 +103,11 @@ describe('seed 004 search mapping', () => {
   });
 
   it('refuses repeated and unknown parameters', () => {
-    expect(() => parseSeedQuery({ rawQueryString: 'q=a&q=b' }, { q: 'a,b' })).toThrow(
+    expect(() => parseSeedQuery({ q: ['a', 'b'] }, { q: 'a,b' })).toThrow(
       /q: given more than once/,
     );
-    expect(() => parseSeedQuery({ rawQueryString: 'q=a&x=1' }, { q: 'a', x: '1' })).toThrow(/x/);
-    expect(parseSeedQuery({ rawQueryString: 'q=a&rag=true' }, { q: ' a ', rag: 'true' })).toEqual({
+    expect(() => parseSeedQuery({ q: ['a'], x: ['1'] }, { q: 'a', x: '1' })).toThrow(/x/);
+    expect(parseSeedQuery({ q: ['a'], rag: ['true'] }, { q: ' a ', rag: 'true' })).toEqual({
       q: 'a',
       rag: 'true',
     });

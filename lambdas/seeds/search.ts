@@ -15,12 +15,8 @@ import { ValidationError } from '../core/errors';
 import type { Search } from '../core/retrieval/search';
 import type { SearchHit } from '../core/retrieval/types';
 import * as z from '../core/zod';
-import {
-  createHttpHandler,
-  parseOrThrow,
-  type ApiEvent,
-  type HttpHandlerDeps,
-} from '../http/http-handler';
+import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { normaliseEvent } from '../http/api-event';
 import type { RouteHandler } from '../http/route-dispatch';
 import { chargeAnswer, debugFor } from '../rag-answer/handler';
 import { answerRequestSchema } from '../rag-answer/schema';
@@ -43,17 +39,15 @@ const EXCERPT_LENGTH = 200;
 const noBody = z.looseObject({});
 
 /**
- * The query, refused with a 400 naming the parameter when it repeats a name (API Gateway would
- * join the values with commas), names an unknown one, or breaks `seedSearchQuerySchema`.
+ * The query, refused with a 400 naming the parameter when it repeats a name (`query` joins the
+ * values with commas), names an unknown one, or breaks `seedSearchQuerySchema`.
  */
 export function parseSeedQuery(
-  event: Pick<ApiEvent, 'rawQueryString'>,
+  queryValues: Readonly<Record<string, readonly string[]>>,
   query: Readonly<Record<string, string | undefined>>,
 ): SeedSearchQuery {
-  const seen = new Set<string>();
-  for (const [name] of new URLSearchParams(event.rawQueryString ?? '')) {
-    if (seen.has(name)) throw new ValidationError(`${name}: given more than once`);
-    seen.add(name);
+  for (const [name, values] of Object.entries(queryValues)) {
+    if (values.length > 1) throw new ValidationError(`${name}: given more than once`);
   }
   return parseOrThrow(seedSearchQuerySchema, query);
 }
@@ -230,8 +224,8 @@ export function makeSeedSearchHandler(
   const results = createHttpHandler(
     deps,
     { route: 'api-search', schema: noBody },
-    async ({ identity, event, query }) => {
-      const { q } = parseSeedQuery(event, query);
+    async ({ identity, queryValues, query }) => {
+      const { q } = parseSeedQuery(queryValues, query);
       const { hits } = await deps.search.search(identity, {
         queryText: q,
         topK: SEED_SEARCH_TOP_K,
@@ -252,8 +246,8 @@ export function makeSeedSearchHandler(
   const rag = createHttpHandler(
     deps,
     { route: 'api-search', quota: 'answer', schema: noBody },
-    async ({ identity, event, query, admission }) => {
-      const { q } = parseSeedQuery(event, query);
+    async ({ identity, queryValues, query, admission }) => {
+      const { q } = parseSeedQuery(queryValues, query);
       const result = await deps.answering.answer(identity, {
         queryText: q,
         topK: SEED_RAG_TOP_K,
@@ -277,5 +271,5 @@ export function makeSeedSearchHandler(
     },
   );
   return (event, context) =>
-    event.queryStringParameters?.rag === 'true' ? rag(event, context) : results(event, context);
+    normaliseEvent(event).query.rag === 'true' ? rag(event, context) : results(event, context);
 }

@@ -24,10 +24,8 @@ export function makeSeedUploadHandler(deps: HttpHandlerDeps & { documents: Docum
     deps,
     // The table's `upload` entry makes the body bytes of at most MAX_UPLOAD_BODY_BYTES.
     { route: 'api-upload', schema: noBody },
-    async ({ identity, event, rawBody }) => {
-      const headers = event.headers ?? {};
-      const contentType = headers['content-type'] ?? headers['Content-Type'];
-      const form = await parseMultipart(rawBody ?? Buffer.alloc(0), contentType);
+    async ({ identity, headers, rawBody }) => {
+      const form = await parseMultipart(rawBody ?? Buffer.alloc(0), headers['content-type']);
       const fields = parseOrThrow(uploadFieldsSchema, form.fields);
       const file = form.files.find((f) => f.field === UPLOAD_FIELD);
       const other = form.files.find((f) => f.field !== UPLOAD_FIELD);

@@ -1,6 +1,6 @@
 /**
  * Production entry of the `usage` Lambda: GET /api/usage (the caller's plan, quotas and rate window, behind
- * the JWT authorizer) and GET /api/health (liveness, no authorizer), dispatched on `event.routeKey`.
+ * the Cognito authorizer) and GET /api/health (liveness, no authorizer), dispatched on the event's route key.
  *
  * /api/health deliberately touches neither the database nor DynamoDB: an uptime probe must not keep
  * Aurora Serverless from pausing, nor cost a read per probe.
@@ -14,6 +14,7 @@ import { parseEnv } from '../adapters/aws/lambda-env';
 // Not lambda-wiring: that one also brings the database (pg), which this function never opens.
 import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/limiter-from-env';
 import { createObservability } from '../adapters/observability/powertools';
+import { identityEnvShape, identityFromEnv } from '../http/identity';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { usageRouteHandlers } from './handler';
 
@@ -22,6 +23,7 @@ export const usageEnvSchema = z.object({
   AWS_REGION: z.string().check(z.minLength(1)),
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'usage'),
   ...limitsEnvShape,
+  ...identityEnvShape,
 });
 export type UsageEnv = z.infer<typeof usageEnvSchema>;
 
@@ -31,10 +33,10 @@ const { logger, metrics, tracer } = observability;
 
 const limiter = limiterFromEnv(env, observability);
 
-/** The routes this function serves, by API Gateway route key (from the route table). */
+/** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'usage',
-  usageRouteHandlers({ logger, metrics, tracer, limiter }),
+  usageRouteHandlers({ logger, metrics, tracer, limiter, identity: identityFromEnv(env) }),
 );
 
 export const handler = dispatchByRouteKey(routes, logger);

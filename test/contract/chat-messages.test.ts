@@ -18,7 +18,7 @@ import type { ConversationStore } from '../../lambdas/core/answer/conversations'
 import type { LlmProvider } from '../../lambdas/core/answer/llm';
 import type { Search } from '../../lambdas/core/retrieval/search';
 import { localRoutes, startLocalApi, type LocalApi } from '../../local/api';
-import type { LocalApiEvent } from '../../local/http-server';
+import { buildApiEvent } from '../../lambdas/http/api-event';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { createHashEmbedder } from '../support/hash-embedder';
@@ -438,24 +438,20 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
     expect((await thread(id)).status).toBe(404);
   });
 
-  it('returns the same events in one text/event-stream body where responses are buffered (the HTTP API)', async () => {
+  it('returns the same events in one text/event-stream body where responses are buffered (a buffered Lambda result)', async () => {
     const route = localRoutes(stack).find(
       (r) => r.method === 'POST' && r.path === '/api/chat/conversations/{conversationId}/messages',
     )!;
     const event = (conversationId: string, sub: string) =>
-      ({
-        version: '2.0',
-        routeKey: 'POST /api/chat/conversations/{conversationId}/messages',
-        rawPath: PATH(conversationId),
-        rawQueryString: '',
+      buildApiEvent({
+        method: 'POST',
+        resource: '/api/chat/conversations/{conversationId}/messages',
+        path: PATH(conversationId),
         headers: { 'content-type': 'application/json' },
         pathParameters: { conversationId },
         body: JSON.stringify({ content: 'How does semantic search work?' }),
-        isBase64Encoded: false,
-        requestContext: {
-          authorizer: { jwt: { claims: { sub, 'custom:tenant_id': 'acme' }, scopes: [] } },
-        },
-      }) as unknown as LocalApiEvent;
+        claims: { sub, 'custom:tenant_id': 'acme' },
+      });
     const context = { functionName: 'groundwork-rag-answer', awsRequestId: 'r1' } as Context;
     const conversationId = randomUUID();
     const result = await route.handler(event(conversationId, 'alice'), context);

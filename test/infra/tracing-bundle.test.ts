@@ -11,6 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { buildApiEvent } from '../../lambdas/http/api-event';
 import { startLocalDynamo, type LocalDynamo } from '../../local/dynamodb';
 import { bundleFunction } from './probe';
 
@@ -48,14 +49,11 @@ afterAll(async () => {
 it('sends the handler subsegment and the DynamoDB calls under it to the X-Ray daemon', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'groundwork-trace-'));
   writeFileSync(path.join(dir, 'index.js'), bundleFunction('usage', 'bundled').text);
-  const event = {
-    routeKey: 'GET /api/usage',
-    rawPath: '/api/usage',
-    headers: {},
-    requestContext: {
-      authorizer: { jwt: { claims: { sub: 'user-1', 'custom:tenant_id': 'tenant-1' } } },
-    },
-  };
+  const event = buildApiEvent({
+    method: 'GET',
+    resource: '/api/usage',
+    claims: { sub: 'user-1', 'custom:tenant_id': 'tenant-1', aud: 'our-client' },
+  });
   const harness = `
     const { handler } = require(${JSON.stringify(path.join(dir, 'index.js'))});
     handler(${JSON.stringify(event)}, { functionName: 'usage', awsRequestId: 'r-1' }).then(
@@ -79,6 +77,7 @@ it('sends the handler subsegment and the DynamoDB calls under it to the X-Ray da
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       LIMITS_TABLE: dynamo.tableName,
+      TOKEN_AUDIENCES: '["our-client"]',
       POWERTOOLS_METRICS_DISABLED: 'true',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
     },

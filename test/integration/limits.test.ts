@@ -21,6 +21,7 @@ import { createLimiter, type Caller, type Limiter } from '../../lambdas/core/lim
 import { UnavailableError } from '../../lambdas/core/errors';
 import type { Log, MetricsSink } from '../../lambdas/core/ports';
 import * as z from '../../lambdas/core/zod';
+import { buildApiEvent } from '../../lambdas/http/api-event';
 import { createHttpHandler, type ApiEvent, type ApiResult } from '../../lambdas/http/http-handler';
 import { makeHandler as makeUsageHandler } from '../../lambdas/usage/handler';
 import type { UsageResponseBody } from '../../lambdas/usage/schema';
@@ -307,24 +308,14 @@ describe('limits on dynalite', () => {
         headers?: Record<string, string>;
       } = {},
     ): ApiEvent {
-      const method = init.method ?? 'POST';
-      const path = init.path ?? '/';
-      return {
-        version: '2.0',
-        routeKey: `${method} ${path}`,
-        rawPath: path,
-        rawQueryString: '',
+      return buildApiEvent({
+        method: init.method ?? 'POST',
+        resource: init.path ?? '/',
         headers: init.headers ?? {},
-        requestContext: {
-          http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'jest' },
-          requestId: 'test-request',
-          routeKey: `${method} ${path}`,
-          stage: '$default',
-          authorizer: { jwt: { claims, scopes: [] } },
-        },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        isBase64Encoded: false,
-      } as unknown as ApiEvent;
+        claims,
+        requestId: 'test-request',
+        body: init.body === undefined ? null : JSON.stringify(init.body),
+      });
     }
 
     const claimsFor = (sub: string, extra: Record<string, string> = {}) => ({

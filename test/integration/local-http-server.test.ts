@@ -52,8 +52,10 @@ const routes: LocalRoute[] = [
         body: {
           id: req.pathParameters.id,
           query: req.query,
-          routeKey: req.event.routeKey,
-          version: req.event.version,
+          queryValues: req.queryValues,
+          resource: req.event.resource,
+          rawId: req.event.pathParameters?.id,
+          multiTag: req.event.multiValueQueryStringParameters?.tag,
         },
       }),
     ),
@@ -149,15 +151,17 @@ describe('local HTTP server', () => {
     });
   });
 
-  it('passes path parameters, query parameters and the route key as API Gateway does', async () => {
+  it('builds the REST API proxy event API Gateway sends, and handlers read it normalised', async () => {
     const res = await call('GET', '/api/threads/t%201?limit=5&tag=a&tag=b', { token: token() });
 
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       id: 't 1',
       query: { limit: '5', tag: 'a,b' },
-      routeKey: 'GET /api/threads/{id}',
-      version: '2.0',
+      queryValues: { limit: ['5'], tag: ['a', 'b'] },
+      resource: '/api/threads/{id}',
+      rawId: 't%201',
+      multiTag: ['a', 'b'],
     });
   });
 

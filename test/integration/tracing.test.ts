@@ -37,6 +37,7 @@ import { traceDatabase } from '../../lambdas/adapters/observability/traced-datab
 import { APP_GROUP_ROLE, ensureRequestRole } from '../../lambdas/adapters/postgres/app-role';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import * as z from '../../lambdas/core/zod';
+import { buildApiEvent } from '../../lambdas/http/api-event';
 import { createHttpHandler, type ApiEvent } from '../../lambdas/http/http-handler';
 import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb';
 import { localS3Client } from '../../local/stack';
@@ -162,15 +163,12 @@ async function traced(run: () => Promise<unknown>): Promise<SegmentDoc> {
 }
 
 function apiEvent(): ApiEvent {
-  return {
-    routeKey: 'POST /trace',
-    rawPath: '/trace',
+  return buildApiEvent({
+    method: 'POST',
+    resource: '/trace',
     body: '{}',
-    headers: {},
-    requestContext: {
-      authorizer: { jwt: { claims: { sub: 'user-1', 'custom:tenant_id': 'tenant-1' } } },
-    },
-  } as unknown as ApiEvent;
+    claims: { sub: 'user-1', 'custom:tenant_id': 'tenant-1' },
+  });
 }
 
 describe('tracing in a Lambda', () => {

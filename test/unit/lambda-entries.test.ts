@@ -2,6 +2,7 @@
  * Each API Lambda's production entry serves exactly the routes the API table assigns to it
  * (the table the local server, the OpenAPI document and the CDK API are built from).
  */
+import { buildApiEvent } from '../../lambdas/http/api-event';
 import { API_ROUTES, type ApiFunction } from '../../lambdas/http/api-routes';
 
 const ENV = {
@@ -9,6 +10,7 @@ const ENV = {
   DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:db',
   LIMITS_TABLE: 'limits',
   DOCUMENTS_BUCKET: 'documents-bucket',
+  TOKEN_AUDIENCES: '["our-client"]',
   POWERTOOLS_METRICS_DISABLED: 'true',
 };
 
@@ -36,11 +38,11 @@ describe('Lambda entries', () => {
     ]);
   });
 
-  it('answers an unknown route key with a 404, not a crash', async () => {
+  it('answers an unknown route with a 404, not a crash', async () => {
     const { handler } = (await import('../../lambdas/admin/index')) as {
       handler: (e: unknown, c: unknown) => Promise<{ statusCode: number; body: string }>;
     };
-    const res = await handler({ routeKey: 'GET /nope', headers: {} }, {});
+    const res = await handler(buildApiEvent({ method: 'GET', resource: '/nope' }), {});
     expect(res.statusCode).toBe(404);
     expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'not_found' } });
   });
