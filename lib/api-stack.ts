@@ -1,10 +1,9 @@
 /**
  * ApiStack: everything stateless, redeployed with each code change: the functions, the schema
- * migration, the HTTP API, the streaming REST API, the dashboard and the alarms. It uses the
+ * migration, the REST API in front of every route, the dashboard and the alarms. It uses the
  * resources of DataStack through the grant helpers in lib/grants.ts.
  */
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import { HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -16,10 +15,9 @@ import {
   type FunctionNetwork,
   type GroundworkFunctionProps,
 } from './constructs/groundwork-function';
-import { GroundworkHttpApi } from './constructs/groundwork-http-api';
 import { GroundworkMonitoring } from './constructs/groundwork-monitoring';
 import { IngestRecovery } from './constructs/ingest-recovery';
-import { StreamingAnswerApi } from './constructs/streaming-answer-api';
+import { GroundworkRestApi } from './constructs/groundwork-rest-api';
 import type { DataStack } from './data-stack';
 import { API_ROUTES, type ApiFunction } from '../lambdas/http/api-routes';
 import {
@@ -44,8 +42,7 @@ export class ApiStack extends Stack {
       GroundworkFunction
     >
   >;
-  readonly api: GroundworkHttpApi;
-  readonly streaming: StreamingAnswerApi;
+  readonly api: GroundworkRestApi;
   readonly migration: DatabaseMigration;
   readonly monitoring: GroundworkMonitoring;
 
@@ -151,19 +148,6 @@ export class ApiStack extends Stack {
     grantBedrock(answerStream, { embedding, generation: config.generationModelId });
     grantLimitsTable(answerStream, data.limitsTable);
     answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);
-    // POST /api/rag/answer streamed: a REST API whose integration streams (HTTP APIs buffer).
-    this.streaming = new StreamingAnswerApi(this, 'Streaming', {
-      handler: answerStream,
-      paths: API_ROUTES.filter((r) => r.streams && r.method === 'POST').map((r) => r.path),
-      userPool: data.users.userPool,
-      clients: [data.users.client],
-      corsOrigins: config.corsOrigins,
-      throttle: { rateLimit: config.apiRateLimit, burstLimit: config.apiBurstLimit },
-      logRetention,
-      timeout: Duration.minutes(2),
-      cloudWatchRole: config.apiGatewayCloudWatchRole,
-      ...(config.waf ? { firewall: { ratePer5Minutes: config.wafRateLimitPer5Minutes } } : {}),
-    });
 
     const usage = fn('Usage', {
       entry: LAMBDA_ENTRIES.usage,
@@ -194,14 +178,17 @@ export class ApiStack extends Stack {
     for (const dependent of [ingest, search, answer, answerStream, documents, admin])
       dependent.node.addDependency(this.migration.resource);
 
-    this.api = new GroundworkHttpApi(this, 'Http', {
+    this.api = new GroundworkRestApi(this, 'Api', {
       userPool: data.users.userPool,
-      client: data.users.client,
+      clients: [data.users.client],
       corsOrigins: config.corsOrigins,
       throttle: { rateLimit: config.apiRateLimit, burstLimit: config.apiBurstLimit },
       logRetention,
+      cloudWatchRole: config.apiGatewayCloudWatchRole,
+      ...(config.waf ? { firewall: { ratePer5Minutes: config.wafRateLimitPer5Minutes } } : {}),
     });
-    // Every route of the API table (lambdas/http/api-routes.ts), on the function it names.
+    // Every route of the API table (lambdas/http/api-routes.ts), on the function it names; a
+    // streamed route on the response-streaming function, which also answers it buffered.
     const byFunction: Record<ApiFunction, GroundworkFunction> = {
       'rag-search': search,
       'rag-answer': answer,
@@ -210,9 +197,15 @@ export class ApiStack extends Stack {
       admin,
     };
     for (const route of API_ROUTES) {
-      this.api.addRoute(HttpMethod[route.method], route.path, byFunction[route.function], {
-        public: !route.auth,
-      });
+      this.api.addRoute(
+        route.method,
+        route.path,
+        route.streams ? answerStream : byFunction[route.function],
+        {
+          public: !route.auth,
+          ...(route.streams ? { stream: { timeout: Duration.minutes(2) } } : {}),
+        },
+      );
     }
 
     this.monitoring = new GroundworkMonitoring(this, 'Monitoring', {
@@ -224,7 +217,6 @@ export class ApiStack extends Stack {
         ...(data.database.proxy ? { proxyName: data.database.proxy.dbProxyName } : {}),
         maxCapacityAcu: config.auroraMaxCapacity,
       },
-      restApi: this.streaming.api,
       functions: Object.fromEntries(
         Object.entries({ ingest, search, answer, answerStream, usage, documents, admin }).map(
           ([name, f]) => [name, f.function],
@@ -243,10 +235,10 @@ export class ApiStack extends Stack {
 
     this.functions = { ingest, search, answer, answerStream, usage, documents, admin };
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'HTTP API base URL' });
-    new CfnOutput(this, 'StreamUrl', {
-      value: this.streaming.url,
-      description: 'Streaming POST /api/rag/answer (Server-Sent Events)',
+    new CfnOutput(this, 'ApiUrl', {
+      value: this.api.url,
+      description:
+        'The REST API base URL (every route; POST /api/rag/answer streams with "stream": true)',
     });
     new CfnOutput(this, 'UserPoolId', { value: data.users.userPool.userPoolId });
     new CfnOutput(this, 'UserPoolClientId', { value: data.users.client.userPoolClientId });
@@ -260,7 +252,6 @@ export class ApiStack extends Stack {
         description: 'playground/config.json for the web playground on a static host',
         value: Stack.of(this).toJsonString({
           apiUrl: this.api.url,
-          streamUrl: this.streaming.url,
           auth: {
             mode: 'cognito',
             domain: hostedLogin.baseUrl(),

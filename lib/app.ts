@@ -37,8 +37,7 @@ export function buildGroundwork(
   const api = new ApiStack(app, `${prefix}-Api`, {
     config,
     data,
-    description:
-      'Groundwork stateless resources: functions, HTTP API, streaming REST API, dashboard and alarms',
+    description: 'Groundwork stateless resources: functions, REST API, dashboard and alarms',
     ...(env ? { env } : {}),
   });
   Tags.of(app).add('project', 'groundwork');

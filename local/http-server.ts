@@ -19,8 +19,8 @@ import {
 } from '../lambdas/core/errors';
 import {
   CORS_ALLOW_HEADERS,
-  CORS_EXPOSE_HEADERS,
   CORS_MAX_AGE_SECONDS,
+  corsResponseHeaders,
   DEFAULT_CORS_ORIGINS,
 } from '../lambdas/http/cors';
 import { MAX_BODY_BYTES } from '../lambdas/http/request-limits';
@@ -308,14 +308,7 @@ export async function createLocalHttpServer(
     seen.add(shape);
   }
 
-  function corsHeaders(origin: string | undefined): Record<string, string> {
-    if (!origin) return {};
-    const expose = { 'access-control-expose-headers': CORS_EXPOSE_HEADERS.join(', ') };
-    if (corsOrigins.includes('*')) return { 'access-control-allow-origin': '*', ...expose };
-    if (corsOrigins.includes(origin))
-      return { 'access-control-allow-origin': origin, vary: 'origin', ...expose };
-    return {};
-  }
+  const corsHeaders = (origin: string | undefined) => corsResponseHeaders(corsOrigins, origin);
 
   function send(
     res: ServerResponse,

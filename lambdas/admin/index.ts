@@ -13,7 +13,7 @@ import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws
 import { createObservability } from '../adapters/observability/powertools';
 import { createAdminStore } from '../adapters/postgres/admin-queries';
 import { createAdmin } from '../core/admin/admin';
-import { identityEnvShape, identityFromEnv } from '../http/identity';
+import { apiDepsFromEnv, apiEnvShape } from '../http/api-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { adminRouteHandlers } from './routes';
 
@@ -21,7 +21,7 @@ import { adminRouteHandlers } from './routes';
 export const adminEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'admin'),
   ...limitsEnvShape,
-  ...identityEnvShape,
+  ...apiEnvShape,
 });
 export type AdminEnv = z.infer<typeof adminEnvSchema>;
 
@@ -39,7 +39,7 @@ export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
     metrics,
     tracer,
     limiter,
-    identity: identityFromEnv(env),
+    ...apiDepsFromEnv(env),
     admin: createAdmin({ store: createAdminStore(db), limiter }),
   }),
 );

@@ -16,14 +16,14 @@ import { createObservability, traceClient } from '../adapters/observability/powe
 import { createDocumentCatalog } from '../adapters/postgres/document-queries';
 import { createUploadBucket } from '../adapters/s3/upload-bucket';
 import { createDocuments } from '../core/documents/documents';
-import { identityEnvShape, identityFromEnv } from '../http/identity';
+import { apiDepsFromEnv, apiEnvShape } from '../http/api-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 
 /** The `documents` function's environment (set by the CDK app's grant helpers). */
 export const documentsEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'documents'),
   ...limitsEnvShape,
-  ...identityEnvShape,
+  ...apiEnvShape,
   /** The documents bucket: uploads are presigned for it, removals and retries act on it. */
   DOCUMENTS_BUCKET: z.string().check(z.minLength(3)),
   /** How long a presigned upload URL stays valid. */
@@ -59,7 +59,7 @@ export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
     limiter,
     db,
     documents,
-    identity: identityFromEnv(env),
+    ...apiDepsFromEnv(env),
   }),
 );
 

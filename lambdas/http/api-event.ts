@@ -211,7 +211,7 @@ export function buildApiEvent(init: ApiEventInit): ApiEvent {
         userArn: null,
       },
       path,
-      stage: 'api',
+      stage: 'v1',
       requestId: init.requestId ?? 'local-request',
       requestTime: requestTime(received),
       requestTimeEpoch: received.getTime(),

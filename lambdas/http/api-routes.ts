@@ -1,7 +1,7 @@
 /**
  * The API's routes in one table. Each route is declared once: method, path, the Lambda function
  * that serves it, its handler's name (the `route` dimension of its metrics and the key of its
- * handler in the function's route handlers), its quota class, whether the JWT authorizer guards
+ * handler in the function's route handlers), its quota class, whether the Cognito authorizer guards
  * it, the zod schemas its handler validates with, and the error statuses its contract names.
  * Derived from it: the API Gateway routes (lib/api-stack.ts), the local server's routes
  * (local/api.ts), each Lambda's dispatch (bindRoutes), the OpenAPI document
@@ -100,7 +100,7 @@ export interface ApiRoute {
   /** Error statuses that differ from the error model's defaults. */
   readonly statuses?: ErrorStatuses;
   readonly function: ApiFunction;
-  /** Guarded by the Cognito JWT authorizer. */
+  /** Guarded by the Cognito authorizer (else public: no token read). */
   readonly auth: boolean;
   /**
    * Only members of the admin group: others get 403 before the input is read

@@ -25,3 +25,24 @@ export const CORS_EXPOSE_HEADERS: readonly string[] = [
 
 /** How long a browser may cache a preflight answer. */
 export const CORS_MAX_AGE_SECONDS = 600;
+
+/** Methods a browser may use (the route table's). */
+export const CORS_ALLOW_METHODS: readonly string[] = ['GET', 'POST', 'DELETE'];
+
+/**
+ * The CORS headers of a response to a request from `origin`, under `origins`: any origin with
+ * `*`, else only a listed one (echoed, with `vary: origin`); none for a request without an origin
+ * or from another one. API Gateway answers the preflight; the handlers (and the local server)
+ * add these to every response, since a REST API's proxy integration passes responses as they are.
+ */
+export function corsResponseHeaders(
+  origins: readonly string[],
+  origin: string | undefined,
+): Record<string, string> {
+  if (!origin) return {};
+  const expose = { 'access-control-expose-headers': CORS_EXPOSE_HEADERS.join(', ') };
+  if (origins.includes('*')) return { 'access-control-allow-origin': '*', ...expose };
+  if (origins.includes(origin))
+    return { 'access-control-allow-origin': origin, vary: 'origin', ...expose };
+  return {};
+}

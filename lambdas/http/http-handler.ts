@@ -26,7 +26,8 @@ import type { Limiter } from '../core/limits/limiter';
 import type { Identity, IdentityConfig } from './identity';
 import { withLimitHeaders } from './limits-middleware';
 import { quotaClass, runRequest, type LifecycleRequest } from './request-lifecycle';
-import type { ApiEvent } from './api-event';
+import { normaliseEvent, type ApiEvent, type ApiEventFields } from './api-event';
+import { corsResponseHeaders } from './cors';
 
 export type { ApiEvent };
 /** A REST API proxy integration's result. */
@@ -56,6 +57,11 @@ export interface HttpHandlerDeps {
   readonly identity?: IdentityConfig;
   /** Quotas, rate limits and cost caps, checked after authentication and before any work. */
   readonly limiter?: Limiter;
+  /**
+   * Browser origins the responses allow (cors.ts `corsResponseHeaders`); unset: no CORS headers
+   * (the local server adds its own).
+   */
+  readonly corsOrigins?: readonly string[];
 }
 
 /** Turns the first zod issue into a message that names the field. */
@@ -186,6 +192,14 @@ export function rawRequestBody(
   return bytes;
 }
 
+/** The CORS headers of the response to `event` under `origins`. */
+export function requestCors(
+  origins: readonly string[],
+  event: ApiEventFields,
+): Record<string, string> {
+  return corsResponseHeaders(origins, normaliseEvent(event).headers.origin);
+}
+
 /**
  * Builds an API handler: `schema` validates the body (use `z.object({})` for bodiless routes);
  * `route` is the handler's name in the route table (API_ROUTES), which gives its metric
@@ -222,7 +236,10 @@ export function createHttpHandler<S extends z.ZodMiniType>(
       },
     );
     // runRequest calls `work` or `fail`, and each sets the result.
-    return result as ApiResult;
+    const done = result as ApiResult;
+    return deps.corsOrigins
+      ? { ...done, headers: { ...done.headers, ...requestCors(deps.corsOrigins, event) } }
+      : done;
   };
   const handler = middy(base);
   // First, so that its subsegment spans the other middlewares; responses are callers' data.

@@ -36,7 +36,7 @@ export const DEFAULT_IDENTITY_CONFIG: IdentityConfig = identityConfigSchema.pars
 type Claims = Record<string, string | number | boolean | string[] | undefined>;
 
 /** The verified claims of a REST API proxy event (`requestContext.authorizer.claims`), if any. */
-export function claimsOf(event: unknown): Claims | null {
+function claimsOf(event: unknown): Claims | null {
   const authorizer = (event as { requestContext?: { authorizer?: { claims?: Claims } | null } })
     ?.requestContext?.authorizer;
   return authorizer?.claims ?? null;
@@ -60,7 +60,7 @@ export function listClaim(value: Claims[string]): string[] {
  * Refuses a token issued to another app client (401): the client is an ID token's `aud`, or an
  * access token's `client_id`.
  */
-export function assertAudience(claims: Claims, audiences: readonly string[] | undefined): void {
+function assertAudience(claims: Claims, audiences: readonly string[] | undefined): void {
   if (!audiences) return;
   const client = claims.aud ?? claims.client_id;
   const clients = Array.isArray(client) ? client : typeof client === 'string' ? [client] : [];
@@ -92,29 +92,4 @@ export function identityFromEvent(
     groups.map((g) => g.replace(/^plan-/, '')).find((g) => KNOWN_PLANS.includes(g)) ??
     null;
   return { userId, tenantId, groups, plan, isAdmin: groups.includes(config.adminGroup) };
-}
-
-/**
- * `TOKEN_AUDIENCES` in an API function's environment: the app clients whose tokens are accepted,
- * a JSON array (set by lib/constructs/groundwork-rest-api.ts from the stack's app client).
- */
-export const identityEnvShape = {
-  TOKEN_AUDIENCES: z.pipe(
-    z.pipe(
-      z.string(),
-      z.transform((s): unknown => {
-        try {
-          return JSON.parse(s);
-        } catch {
-          return s;
-        }
-      }),
-    ),
-    z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
-  ),
-};
-
-/** The identity config of a parsed API function environment. */
-export function identityFromEnv(env: { readonly TOKEN_AUDIENCES: string[] }): IdentityConfig {
-  return { ...DEFAULT_IDENTITY_CONFIG, audiences: env.TOKEN_AUDIENCES };
 }

@@ -19,6 +19,7 @@ import {
   parseJsonBody,
   parseOrThrow,
   rawRequestBody,
+  requestCors,
   requestDbScope,
   type HttpHandlerDeps,
 } from './http-handler';
@@ -215,6 +216,7 @@ export async function runStreamedRequest<S extends z.ZodMiniType, E extends Requ
 ): Promise<number> {
   let started = false;
   const errorEvent = options.errorEvent ?? errorSseEvent;
+  const cors = deps.corsOrigins ? requestCors(deps.corsOrigins, event) : {};
   return runRequest(
     deps,
     options,
@@ -222,7 +224,7 @@ export async function runStreamedRequest<S extends z.ZodMiniType, E extends Requ
     async (req) => {
       const start = () => {
         if (started) return;
-        stream.start(200, withLimitHeaders({ ...SSE_HEADERS }, req.admission));
+        stream.start(200, withLimitHeaders({ ...SSE_HEADERS, ...cors }, req.admission));
         started = true;
       };
       await work(req, (chunk) => {
@@ -238,7 +240,11 @@ export async function runStreamedRequest<S extends z.ZodMiniType, E extends Requ
         deps.logger.error('stream failed after it started', { status, code: body.error.code });
         stream.write(errorEvent(body));
       } else {
-        stream.start(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+        stream.start(status, {
+          'content-type': 'application/json; charset=utf-8',
+          ...cors,
+          ...headers,
+        });
         stream.write(JSON.stringify(body));
       }
       stream.end();

@@ -118,7 +118,7 @@ export async function chatEvents(
 export const chatErrorEvent = ({ error }: ErrorBody): string => chatEvent({ type: 'error', error });
 
 /**
- * The route as a buffered Lambda result (the HTTP API buffers responses): every event in one
+ * The route as a buffered Lambda result (a transport that buffers responses): every event in one
  * `text/event-stream` body; an error is the error model with its status.
  */
 export function makeChatHandler(deps: HttpHandlerDeps & { answering: Answering }) {

@@ -5,7 +5,9 @@
  * behind the REST API's
  * Cognito authorizer, one function for all of them, dispatched on the event's route key.
  *
- * Streaming as it is produced is served by `stream.ts` behind the streaming REST API.
+ * In AWS the streamed routes (`streams: true`: POST /api/rag/answer and seed 003's chat route) are
+ * served by `stream.ts` on the response-streaming function, buffered or streamed; the embedded
+ * default serves them from these handlers and its own streams.
  *
  * Cold start: the environment is parsed once (failing with the variable's name), the limiter's
  * DynamoDB client is created once, and the database pool opens on the first request. The answer
@@ -30,7 +32,7 @@ import {
 import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
-import { identityEnvShape, identityFromEnv } from '../http/identity';
+import { apiDepsFromEnv, apiEnvShape } from '../http/api-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { lexybrainEnvShape } from './lexybrain-env';
 import type { Search } from '../core/retrieval/search';
@@ -39,7 +41,7 @@ import type { Search } from '../core/retrieval/search';
 export const answerEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-answer'),
   ...limitsEnvShape,
-  ...identityEnvShape,
+  ...apiEnvShape,
   /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
   GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   ...confidenceEnvShape,
@@ -109,7 +111,7 @@ const search: Pick<Search, 'search'> = {
   search: async (...args) => (await (searching ??= buildSearch())).search.search(...args),
 };
 
-const deps = { logger, metrics, tracer, limiter, identity: identityFromEnv(env) };
+const deps = { logger, metrics, tracer, limiter, ...apiDepsFromEnv(env) };
 /** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'rag-answer',

@@ -45,7 +45,8 @@ import { createAnswering } from '../core/answer/answer';
 import { NotFoundError } from '../core/errors';
 import { routeKeyOf, type ApiEvent } from '../http/api-event';
 import { apiRoute, routeKey } from '../http/api-routes';
-import { identityEnvShape, identityFromEnv, identityFromEvent } from '../http/identity';
+import { apiDepsFromEnv, apiEnvShape } from '../http/api-env';
+import { identityFromEvent } from '../http/identity';
 import { runStreamedRequest, type EventStream } from '../http/request-lifecycle';
 import { CHAT_ROUTE, streamChat } from './chat';
 import { asksForStream, makeAnswerHandler, streamAnswer } from './handler';
@@ -76,7 +77,7 @@ export const streamEnvSchema = z.extend(lambdaEnvSchema, {
   ...limitsEnvShape,
   GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   ...confidenceEnvShape,
-  ...identityEnvShape,
+  ...apiEnvShape,
 });
 export type StreamEnv = z.infer<typeof streamEnvSchema>;
 
@@ -109,7 +110,7 @@ const limiter = limiterFromEnv(env, observability);
 const ANSWER_KEY = routeKey(apiRoute('answer'));
 const CHAT_KEY = routeKey(apiRoute(CHAT_ROUTE));
 
-const deps = { logger, metrics, limiter, identity: identityFromEnv(env) };
+const deps = { logger, metrics, limiter, ...apiDepsFromEnv(env) };
 /** POST /api/rag/answer without `"stream": true`: the buffered route's handler. */
 const bufferedAnswer = makeAnswerHandler({ ...deps, answering });
 

@@ -19,7 +19,7 @@ import {
   traceClient,
 } from '../adapters/observability/powertools';
 import type { Database } from '../adapters/postgres/database';
-import { identityEnvShape, identityFromEnv } from '../http/identity';
+import { apiDepsFromEnv, apiEnvShape } from '../http/api-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { searchRouteHandlers } from './handler';
 
@@ -27,7 +27,7 @@ import { searchRouteHandlers } from './handler';
 export const searchEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'rag-search'),
   ...limitsEnvShape,
-  ...identityEnvShape,
+  ...apiEnvShape,
 });
 export type SearchEnv = z.infer<typeof searchEnvSchema>;
 
@@ -50,7 +50,7 @@ const limiter = limiterFromEnv(env, observability);
 /** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'rag-search',
-  searchRouteHandlers({ logger, metrics, tracer, search, limiter, identity: identityFromEnv(env) }),
+  searchRouteHandlers({ logger, metrics, tracer, search, limiter, ...apiDepsFromEnv(env) }),
 );
 
 export const handler = dispatchByRouteKey(routes, logger);

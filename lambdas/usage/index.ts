@@ -14,7 +14,7 @@ import { parseEnv } from '../adapters/aws/lambda-env';
 // Not lambda-wiring: that one also brings the database (pg), which this function never opens.
 import { limiterFromEnv, limitsEnvShape } from '../adapters/aws/limiter-from-env';
 import { createObservability } from '../adapters/observability/powertools';
-import { identityEnvShape, identityFromEnv } from '../http/identity';
+import { apiDepsFromEnv, apiEnvShape } from '../http/api-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { usageRouteHandlers } from './handler';
 
@@ -23,7 +23,7 @@ export const usageEnvSchema = z.object({
   AWS_REGION: z.string().check(z.minLength(1)),
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'usage'),
   ...limitsEnvShape,
-  ...identityEnvShape,
+  ...apiEnvShape,
 });
 export type UsageEnv = z.infer<typeof usageEnvSchema>;
 
@@ -36,7 +36,7 @@ const limiter = limiterFromEnv(env, observability);
 /** The routes this function serves, by route key (from the route table). */
 export const routes: Readonly<Record<string, RouteHandler>> = bindRoutes(
   'usage',
-  usageRouteHandlers({ logger, metrics, tracer, limiter, identity: identityFromEnv(env) }),
+  usageRouteHandlers({ logger, metrics, tracer, limiter, ...apiDepsFromEnv(env) }),
 );
 
 export const handler = dispatchByRouteKey(routes, logger);

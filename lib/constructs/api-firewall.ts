@@ -1,6 +1,6 @@
 /**
- * ApiFirewall: a regional WAF web ACL on an API Gateway REST API stage (WAF attaches to REST API
- * stages and CloudFront, not to HTTP APIs): three AWS managed rule groups (the core rule set,
+ * ApiFirewall: a regional WAF web ACL on the API Gateway REST API's stage (WAF attaches to REST API
+ * stages and CloudFront, not to HTTP APIs), so it covers every route: three AWS managed rule groups (the core rule set,
  * known bad inputs, Amazon's IP reputation list) and a rate-based rule that blocks an IP making
  * more than `ratePer5Minutes` requests in 5 minutes. Blocked requests get the API's error model
  * through the WAF_FILTERED gateway response (error-model-responses.ts). Sampled requests and

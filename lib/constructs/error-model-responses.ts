@@ -13,6 +13,7 @@ import {
   toErrorResponse,
   UnavailableError,
 } from '../../lambdas/core/errors';
+import { CORS_EXPOSE_HEADERS } from '../../lambdas/http/cors';
 
 /** What API Gateway answers itself, by gateway response type. */
 export const GATEWAY_ERRORS: readonly (readonly [apigateway.ResponseType, AppError])[] = [
@@ -50,11 +51,26 @@ export const GATEWAY_ERRORS: readonly (readonly [apigateway.ResponseType, AppErr
 ];
 
 /**
+ * The `Access-Control-Allow-Origin` of a gateway response under the CORS origins
+ * (lambdas/http/cors.ts): `*`, or the one allowed origin. A gateway response is static, so with
+ * several origins it cannot name the caller's: none then (the browser reports a CORS error
+ * instead of the body; the status still reaches the page).
+ */
+function gatewayCorsOrigin(origins: readonly string[]): string | undefined {
+  if (origins.includes('*')) return '*';
+  return origins.length === 1 ? origins[0] : undefined;
+}
+
+/**
  * Adds a gateway response for each of GATEWAY_ERRORS. DEFAULT_4XX and DEFAULT_5XX keep the
  * status API Gateway chose (the code is generic); the others set theirs.
- * @param corsOrigin the one browser origin allowed, for the error's CORS header; none: no header
+ * @param corsOrigins the browser origins allowed (gatewayCorsOrigin)
  */
-export function addErrorModelResponses(api: apigateway.RestApi, corsOrigin?: string): void {
+export function addErrorModelResponses(
+  api: apigateway.RestApi,
+  corsOrigins: readonly string[],
+): void {
+  const corsOrigin = gatewayCorsOrigin(corsOrigins);
   for (const [type, error] of GATEWAY_ERRORS) {
     const { status, body } = toErrorResponse(error);
     const keepsStatus =
@@ -65,7 +81,12 @@ export function addErrorModelResponses(api: apigateway.RestApi, corsOrigin?: str
       templates: { 'application/json': JSON.stringify(body) },
       responseHeaders: {
         'Content-Type': "'application/json; charset=utf-8'",
-        ...(corsOrigin ? { 'Access-Control-Allow-Origin': `'${corsOrigin}'` } : {}),
+        ...(corsOrigin
+          ? {
+              'Access-Control-Allow-Origin': `'${corsOrigin}'`,
+              'Access-Control-Expose-Headers': `'${CORS_EXPOSE_HEADERS.join(',')}'`,
+            }
+          : {}),
       },
     });
   }

@@ -18,7 +18,6 @@
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -75,7 +74,8 @@ export const DEFAULT_THRESHOLDS: AlarmThresholds = {
 export interface GroundworkMonitoringProps {
   /** The dashboard's name (unique per account and region). */
   readonly dashboardName: string;
-  readonly api: apigwv2.IHttpApi;
+  /** The REST API every route is on. */
+  readonly api: apigateway.RestApi;
   readonly queues: { readonly ingest: sqs.IQueue; readonly deadLetter: sqs.IQueue };
   readonly database: {
     readonly clusterIdentifier: string;
@@ -83,8 +83,6 @@ export interface GroundworkMonitoringProps {
     /** The cluster's maximum capacity: capacity held there means it cannot scale further. */
     readonly maxCapacityAcu: number;
   };
-  /** The streaming REST API. @default - none */
-  readonly restApi?: apigateway.RestApi;
   /** The functions whose errors and throttles raise alarms, by name. @default - none */
   readonly functions?: Readonly<Record<string, lambda.IFunction>>;
   /** The Bedrock model ids the functions invoke. @default - none */
@@ -378,11 +376,6 @@ export class GroundworkMonitoring extends Construct {
         label: `${modelId} ${metricName}`,
       });
     const proxy = props.database.proxyName ? { ProxyName: props.database.proxyName } : undefined;
-    const restServerErrors = props.restApi?.metricServerError({
-      period: FIVE_MINUTES,
-      statistic: 'Sum',
-      label: 'streaming API 5xx',
-    });
     this.dashboard.addWidgets(
       graph('Degraded answers, quota refunds', [
         sumOverRoutes('RetrievalErrors', retrievalRoutes, { label: 'retrieval errors' }),
@@ -401,11 +394,10 @@ export class GroundworkMonitoring extends Construct {
         },
       ),
       graph(
-        'Bedrock throttles, RDS Proxy, streaming API 5xx',
+        'Bedrock throttles, RDS Proxy',
         (props.bedrockModelIds ?? []).map((id) => bedrock(id, 'InvocationThrottles')),
         {
           right: [
-            ...(restServerErrors ? [restServerErrors] : []),
             ...(proxy
               ? [
                   rds('ClientConnectionsSetupFailedAuth', 'Sum', proxy),
@@ -431,7 +423,7 @@ export class GroundworkMonitoring extends Construct {
 
     alarm('ApiServerErrors', {
       metric: apiServerErrorRate,
-      alarmDescription: `More than ${t.serverErrorRatePercent}% of API requests failed with a 5xx in 5 minutes.`,
+      alarmDescription: `More than ${t.serverErrorRatePercent}% of API requests got a 5xx from API Gateway in 5 minutes (including integration failures no function saw).`,
       threshold: t.serverErrorRatePercent,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -528,23 +520,6 @@ export class GroundworkMonitoring extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
-    if (props.restApi) {
-      alarm('RestApiServerErrors', {
-        metric: new cloudwatch.MathExpression({
-          expression: 'IF(FILL(requests, 0) >= 10, 100 * FILL(errors, 0) / requests, 0)',
-          usingMetrics: {
-            requests: props.restApi.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' }),
-            errors: props.restApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
-          },
-          period: FIVE_MINUTES,
-          label: 'Streaming API 5xx (%)',
-        }),
-        alarmDescription: `More than ${t.serverErrorRatePercent}% of the streaming REST API's requests got a 5xx from API Gateway in 5 minutes (including integration failures the function never saw).`,
-        threshold: t.serverErrorRatePercent,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      });
-    }
     alarm('AuroraAtMaxCapacity', {
       metric: rds('ServerlessDatabaseCapacity', 'Minimum', cluster),
       alarmDescription: `Aurora stayed at its maximum of ${props.database.maxCapacityAcu} ACUs for 15 minutes: queries queue up; raise auroraMaxCapacity.`,

@@ -1,7 +1,7 @@
 /**
  * `groundwork start` (what `npm start` runs): the embedded default in one process. PGlite with
  * pgvector, the migrations, the local embedding model, the S3 emulator wired to the ingest
- * handler, and the HTTP API served by the same handlers as the Lambdas. On first start it
+ * handler, and the API served by the same handlers as the Lambdas. On first start it
  * indexes the sample handbook into the tenant `demo`, then prints a token and a curl command.
  */
 import path from 'node:path';

@@ -1,8 +1,7 @@
 /*
- * The Groundwork playground: a dependency-free single page that talks to the HTTP API. Served by
+ * The Groundwork playground: a dependency-free single page that talks to the API. Served by
  * the embedded default at `/` and deployable as static files next to a `playground/config.json`:
- *   { "apiUrl": "https://api.example.com", "streamUrl": "https://…/stream/api/rag/answer",
- *     "auth": { "mode": "cognito", "domain": "https://…",
+ *   { "apiUrl": "https://…/v1", "auth": { "mode": "cognito", "domain": "https://…",
  *     "clientId": "…", "redirectUri": "https://…/" } }
  * Locally the config says `{ "apiUrl": "", "auth": { "mode": "local" } }` and sign-in asks the
  * local issuer for a development token.
@@ -361,8 +360,7 @@
     $('ask-button').disabled = true;
     const textNode = item.querySelector('.answer-text');
     try {
-      // In AWS the streamed answer has an endpoint of its own (API Gateway response streaming).
-      const response = await fetch(config.streamUrl ?? `${config.apiUrl}/api/rag/answer`, {
+      const response = await fetch(`${config.apiUrl}/api/rag/answer`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({

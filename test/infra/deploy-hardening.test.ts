@@ -185,9 +185,22 @@ describe('the edge', () => {
     });
   });
 
-  it('gives the streaming function the app client to check the token audience against', () => {
-    const [, stream] = functionByService('rag-answer-stream');
-    expect(JSON.stringify(env(stream).TOKEN_AUDIENCES)).toMatch(/UsersUserPoolApiClient/);
+  it('carries the error model and the CORS origin on the authorizer and firewall rejections', () => {
+    for (const type of ['UNAUTHORIZED', 'ACCESS_DENIED', 'WAF_FILTERED']) {
+      built.apiTemplate.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: type,
+        ResponseParameters: Match.objectLike({
+          'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
+        }),
+      });
+    }
+    const open = synthGroundwork({ corsOrigins: ['https://app.example.com'] }, { bundle: false });
+    open.apiTemplate.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'UNAUTHORIZED',
+      ResponseParameters: Match.objectLike({
+        'gatewayresponse.header.Access-Control-Allow-Origin': "'https://app.example.com'",
+      }),
+    });
   });
 
   it('has no WAF by default, and a web ACL with managed rules and a per-IP rate rule on the REST stage when switched on', () => {
@@ -214,6 +227,13 @@ describe('the edge', () => {
     const association = Object.values(
       resourcesOfType(guarded.apiTemplate, 'AWS::WAFv2::WebACLAssociation'),
     )[0];
-    expect(JSON.stringify(association?.Properties?.ResourceArn)).toContain('/stages/');
+    // The one stage of the one REST API: the WAF covers every route.
+    const [stageId] = Object.keys(resourcesOfType(guarded.apiTemplate, 'AWS::ApiGateway::Stage'));
+    const [apiId] = Object.keys(resourcesOfType(guarded.apiTemplate, 'AWS::ApiGateway::RestApi'));
+    const arn = JSON.stringify(association?.Properties?.ResourceArn);
+    expect(arn).toContain('/stages/');
+    expect(arn).toContain(`{"Ref":"${apiId}"}`);
+    expect(arn).toContain(`{"Ref":"${stageId}"}`);
+    guarded.apiTemplate.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
   });
 });

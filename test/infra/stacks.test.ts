@@ -18,7 +18,14 @@ import {
 } from '../../lambdas/adapters/dynamodb/limit-store';
 import { migrationsHash, routinesHash } from '../../lib/constructs/database-migration';
 import { DASHBOARD_METRICS, METRICS_NAMESPACE } from '../../lib/metrics';
-import { nagFindings, resourcesOfType, synthGroundwork, type SynthesizedApp } from './support';
+import { API_ROUTES, routeKey } from '../../lambdas/http/api-routes';
+import {
+  nagFindings,
+  resourcesOfType,
+  restRoutes,
+  synthGroundwork,
+  type SynthesizedApp,
+} from './support';
 
 type Resource = { Type?: string; Properties?: Record<string, unknown>; [k: string]: unknown };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
@@ -255,27 +262,47 @@ describe('API', () => {
     'POST /api/admin/harness',
   ];
 
-  it("integrates seed 004's routes with the functions that hold their use cases", () => {
-    const routes = resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route');
-    const integrations = resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Integration');
-    const target = (routeKey: string) => {
-      const route = Object.values(routes).find((r) => r.Properties?.RouteKey === routeKey);
-      const ref = JSON.stringify(route?.Properties?.Target);
-      const id = Object.keys(integrations).find((key) => ref.includes(key));
-      return JSON.stringify(integrations[id ?? '']?.Properties?.IntegrationUri);
-    };
-    expect(target('GET /api/search')).toContain(functionByService('rag-answer')[0]);
-    expect(target('POST /api/upload')).toContain(functionByService('documents')[0]);
+  const routes = () =>
+    restRoutes(built.apiTemplate).filter((r) => r.key.split(' ')[0] !== 'OPTIONS');
+  /** The logical id of the function a route's integration invokes. */
+  const target = (key: string): string => {
+    const route = routes().find((r) => r.key === key);
+    const uri = JSON.stringify((route?.properties.Integration as { Uri?: unknown })?.Uri);
+    return Object.keys(groundworkFunctions()).find((id) => uri.includes(`"${id}"`)) ?? '';
+  };
+
+  it('serves every route of the table on one REST API, and no HTTP API', () => {
+    const v2 = Object.values(
+      built.apiTemplate.toJSON().Resources as Record<string, { Type: string }>,
+    )
+      .map((r) => r.Type)
+      .filter((type) => type.startsWith('AWS::ApiGatewayV2::'));
+    expect(v2).toEqual([]);
+    built.apiTemplate.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    built.apiTemplate.resourceCountIs('AWS::ApiGateway::Stage', 1);
+    expect(
+      routes()
+        .map((r) => r.key)
+        .sort(),
+    ).toEqual(API_ROUTES.map(routeKey).sort());
   });
 
-  it('serves POST /api/lexybrain/rag from the rag-answer function, beside POST /api/rag/answer', () => {
-    const routes = Object.values(
-      resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route'),
-    ).map((r) => r.Properties ?? {});
-    const target = (key: string) => routes.find((r) => r.RouteKey === key)?.Target;
-    expect(target('POST /api/lexybrain/rag')).toBeDefined();
-    expect(target('POST /api/lexybrain/rag')).toEqual(target('POST /api/rag/answer'));
-    expect(target('POST /api/lexybrain/rag')).not.toEqual(target('POST /api/rag/search'));
+  it("integrates seed 004's routes with the functions that hold their use cases", () => {
+    expect(target('GET /api/search')).toBe(functionByService('rag-answer')[0]);
+    expect(target('POST /api/upload')).toBe(functionByService('documents')[0]);
+  });
+
+  it('passes the multipart upload to its function intact (a binary media type)', () => {
+    built.apiTemplate.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      BinaryMediaTypes: ['multipart/form-data'],
+    });
+  });
+
+  it('serves POST /api/lexybrain/rag from the rag-answer function, and the streamed routes from the streaming function', () => {
+    expect(target('POST /api/lexybrain/rag')).toBe(functionByService('rag-answer')[0]);
+    expect(target('POST /api/rag/search')).toBe(functionByService('rag-search')[0]);
+    for (const route of API_ROUTES.filter((r) => r.streams))
+      expect(target(routeKey(route))).toBe(functionByService('rag-answer-stream')[0]);
     built.apiTemplate.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
@@ -286,89 +313,92 @@ describe('API', () => {
     });
   });
 
-  it('requires the Cognito JWT authorizer on every route but GET /api/health', () => {
-    const routes = Object.values(
-      resourcesOfType(built.apiTemplate, 'AWS::ApiGatewayV2::Route'),
-    ).map((r) => r.Properties ?? {});
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual([...PROTECTED, 'GET /api/health'].sort());
-    for (const route of routes) {
-      if (route.RouteKey === 'GET /api/health') {
-        expect(route.AuthorizationType).toBe('NONE');
-        expect(route.AuthorizerId).toBeUndefined();
-      } else {
-        expect([route.RouteKey, route.AuthorizationType]).toEqual([route.RouteKey, 'JWT']);
-        expect(route.AuthorizerId).toBeDefined();
-      }
+  it('requires the Cognito authorizer on every route but the public ones', () => {
+    const [authorizerId] = Object.keys(
+      resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Authorizer'),
+    );
+    expect(
+      routes()
+        .filter((r) => r.properties.AuthorizationType === 'NONE')
+        .map((r) => r.key),
+    ).toEqual(API_ROUTES.filter((r) => !r.auth).map(routeKey));
+    for (const route of API_ROUTES.filter((r) => r.auth)) {
+      const method = routes().find((r) => r.key === routeKey(route));
+      expect([route.path, method?.properties.AuthorizationType]).toEqual([
+        route.path,
+        'COGNITO_USER_POOLS',
+      ]);
+      expect(method?.properties.AuthorizerId).toEqual({ Ref: authorizerId });
     }
-    built.apiTemplate.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
-      AuthorizerType: 'JWT',
-      IdentitySource: ['$request.header.Authorization'],
-      JwtConfiguration: { Audience: [Match.anyValue()], Issuer: Match.anyValue() },
-    });
-  });
-
-  it('throttles the stage and writes JSON access logs', () => {
-    built.apiTemplate.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
-      StageName: '$default',
-      DefaultRouteSettings: {
-        ThrottlingRateLimit: 50,
-        ThrottlingBurstLimit: 100,
-        DetailedMetricsEnabled: true,
-      },
-      AccessLogSettings: {
-        DestinationArn: Match.anyValue(),
-        Format: Match.stringLikeRegexp('"requestId":"\\$context.requestId"'),
-      },
-    });
-  });
-
-  it('streams POST /api/rag/answer through a REST API whose Lambda integration streams, behind the Cognito authorizer', () => {
-    built.apiTemplate.resourceCountIs('AWS::Lambda::Url', 0);
-    const [streamId] = functionByService('rag-answer-stream');
-    built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
-      HttpMethod: 'POST',
-      AuthorizationType: 'COGNITO_USER_POOLS',
-      AuthorizerId: Match.anyValue(),
-      Integration: Match.objectLike({
-        Type: 'AWS_PROXY',
-        ResponseTransferMode: 'STREAM',
-        // InvokeWithResponseStream, not Invoke.
-        Uri: Match.objectLike({
-          'Fn::Join': Match.arrayWith([
-            Match.arrayWith([Match.stringLikeRegexp('response-streaming-invocations')]),
-          ]),
-        }),
-      }),
-    });
+    expect(PROTECTED.sort()).toEqual(
+      API_ROUTES.filter((r) => r.auth)
+        .map(routeKey)
+        .sort(),
+    );
     built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'COGNITO_USER_POOLS',
       IdentitySource: 'method.request.header.Authorization',
     });
+  });
+
+  it("gives every API function the app client to check the token's client against, and the CORS origins", () => {
+    for (const service of [
+      'rag-search',
+      'rag-answer',
+      'rag-answer-stream',
+      'usage',
+      'documents',
+      'admin',
+    ]) {
+      const variables = functionByService(service)[1].Properties?.Environment as {
+        Variables: Record<string, unknown>;
+      };
+      expect([service, JSON.stringify(variables.Variables.TOKEN_AUDIENCES)]).toEqual([
+        service,
+        expect.stringMatching(/UsersUserPoolApiClient/),
+      ]);
+      expect(variables.Variables.CORS_ORIGINS).toBe('[]');
+    }
+  });
+
+  it('throttles the stage, traces it and writes JSON access logs', () => {
     built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
       TracingEnabled: true,
-      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      AccessLogSetting: Match.objectLike({
+        DestinationArn: Match.anyValue(),
+        Format: Match.stringLikeRegexp('"requestId":"\\$context.requestId"'),
+      }),
       MethodSettings: Match.arrayWith([
         Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
       ]),
     });
-    expect(streamId).toBeDefined();
   });
 
-  it("streams every streaming route of the table on that REST API: POST /api/rag/answer and seed 003's chat route", () => {
-    const posts = Object.values(resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Method'))
-      .map((m) => m.Properties ?? {})
-      .filter((m) => m.HttpMethod === 'POST');
-    expect(posts).toHaveLength(2);
-    for (const method of posts) {
-      expect(method.AuthorizationType).toBe('COGNITO_USER_POOLS');
-      expect(method.Integration).toMatchObject({ ResponseTransferMode: 'STREAM' });
-    }
-    const parts = Object.values(resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Resource'))
-      .map((r) => r.Properties?.PathPart as string)
-      .sort();
-    expect(parts).toEqual(
-      ['api', 'rag', 'answer', 'chat', 'conversations', '{conversationId}', 'messages'].sort(),
+  it('streams the streamed routes of the table through Lambda integrations that stream', () => {
+    built.apiTemplate.resourceCountIs('AWS::Lambda::Url', 0);
+    const streamed = routes().filter(
+      (r) =>
+        (r.properties.Integration as { ResponseTransferMode?: string }).ResponseTransferMode ===
+        'STREAM',
     );
+    expect(streamed.map((r) => r.key).sort()).toEqual(
+      API_ROUTES.filter((r) => r.streams)
+        .map(routeKey)
+        .sort(),
+    );
+    for (const route of streamed) {
+      expect(route.properties.Integration).toMatchObject({
+        Type: 'AWS_PROXY',
+        TimeoutInMillis: 120000,
+        // InvokeWithResponseStream, not Invoke.
+        Uri: {
+          'Fn::Join': [
+            '',
+            expect.arrayContaining([expect.stringMatching(/response-streaming-invocations/)]),
+          ],
+        },
+      });
+    }
   });
 });
 
@@ -660,7 +690,6 @@ describe('observability', () => {
           (f) => [`FunctionErrors${f}`, `FunctionThrottles${f}`],
         ),
         'IngestQueueAge',
-        'RestApiServerErrors',
         'AuroraAtMaxCapacity',
         'ProxyLoginFailures',
         'ProxyBorrowLatency',

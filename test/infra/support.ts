@@ -77,3 +77,33 @@ export function nagFindings(app: IConstruct): string[] {
         `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
     );
 }
+
+/** A REST API method of a template, with the route key its resources spell. */
+export interface RestRoute {
+  /** `POST /api/rag/answer` */
+  readonly key: string;
+  readonly id: string;
+  readonly properties: Record<string, unknown>;
+}
+
+/** Every method of the template's REST API, keyed by method and path (resources walked to the root). */
+export function restRoutes(template: Template): RestRoute[] {
+  const resources = resourcesOfType(template, 'AWS::ApiGateway::Resource');
+  const pathOf = (ref: unknown): string => {
+    const id = (ref as { Ref?: string } | undefined)?.Ref;
+    const resource = id ? resources[id] : undefined;
+    if (!resource) return ''; // the root resource (Fn::GetAtt RootResourceId)
+    const props = resource.Properties ?? {};
+    return `${pathOf(props.ParentId)}/${String(props.PathPart)}`;
+  };
+  return Object.entries(resourcesOfType(template, 'AWS::ApiGateway::Method')).map(
+    ([id, method]) => {
+      const properties = method.Properties ?? {};
+      return {
+        key: `${String(properties.HttpMethod)} ${pathOf(properties.ResourceId) || '/'}`,
+        id,
+        properties,
+      };
+    },
+  );
+}

@@ -106,7 +106,7 @@ describe('configuration variants', () => {
     }
   });
 
-  it('allows the configured origins on the API, the streaming API and browser uploads', () => {
+  it('allows the configured origins on the API, its functions, its gateway responses and browser uploads', () => {
     built.dataTemplate.hasResourceProperties('AWS::S3::Bucket', {
       CorsConfiguration: {
         CorsRules: [
@@ -118,10 +118,12 @@ describe('configuration variants', () => {
         ],
       },
     });
-    built.apiTemplate.hasResourceProperties('AWS::ApiGatewayV2::Api', {
-      CorsConfiguration: Match.objectLike({ AllowOrigins: ['https://app.example.com'] }),
+    built.apiTemplate.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({ CORS_ORIGINS: '["https://app.example.com"]' }),
+      },
     });
-    // The streaming REST API answers the preflight of POST /api/rag/answer.
+    // The REST API answers every route's preflight.
     built.apiTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
       HttpMethod: 'OPTIONS',
       Integration: Match.objectLike({

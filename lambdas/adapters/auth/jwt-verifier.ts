@@ -1,5 +1,5 @@
 /**
- * Verifies RS256/ES256 bearer tokens with aws-jwt-verify, the way API Gateway's JWT authorizer
+ * Verifies RS256/ES256 bearer tokens with aws-jwt-verify, the way an API Gateway JWT authorizer
  * does: signature against a JWKS, issuer, expiry, and `aud` (or, for Cognito access tokens,
  * `client_id`) against the expected audiences. Used by the embedded default's HTTP server
  * against the local issuer's keys, and by anything in AWS that must check Cognito tokens itself
