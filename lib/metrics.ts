@@ -88,19 +88,19 @@ const SERVICE_OF: Readonly<Record<ApiFunction, string>> = {
 };
 
 /**
- * The streaming function's routes (lambdas/rag-answer/stream.ts): the table's streamed routes,
- * POST /api/rag/answer under STREAM_ROUTE (`answer-stream`), the others under their names.
+ * The service a route's handler runs in, in AWS: a streamed route of the table is served by the
+ * streaming function (lib/api-stack.ts, lambdas/rag-answer/stream.ts), buffered or streamed.
  */
-const STREAMED = ROUTE_TABLE.filter((r) => r.streams);
-const streamedMetrics = (r: (typeof ROUTE_TABLE)[number]): RouteMetrics => ({
-  service: SERVICES.answerStream,
-  route: r.name === 'answer' ? 'answer-stream' : r.name,
-});
+const serviceOf = (r: (typeof ROUTE_TABLE)[number]): string =>
+  r.streams ? SERVICES.answerStream : SERVICE_OF[r.function];
+
+/** POST /api/rag/answer streamed, under STREAM_ROUTE (`answer-stream`); buffered, under `answer`. */
+const STREAMED_ANSWER: RouteMetrics = { service: SERVICES.answerStream, route: 'answer-stream' };
 
 /** Every API route, from the route table, with the `route` name its handler emits. */
 export const API_ROUTES: readonly RouteMetrics[] = [
-  ...ROUTE_TABLE.map((r) => ({ service: SERVICE_OF[r.function], route: r.name })),
-  ...STREAMED.map(streamedMetrics),
+  ...ROUTE_TABLE.map((r) => ({ service: serviceOf(r), route: r.name })),
+  STREAMED_ANSWER,
 ];
 
 /**
@@ -110,11 +110,8 @@ export const API_ROUTES: readonly RouteMetrics[] = [
 export const ANSWER_ROUTES: readonly RouteMetrics[] = [
   ...ROUTE_TABLE.filter(
     (r) => (r.quota ?? r.name) === 'answer' || (r.otherQuotas ?? []).includes('answer'),
-  ).map((r) => ({
-    service: SERVICE_OF[r.function],
-    route: r.name,
-  })),
-  ...STREAMED.filter((r) => (r.quota ?? r.name) === 'answer').map(streamedMetrics),
+  ).map((r) => ({ service: serviceOf(r), route: r.name })),
+  STREAMED_ANSWER,
 ];
 
 /** A custom metric of one route (dimensions `service` and `route`). */

@@ -116,7 +116,11 @@ export interface ApiRoute {
     readonly schema?: z.ZodMiniType;
     readonly description: string;
   };
-  /** Also answers with Server-Sent Events, and is served on the streaming API too (lib/). */
+  /**
+   * Answers with Server-Sent Events (streamed as produced): in AWS the route's integration streams
+   * and the response-streaming function (lambdas/rag-answer/stream.ts) serves it, buffered or
+   * streamed (lib/api-stack.ts); the embedded default streams it from its own server.
+   */
   readonly streams?: boolean;
   /**
    * The body is a multipart/form-data upload of at most `maxBytes`, its file in the form field
