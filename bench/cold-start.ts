@@ -91,8 +91,9 @@ function dummyEnvironment(): Record<string, string> {
     EMBEDDING_MODEL_ID: 'amazon.titan-embed-text-v2:0',
     EMBEDDING_DIMENSION: '512',
     GENERATION_MODEL_ID: 'amazon.nova-lite-v1:0',
-    // The streaming function's: the app clients whose tokens it accepts.
+    // Every API function's (lambdas/http/api-env.ts): accepted app clients, CORS origins.
     TOKEN_AUDIENCES: '["benchmark-client"]',
+    CORS_ORIGINS: '["*"]',
     POWERTOOLS_METRICS_NAMESPACE: 'Groundwork',
     POWERTOOLS_LOG_LEVEL: 'WARN',
     // Set by the Lambda runtime: with it the functions create the X-Ray tracer at init, as deployed.

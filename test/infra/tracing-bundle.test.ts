@@ -78,6 +78,7 @@ it('sends the handler subsegment and the DynamoDB calls under it to the X-Ray da
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       LIMITS_TABLE: dynamo.tableName,
       TOKEN_AUDIENCES: '["our-client"]',
+      CORS_ORIGINS: '[]',
       POWERTOOLS_METRICS_DISABLED: 'true',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
     },

@@ -38,6 +38,7 @@ Object.assign(process.env, {
   DB_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:db',
   LIMITS_TABLE: 'limits',
   TOKEN_AUDIENCES: '["our-client"]',
+  CORS_ORIGINS: '[]',
   POWERTOOLS_METRICS_DISABLED: 'true',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 });
@@ -85,14 +86,17 @@ describe('the streaming answer entry', () => {
     expect(JSON.parse(written.body)).toMatchObject({ error: { code: 'forbidden' } });
   });
 
-  it('answers 401 with the error model for an ID token of another app client of the pool', async () => {
-    for (const claims of [
+  it('answers 401 with the error model for an ID token of another app client of the pool, streamed or buffered', async () => {
+    const claimSets = [
       { sub: 'alice', 'custom:tenant_id': 'acme', aud: 'another-client' },
       { sub: 'alice', 'custom:tenant_id': 'acme' },
-    ]) {
+    ];
+    const bodies = [{ query_text: 'q', stream: true }, { query_text: 'q' }];
+    for (const [claims, body] of claimSets.flatMap((c) => bodies.map((b) => [c, b] as const))) {
       const { stream, written } = responseStream();
       await streamHandler(
         event({
+          body: JSON.stringify(body),
           requestContext: { authorizer: { claims } },
         } as unknown as Partial<APIGatewayProxyEvent>),
         stream,

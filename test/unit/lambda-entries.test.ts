@@ -11,6 +11,7 @@ const ENV = {
   LIMITS_TABLE: 'limits',
   DOCUMENTS_BUCKET: 'documents-bucket',
   TOKEN_AUDIENCES: '["our-client"]',
+  CORS_ORIGINS: '[]',
   POWERTOOLS_METRICS_DISABLED: 'true',
 };
 
