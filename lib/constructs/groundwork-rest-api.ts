@@ -76,6 +76,27 @@ export interface RouteOptions {
   readonly stream?: { readonly timeout: Duration };
 }
 
+/**
+ * The access log line: one JSON object per request, with why API Gateway refused it (the
+ * authorizer's error, the WAF's response code) or what the integration reported.
+ */
+const ACCESS_LOG_FORMAT = JSON.stringify({
+  requestId: '$context.requestId',
+  ip: '$context.identity.sourceIp',
+  requestTime: '$context.requestTime',
+  method: '$context.httpMethod',
+  resource: '$context.resourcePath',
+  status: '$context.status',
+  protocol: '$context.protocol',
+  responseLength: '$context.responseLength',
+  latencyMs: '$context.responseLatency',
+  integrationLatencyMs: '$context.integration.latency',
+  integrationError: '$context.integrationErrorMessage',
+  authorizerError: '$context.authorizer.error',
+  wafResponseCode: '$context.wafResponseCode',
+  userId: '$context.authorizer.claims.sub',
+});
+
 /** The stage: the API's URL is `https://<id>.execute-api.<region>.amazonaws.com/v1`. */
 const STAGE_NAME = 'v1';
 
@@ -113,7 +134,7 @@ export class GroundworkRestApi extends Construct {
         tracingEnabled: true,
         metricsEnabled: true,
         accessLogDestination: new apigateway.LogGroupLogDestination(this.accessLog),
-        accessLogFormat: apigateway.AccessLogFormat.jsonWithStandardFields(),
+        accessLogFormat: apigateway.AccessLogFormat.custom(ACCESS_LOG_FORMAT),
       },
       ...(this.origins.length > 0
         ? {

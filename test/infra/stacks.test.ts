@@ -372,6 +372,14 @@ describe('API', () => {
         Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
       ]),
     });
+    // Why API Gateway refused a request: the authorizer's error, the WAF's code, and who asked.
+    const [stage] = Object.values(resourcesOfType(built.apiTemplate, 'AWS::ApiGateway::Stage'));
+    const setting = stage?.Properties?.AccessLogSetting as { Format: string };
+    expect(JSON.parse(setting.Format)).toMatchObject({
+      authorizerError: '$context.authorizer.error',
+      wafResponseCode: '$context.wafResponseCode',
+      userId: '$context.authorizer.claims.sub',
+    });
   });
 
   it('streams the streamed routes of the table through Lambda integrations that stream', () => {
