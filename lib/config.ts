@@ -138,7 +138,7 @@ export const groundworkConfigSchema = z
     /** Where alarms are e-mailed; unset: the SNS topic has no subscription. */
     alarmEmail: z.email().optional(),
     /**
-     * Origins allowed to call the APIs from a browser (lambdas/http/cors.ts); default `*`: callers
+     * Origins allowed to call the API from a browser (lambdas/http/cors.ts); default `*`: callers
      * hold bearer tokens, never cookies. List your sites' origins in production; an empty list
      * allows no cross-origin call.
      */
