@@ -11,6 +11,7 @@ import type { Construct } from 'constructs';
 import { LAMBDA_ENTRIES, SIDE_LOADED_BY } from './bundling';
 import type { GroundworkConfig } from './config';
 import { DatabaseMigration } from './constructs/database-migration';
+import { INGEST_FUNCTION_TIMEOUT } from './constructs/document-source';
 import {
   GroundworkFunction,
   type FunctionNetwork,
@@ -91,7 +92,7 @@ export class ApiStack extends Stack {
       // reserving concurrency too is optional (a new account's quota of 10 cannot afford it).
       sizing: {
         memorySize: 1024,
-        timeout: Duration.minutes(5),
+        timeout: INGEST_FUNCTION_TIMEOUT,
         ...(config.ingestReservedConcurrency !== undefined
           ? { reservedConcurrency: config.ingestReservedConcurrency }
           : {}),
