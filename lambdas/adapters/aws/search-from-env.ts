@@ -10,6 +10,7 @@ import { createSearchRepository } from '../postgres/search-repository';
 import { rerankFromEnv } from '../rerank/rerank-factory';
 import { embedderFromEnv } from './embedder-from-env';
 import type { LambdaEnv } from './lambda-env';
+import { secretReader } from './secret-string';
 
 export function searchFromEnv(
   env: LambdaEnv,
@@ -24,6 +25,7 @@ export function searchFromEnv(
   const embedder = embedderFromEnv(env, () => deps.bedrock);
   const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', {
     bedrockClient: () => deps.bedrock,
+    readSecret: secretReader(env.AWS_REGION),
   });
   const search = createSearch({
     store: createSearchRepository(deps.db),
