@@ -10,6 +10,13 @@ import type { Construct } from 'constructs';
 import type { GroundworkFunction } from './constructs/groundwork-function';
 import type { ServerlessDatabase } from './constructs/serverless-database';
 import { TENANT_USAGE_INDEX } from '../lambdas/adapters/dynamodb/limit-store';
+import {
+  bedrockModelIds,
+  embeddingEnvironment,
+  modelSecretArns,
+  rerankEnvironment,
+  type ModelsConfig,
+} from './models';
 import { acknowledgeWildcardResource } from './nag';
 
 /**
@@ -165,37 +172,56 @@ export function bedrockModelArns(scope: Construct, modelId: string): string[] {
   ];
 }
 
-/** The models a function uses. */
-export interface BedrockModels {
-  readonly embedding: { readonly modelId: string; readonly dimension: number };
-  /** The answer model; null or absent: none (extractive answers, or no answers at all). */
-  readonly generation?: string | null;
+/** What a function does with the models of the configuration (lib/models.ts). */
+export interface ModelUse {
+  /** Ranks search results with the rerank stage (search and answer functions). */
+  readonly rerank?: boolean;
+  /** Generates answers with the generation model. */
+  readonly generate?: boolean;
 }
 
 /**
- * Bedrock: InvokeModel on the embedding model; InvokeModel and InvokeModelWithResponseStream
- * on the generation model (Converse and ConverseStream: the buffered POST /api/rag/answer streams from
- * Bedrock too when `stream: true`), on those models' ARNs only. Sets `EMBEDDING_MODEL_ID`,
- * `EMBEDDING_DIMENSION` and, with a generation model, `GENERATION_MODEL_ID`.
+ * The models: the environment the function's factories read (`EMBEDDING_*`, with `use.rerank`
+ * `RERANK_*`, with `use.generate` `GENERATION_MODEL_ID`), InvokeModel on the Bedrock models among
+ * them (InvokeModelWithResponseStream too on the generation model: Converse and ConverseStream,
+ * the buffered POST /api/rag/answer streams from Bedrock too when `stream: true`), on those
+ * models' ARNs only, and read access to the secrets holding model servers' keys.
  */
-export function grantBedrock(fn: GroundworkFunction, models: BedrockModels): void {
-  const embeddingArns = bedrockModelArns(fn, models.embedding.modelId);
-  fn.role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: embeddingArns }),
+export function grantModels(
+  fn: GroundworkFunction,
+  config: ModelsConfig,
+  use: ModelUse = {},
+): void {
+  const ids = bedrockModelIds(config);
+  const invoke = [ids.embedding, use.rerank ? ids.rerank : null].filter(
+    (id): id is string => id !== null,
   );
-  fn.addEnvironment('EMBEDDING_MODEL_ID', models.embedding.modelId);
-  fn.addEnvironment('EMBEDDING_DIMENSION', String(models.embedding.dimension));
-  const arns = [...embeddingArns];
-  if (models.generation) {
-    const generationArns = bedrockModelArns(fn, models.generation);
+  const arns: string[] = [];
+  const allow = (actions: string[], modelIds: string[]) => {
+    if (modelIds.length === 0) return;
+    const resources = [...new Set(modelIds.flatMap((id) => bedrockModelArns(fn, id)))];
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources }));
+    arns.push(...resources);
+  };
+  allow(['bedrock:InvokeModel'], invoke);
+  for (const [name, value] of Object.entries(embeddingEnvironment(config)))
+    fn.addEnvironment(name, value);
+  if (use.rerank) {
+    for (const [name, value] of Object.entries(rerankEnvironment(config)))
+      fn.addEnvironment(name, value);
+  }
+  if (use.generate && ids.generation) {
+    allow(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], [ids.generation]);
+    fn.addEnvironment('GENERATION_MODEL_ID', ids.generation);
+  }
+  const secrets = modelSecretArns({
+    ...config,
+    rerankProvider: use.rerank ? config.rerankProvider : 'none',
+  });
+  if (secrets.length > 0) {
     fn.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
-        resources: generationArns,
-      }),
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secrets }),
     );
-    fn.addEnvironment('GENERATION_MODEL_ID', models.generation);
-    arns.push(...generationArns);
   }
   for (const arn of arns.filter((a) => a.includes(':bedrock:*::'))) {
     acknowledgeWildcardResource(

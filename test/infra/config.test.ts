@@ -97,6 +97,40 @@ describe('configuration', () => {
     ).toBe(5);
   });
 
+  it("checks the models with the functions' own factories, naming the key at fault", () => {
+    const openai = {
+      embeddingProvider: 'openai',
+      embeddingModelId: 'nomic-embed-text',
+      embeddingDimension: 768,
+    };
+    expect(() => parseConfig(openai)).toThrow(/embeddingBaseUrl: .*needs EMBEDDING_BASE_URL/);
+    expect(
+      parseConfig({ ...openai, embeddingBaseUrl: 'https://tei.internal/v1' }).embeddingDimension,
+    ).toBe(768);
+    expect(() =>
+      parseConfig({ embeddingModelId: 'cohere.embed-multilingual-v3', embeddingDimension: 512 }),
+    ).toThrow(/embeddingDimension: EMBEDDING_DIMENSION must be 1024/);
+    expect(
+      parseConfig({ embeddingModelId: 'cohere.embed-english-v3', embeddingDimension: 1024 })
+        .embeddingModelId,
+    ).toBe('cohere.embed-english-v3');
+    expect(() => parseConfig({ embeddingModelId: 'not a model' })).toThrow(
+      /embeddingModelId: not a Bedrock model id/,
+    );
+    expect(() => parseConfig({ rerankProvider: 'http', rerankModelId: 'bge' })).toThrow(
+      /rerankBaseUrl: .*needs RERANK_BASE_URL/,
+    );
+    expect(() => parseConfig({ embeddingApiKeySecretArn: 'my-key' })).toThrow(
+      /embeddingApiKeySecretArn: not a Secrets Manager secret ARN/,
+    );
+    expect(() => parseConfig({ modelServerEgress: '10.0.0.5:443' })).toThrow(
+      /modelServerEgress.*<IPv4 CIDR>:<port>/,
+    );
+    expect(
+      parseConfig({ modelServerEgress: '10.0.0.5/32:443, 10.1.0.0/24:8080' }).modelServerEgress,
+    ).toEqual(['10.0.0.5/32:443', '10.1.0.0/24:8080']);
+  });
+
   it('accepts the Titan v2 dimensions (the first deploy fits the embedding columns)', () => {
     for (const d of [256, 512, 1024])
       expect(parseConfig({ embeddingDimension: d }).embeddingDimension).toBe(d);
