@@ -121,7 +121,7 @@ export class ApiStack extends Stack {
       serviceName: SERVICES.search,
       sizing: { memorySize: 1024 },
     });
-    grantDatabase(search, data.database);
+    grantDatabase(search, data.database, { reads: true });
     grantBedrock(search, { embedding });
     grantLimitsTable(search, data.limitsTable);
     search.addEnvironment('LIMITS_CONFIG', config.limitsJson);
@@ -134,7 +134,7 @@ export class ApiStack extends Stack {
       environment: confidence,
       assets: { sideLoadedModules: SIDE_LOADED_BY.answer ?? [] },
     });
-    grantDatabase(answer, data.database);
+    grantDatabase(answer, data.database, { reads: true });
     grantBedrock(answer, { embedding, generation: config.generationModelId });
     grantLimitsTable(answer, data.limitsTable);
     answer.addEnvironment('LIMITS_CONFIG', config.limitsJson);
@@ -147,7 +147,7 @@ export class ApiStack extends Stack {
       assets: { sideLoadedModules: SIDE_LOADED_BY.answerStream ?? [] },
       environment: confidence,
     });
-    grantDatabase(answerStream, data.database);
+    grantDatabase(answerStream, data.database, { reads: true });
     grantBedrock(answerStream, { embedding, generation: config.generationModelId });
     grantLimitsTable(answerStream, data.limitsTable);
     answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);
