@@ -14,7 +14,8 @@ import type { LambdaEnv } from './lambda-env';
 export function searchFromEnv(
   env: LambdaEnv,
   deps: {
-    readonly db: Database;
+    /** The reads' database (postgres/databases.ts): the writer when there is no reader. */
+    readonly reads: Database;
     /** The function's (traced) Bedrock client, used when a Bedrock model is configured. */
     readonly bedrock: BedrockRuntimeClient;
     readonly log: Log;
@@ -26,7 +27,7 @@ export function searchFromEnv(
     bedrockClient: () => deps.bedrock,
   });
   const search = createSearch({
-    store: createSearchRepository(deps.db),
+    store: createSearchRepository(deps.reads),
     embedder,
     reranker: rerank.reranker,
     settings: { rerank: rerank.settings },

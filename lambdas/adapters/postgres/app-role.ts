@@ -85,19 +85,30 @@ export async function ensureAppRole(db: Database, options: AppRoleOptions): Prom
   });
 }
 
-/** The group's grants in schema `s` (both quoted), and its membership of the search role. */
-async function grantGroup(tx: Queryable, g: string, s: string): Promise<void> {
+/**
+ * The group's grants in schema `s` (both quoted), and its membership of the search role. With
+ * `selectOnly`, SELECT on the tables and nothing that writes (the read group).
+ */
+async function grantGroup(
+  tx: Queryable,
+  g: string,
+  s: string,
+  options: { readonly selectOnly?: boolean } = {},
+): Promise<void> {
   const readOnly = READ_ONLY_TABLES.map((t) => `${s}.${quoteIdentifier(t)}`).join(', ');
   // An existing group from before row-level security inherited what it was granted.
   await tx.exec(`ALTER ROLE ${g} NOINHERIT`);
   await tx.exec(
-    [
-      `GRANT USAGE ON SCHEMA ${s} TO ${g}`,
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
-      `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
-      `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
-      `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
-    ].join(';\n'),
+    (options.selectOnly
+      ? [`GRANT USAGE ON SCHEMA ${s} TO ${g}`, `GRANT SELECT ON ALL TABLES IN SCHEMA ${s} TO ${g}`]
+      : [
+          `GRANT USAGE ON SCHEMA ${s} TO ${g}`,
+          `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
+          `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
+          `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
+          `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
+        ]
+    ).join(';\n'),
   );
   // PostgreSQL 16 and later record inheritance per grant (from NOINHERIT when it is made); 15
   // reads it from the member role alone and has no INHERIT option.
@@ -108,6 +119,38 @@ async function grantGroup(tx: Queryable, g: string, s: string): Promise<void> {
   await tx.exec(
     `GRANT ${quoteIdentifier(SEARCH_ROLE)} TO ${g}${perGrant ? ' WITH INHERIT FALSE, SET TRUE' : ''}`,
   );
+}
+
+/** The group role of the read connection: SELECT only (postgres/databases.ts). */
+export const READ_GROUP_ROLE = 'groundwork_app_ro';
+
+/**
+ * The read group (no login), for a second connection that serves the reads of
+ * postgres/databases.ts (`GROUNDWORK_DATABASE_READ_URL`): SELECT on the tables, nothing that
+ * writes, and the search role as the application's group has it. The read connection switches to
+ * it for each request (`DatabaseOptions.requestRole`), so a write sent there by mistake fails as it
+ * would on an Aurora reader. Run it on the writer, as the owner; `member` (the read connection's
+ * login) is made a member so that it may switch.
+ */
+export async function ensureReadRole(
+  db: Database,
+  options: { readonly group?: string; readonly member: string },
+): Promise<void> {
+  const group = options.group ?? READ_GROUP_ROLE;
+  const g = quoteIdentifier(group);
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('groundwork:app-role'))");
+    const { rows } = await tx.query<{ schema: string; exists: boolean; member: boolean }>(
+      `SELECT current_schema() AS schema,
+              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists,
+              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AND pg_has_role($2, $1, 'MEMBER') AS member`,
+      [group, options.member],
+    );
+    const row = rows[0]!;
+    if (!row.exists) await tx.exec(`CREATE ROLE ${g} NOLOGIN NOINHERIT`);
+    await grantGroup(tx, g, quoteIdentifier(row.schema), { selectOnly: true });
+    if (!row.member) await tx.exec(`GRANT ${g} TO ${quoteIdentifier(options.member)}`);
+  });
 }
 
 /**
