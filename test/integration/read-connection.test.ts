@@ -4,9 +4,14 @@
  * as an Aurora reader refuses writes. Documents are indexed on the writer through the S3 emulator;
  * search and answers served by the local HTTP server retrieve through the read connection; a write
  * sent to it fails; and a thread's messages, read right after they are written, come from the
- * writer. Roles are cluster-wide, so the login is unique per run and dropped afterwards.
+ * writer. The same through the connection strings `groundwork start` reads
+ * (GROUNDWORK_DATABASE_URL, GROUNDWORK_DATABASE_READ_URL). Roles are cluster-wide, so the logins
+ * are unique per run and dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { Client } from 'pg';
 import { READ_GROUP_ROLE } from '../../lambdas/adapters/postgres/app-role';
@@ -16,6 +21,7 @@ import { runInDbScope } from '../../lambdas/adapters/postgres/db-scope';
 import { createPgDatabase } from '../../lambdas/adapters/postgres/pg-database';
 import { quoteIdentifier } from '../../lambdas/adapters/postgres/sql-params';
 import { startLocalApi, type LocalApi } from '../../local/api';
+import { loadLocalEnv, stackOptionsFromEnv } from '../../local/config';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { openTestDatabase, TEST_DATABASE_URL } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
@@ -182,5 +188,80 @@ describe('reads on a read-only connection (PostgreSQL)', () => {
       createConversationRepository(writer).createThread(alice, 'x'),
     );
     expect(thread.id).toEqual(expect.any(String));
+  });
+});
+
+describe('groundwork start with GROUNDWORK_DATABASE_URL and GROUNDWORK_DATABASE_READ_URL', () => {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const reader = `gw_test_reader_${randomBytes(4).toString('hex')}`;
+  let stack: LocalStack;
+  let dataDir: string;
+
+  /** A URL of the test server as `user`, its tables in the suite's schema. */
+  function urlAs(user?: { name: string; password: string }): string {
+    const url = new URL(TEST_DATABASE_URL);
+    if (user) {
+      url.username = user.name;
+      url.password = user.password;
+    }
+    url.searchParams.set('options', `-c search_path=${schema},public`);
+    return url.toString();
+  }
+
+  beforeAll(async () => {
+    await admin(async (c) => {
+      await c.query(`CREATE SCHEMA ${schema}`);
+      await c.query(`CREATE ROLE ${quoteIdentifier(reader)} LOGIN PASSWORD '${password}'`);
+    });
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-read-url-'));
+    stack = await startLocalStack({
+      ...(await stackOptionsFromEnv(
+        loadLocalEnv({
+          GROUNDWORK_DATA_DIR: dataDir,
+          GROUNDWORK_DATABASE_URL: urlAs(),
+          GROUNDWORK_DATABASE_READ_URL: urlAs({ name: reader, password }),
+        }),
+      )),
+      embedder: createHashEmbedder(),
+      logLevel: 'SILENT',
+      reconcile: false,
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    await admin(async (c) => {
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.query(`DROP ROLE IF EXISTS ${quoteIdentifier(reader)}`);
+    });
+  });
+
+  it('opens both connections, the reads as the read group, and searches through them', async () => {
+    const { writer, reads } = stack.databases;
+    expect(writer.kind).toBe('postgres');
+    expect(reads).not.toBe(writer);
+    await stack.s3.client.send(
+      new PutObjectCommand({
+        Bucket: stack.s3.bucket,
+        Key: 'tenants/acme/refunds.md',
+        Body: '# Refunds\n\nRefunds are issued within 14 days after the return arrives.',
+      }),
+    );
+    await stack.queue.idle();
+    const { hits } = await runInDbScope({ ...alice, allUsers: false }, () =>
+      stack.search.search(alice, { queryText: 'refunds', topK: 3, mode: 'hybrid', filters: {} }),
+    );
+    expect(hits[0]?.text).toContain('14 days');
+    const role = await runInDbScope({ ...alice, allUsers: false }, () =>
+      reads.query<{ role: string; login: string }>(
+        'SELECT current_user AS role, session_user AS login',
+      ),
+    );
+    expect(role.rows[0]).toEqual({ role: READ_GROUP_ROLE, login: reader });
+    expect(
+      await codeOf(() =>
+        runInDbScope({ ...alice, allUsers: false }, () => reads.query('DELETE FROM chunks')),
+      ),
+    ).toBe('42501');
   });
 });
