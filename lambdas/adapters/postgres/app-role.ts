@@ -132,25 +132,11 @@ export const READ_GROUP_ROLE = 'groundwork_app_ro';
  * would on an Aurora reader. Run it on the writer, as the owner; `member` (the read connection's
  * login) is made a member so that it may switch.
  */
-export async function ensureReadRole(
+export function ensureReadRole(
   db: Database,
   options: { readonly group?: string; readonly member: string },
 ): Promise<void> {
-  const group = options.group ?? READ_GROUP_ROLE;
-  const g = quoteIdentifier(group);
-  await db.transaction(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('groundwork:app-role'))");
-    const { rows } = await tx.query<{ schema: string; exists: boolean; member: boolean }>(
-      `SELECT current_schema() AS schema,
-              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists,
-              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AND pg_has_role($2, $1, 'MEMBER') AS member`,
-      [group, options.member],
-    );
-    const row = rows[0]!;
-    if (!row.exists) await tx.exec(`CREATE ROLE ${g} NOLOGIN NOINHERIT`);
-    await grantGroup(tx, g, quoteIdentifier(row.schema), { selectOnly: true });
-    if (!row.member) await tx.exec(`GRANT ${g} TO ${quoteIdentifier(options.member)}`);
-  });
+  return ensureGroup(db, options.group ?? READ_GROUP_ROLE, options.member, { selectOnly: true });
 }
 
 /**
@@ -158,9 +144,19 @@ export async function ensureReadRole(
  * the group for each request (`DatabaseOptions.requestRole`): the embedded default (PGlite's
  * superuser) and a developer's server (the owner, made a member here so that it may switch).
  */
-export async function ensureRequestRole(
+export function ensureRequestRole(db: Database, group: string = APP_GROUP_ROLE): Promise<void> {
+  return ensureGroup(db, group, null, {});
+}
+
+/**
+ * Creates `group` (NOLOGIN NOINHERIT) if missing, grants it its privileges in the current schema,
+ * and makes `member` (null: the current user) a member of it.
+ */
+async function ensureGroup(
   db: Database,
-  group: string = APP_GROUP_ROLE,
+  group: string,
+  member: string | null,
+  grants: { readonly selectOnly?: boolean },
 ): Promise<void> {
   const g = quoteIdentifier(group);
   await db.transaction(async (tx) => {
@@ -168,12 +164,14 @@ export async function ensureRequestRole(
     const { rows } = await tx.query<{ schema: string; exists: boolean; member: boolean }>(
       `SELECT current_schema() AS schema,
               EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists,
-              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AND pg_has_role(current_user, $1, 'MEMBER') AS member`,
-      [group],
+              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)
+                AND pg_has_role(coalesce($2::text, current_user::text), $1, 'MEMBER') AS member`,
+      [group, member],
     );
     const row = rows[0]!;
     if (!row.exists) await tx.exec(`CREATE ROLE ${g} NOLOGIN NOINHERIT`);
-    await grantGroup(tx, g, quoteIdentifier(row.schema));
-    if (!row.member) await tx.exec(`GRANT ${g} TO CURRENT_USER`);
+    await grantGroup(tx, g, quoteIdentifier(row.schema), grants);
+    if (!row.member)
+      await tx.exec(`GRANT ${g} TO ${member === null ? 'CURRENT_USER' : quoteIdentifier(member)}`);
   });
 }
