@@ -122,7 +122,7 @@ export class ApiStack extends Stack {
       serviceName: SERVICES.search,
       sizing: { memorySize: 1024 },
     });
-    grantDatabase(search, data.database);
+    grantDatabase(search, data.database, { reads: true });
     grantModels(search, config, { rerank: true });
     grantLimitsTable(search, data.limitsTable);
     search.addEnvironment('LIMITS_CONFIG', config.limitsJson);
@@ -135,7 +135,7 @@ export class ApiStack extends Stack {
       environment: confidence,
       assets: { sideLoadedModules: SIDE_LOADED_BY.answer ?? [] },
     });
-    grantDatabase(answer, data.database);
+    grantDatabase(answer, data.database, { reads: true });
     grantModels(answer, config, { rerank: true, generate: true });
     grantLimitsTable(answer, data.limitsTable);
     answer.addEnvironment('LIMITS_CONFIG', config.limitsJson);
@@ -148,7 +148,7 @@ export class ApiStack extends Stack {
       assets: { sideLoadedModules: SIDE_LOADED_BY.answerStream ?? [] },
       environment: confidence,
     });
-    grantDatabase(answerStream, data.database);
+    grantDatabase(answerStream, data.database, { reads: true });
     grantModels(answerStream, config, { rerank: true, generate: true });
     grantLimitsTable(answerStream, data.limitsTable);
     answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);

@@ -161,6 +161,13 @@ export const groundworkConfigSchema = z
         'must be 17.4 or later (scale to zero, pgvector 0.8)',
       )
       .optional(),
+    /**
+     * Aurora Serverless v2 reader instances (0 to 15, each between the same minimum and maximum
+     * ACUs as the writer). Above 0, search and answer retrieval read from them through RDS
+     * Proxy's read-only endpoint (or the cluster's reader endpoint without the proxy); writes and
+     * the reads that must see them stay on the writer (docs/decisions/0147-reads-on-aurora-readers.md).
+     */
+    readReplicas: num.pipe(z.number().int().min(0).max(15)).default(0),
     /** Minutes without connections before a 0-ACU minimum pauses the database (5 to 1440). */
     auroraAutoPauseMinutes: num.pipe(z.number().int().min(5).max(1440)).default(10),
     /** Database deletion protection (turn off before `cdk destroy`). */

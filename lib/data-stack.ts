@@ -49,6 +49,7 @@ export class DataStack extends Stack {
       },
       deletionProtection: config.deletionProtection,
       proxy: config.rdsProxy,
+      readers: config.readReplicas,
       logRetention,
       ...(config.auroraEngineVersion ? { engineVersion: config.auroraEngineVersion } : {}),
       // Rotation functions and the proxy reach only the interface endpoints (Secrets Manager).

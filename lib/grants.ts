@@ -27,11 +27,15 @@ import { acknowledgeWildcardResource } from './nag';
  * secret too (`APP_DB_SECRET_ARN`) to create its role. The owner connects to the cluster
  * directly (its own security group), not through the proxy: on a first deploy the proxy's target
  * can still be registering when the migration runs.
+ *
+ * `reads: true` (the functions that search: rag-search and both answer functions) also sets
+ * `DB_READ_HOST` when the database has readers: the endpoint their search statements use
+ * (lambdas/adapters/postgres/databases.ts says which reads go there). Same secret, same group.
  */
 export function grantDatabase(
   fn: GroundworkFunction,
   db: ServerlessDatabase,
-  options: { readonly as?: 'application' | 'owner' } = {},
+  options: { readonly as?: 'application' | 'owner'; readonly reads?: boolean } = {},
 ): void {
   const owner = options.as === 'owner';
   const secret = owner ? db.secret : db.appSecret;
@@ -45,6 +49,8 @@ export function grantDatabase(
   const direct = owner || !db.proxy;
   fn.addEnvironment('DB_HOST', direct ? db.clusterEndpoint : db.endpoint);
   fn.addEnvironment('DB_NAME', db.databaseName);
+  if (options.reads && !owner && db.readEndpoint)
+    fn.addEnvironment('DB_READ_HOST', db.readEndpoint);
   // TLS to the cluster itself: its certificate chains to the RDS CA that the Node.js runtime
   // loads only when asked (RDS Proxy's ACM certificate chains to a public root).
   if (direct) fn.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');

@@ -74,6 +74,10 @@ describe('configuration', () => {
       /auroraEngineVersion: must be 17.4 or later/,
     );
     expect(() => parseConfig({ auroraEngineVersion: '16.6' })).toThrow(/must be 17.<minor>/);
+    expect(() => parseConfig({ readReplicas: 16 })).toThrow(/readReplicas/);
+    expect(() => parseConfig({ readReplicas: 1.5 })).toThrow(/readReplicas/);
+    expect(() => parseConfig({ readReplicas: -1 })).toThrow(/readReplicas/);
+    expect(parseConfig({ readReplicas: '2' }).readReplicas).toBe(2);
     expect(parseConfig({ auroraEngineVersion: '17.7' }).auroraEngineVersion).toBe('17.7');
     expect(() => parseConfig({ ingestConcurrency: 5, ingestReservedConcurrency: 3 })).toThrow(
       /ingestReservedConcurrency: must be at least ingestConcurrency/,

@@ -15,7 +15,8 @@ import { secretReader } from './secret-string';
 export function searchFromEnv(
   env: LambdaEnv,
   deps: {
-    readonly db: Database;
+    /** The reads' database (postgres/databases.ts): the writer when there is no reader. */
+    readonly reads: Database;
     /** The function's (traced) Bedrock client, used when a Bedrock model is configured. */
     readonly bedrock: BedrockRuntimeClient;
     readonly log: Log;
@@ -28,7 +29,7 @@ export function searchFromEnv(
     readSecret: secretReader(env.AWS_REGION),
   });
   const search = createSearch({
-    store: createSearchRepository(deps.db),
+    store: createSearchRepository(deps.reads),
     embedder,
     reranker: rerank.reranker,
     settings: { rerank: rerank.settings },
