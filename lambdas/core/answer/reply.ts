@@ -74,8 +74,9 @@ async function extract(
   const text = await timeline.step('generate', async () =>
     extractiveAnswer(prepared.standaloneQuery, prepared.blocks, {
       maxSentences: deps.settings.extractiveSentences,
-      // A second sentence is quoted only when it scores at least this share of the best one.
-      // Its effect on SQuAD: `groundwork eval-answers <squad-dir>` (gold-span rate).
+      // A sentence after the best one is quoted only when it scores at least this share of the
+      // best (docs/confidence.md, "The extractive answerer"). What the answerer scores with it
+      // on SQuAD: `groundwork eval-answers <squad-dir>` (the gold-span rate).
       minRelativeScore: MIN_RELATIVE_SCORE,
     }),
   );
