@@ -2,8 +2,8 @@
  * The answer use case, one step a function, each returning what it came to:
  *
  * 1. the thread (found, opened or created) and its history;
- * 2. the intent: a greeting is `conversational`, answered without retrieval; a question is
- *    embedded and stored with its vector, and the profile is chosen;
+ * 2. the intent: a greeting is `conversational`, answered without retrieval; the message is
+ *    stored (a question with its vector, for the caller's memory) and the profile is chosen;
  * 3. the preparation (./preparation.ts): the standalone question, retrieval (a failure is
  *    degraded or thrown, as the route's `onRetrievalFailure` says), memory, context, the
  *    confidence gate and the prompt;
