@@ -482,7 +482,7 @@ const rows: Row[] = [
     ...ASKED_OFFLINE,
     searchDown: new Error('socket hang up'),
     request: { onRetrievalFailure: 'fail' },
-    expected: { throws: UnavailableError },
+    expected: { throws: UnavailableError, message: /^Retrieval is unavailable/ },
   },
   {
     name: 'embedding model down, policy fail: a retryable 503 naming the model',

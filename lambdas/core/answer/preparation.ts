@@ -186,7 +186,9 @@ export async function retrieve(
   onFailure: RetrievalFailurePolicy,
 ): Promise<Retrieval> {
   try {
-    if (!embedding) throw new Error('no query embedding');
+    // The question could not be embedded (recordQuestion kept going without its vector).
+    if (!embedding)
+      throw new UnavailableError('The embedding model is unavailable; try again shortly.');
     const pinned = pinnedSearch(deps, request, query);
     const [result, pinnedResult] = await timeline.step(
       'retrieve',
@@ -215,7 +217,7 @@ export async function retrieve(
     if (onFailure === 'fail') {
       throw err instanceof AppError
         ? err
-        : new UnavailableError('The embedding model is unavailable; try again shortly.', err);
+        : new UnavailableError('Retrieval is unavailable; try again shortly.', err);
     }
     deps.log.error('retrieval failed; answering without context', { err });
     deps.metrics.count('RetrievalFailures');
