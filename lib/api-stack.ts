@@ -10,6 +10,7 @@ import type { Construct } from 'constructs';
 import { LAMBDA_ENTRIES, SIDE_LOADED_BY } from './bundling';
 import type { GroundworkConfig } from './config';
 import { DatabaseMigration } from './constructs/database-migration';
+import { INGEST_FUNCTION_TIMEOUT } from './constructs/document-source';
 import {
   GroundworkFunction,
   type FunctionNetwork,
@@ -21,13 +22,14 @@ import { GroundworkRestApi } from './constructs/groundwork-rest-api';
 import type { DataStack } from './data-stack';
 import { API_ROUTES, type ApiFunction } from '../lambdas/http/api-routes';
 import {
-  grantBedrock,
+  grantModels,
   grantDatabase,
   grantDocumentsRead,
   grantDocumentsWrite,
   grantLimitsTable,
 } from './grants';
 import { SERVICES } from './metrics';
+import { bedrockModelIds } from './models';
 
 export interface ApiStackProps extends StackProps {
   readonly config: GroundworkConfig;
@@ -54,7 +56,6 @@ export class ApiStack extends Stack {
       vpc: data.network.vpc,
       securityGroups: [data.network.functionSecurityGroup],
     };
-    const embedding = { modelId: config.embeddingModelId, dimension: config.embeddingDimension };
     // Only the overrides the configuration sets: the functions resolve the rest from the
     // embedding model's calibration (lambdas/core/answer/calibrations.ts).
     const confidence = Object.fromEntries(
@@ -76,7 +77,7 @@ export class ApiStack extends Stack {
     this.migration = new DatabaseMigration(this, 'Migration', {
       network,
       database: data.database,
-      embedding,
+      models: config,
       logRetention,
       awsSdk: config.awsSdk,
     });
@@ -88,7 +89,7 @@ export class ApiStack extends Stack {
       // reserving concurrency too is optional (a new account's quota of 10 cannot afford it).
       sizing: {
         memorySize: 1024,
-        timeout: Duration.minutes(5),
+        timeout: INGEST_FUNCTION_TIMEOUT,
         ...(config.ingestReservedConcurrency !== undefined
           ? { reservedConcurrency: config.ingestReservedConcurrency }
           : {}),
@@ -96,7 +97,7 @@ export class ApiStack extends Stack {
       assets: { sideLoadedModules: SIDE_LOADED_BY.ingest ?? [] },
     });
     grantDatabase(ingest, data.database);
-    grantBedrock(ingest, { embedding });
+    grantModels(ingest, config);
     grantDocumentsRead(ingest, data.documents.bucket);
     ingest.function.addEventSource(
       new SqsEventSource(data.documents.queue, {
@@ -118,8 +119,8 @@ export class ApiStack extends Stack {
       serviceName: SERVICES.search,
       sizing: { memorySize: 1024 },
     });
-    grantDatabase(search, data.database);
-    grantBedrock(search, { embedding });
+    grantDatabase(search, data.database, { reads: true });
+    grantModels(search, config, { rerank: true });
     grantLimitsTable(search, data.limitsTable);
     search.addEnvironment('LIMITS_CONFIG', config.limitsJson);
 
@@ -131,8 +132,8 @@ export class ApiStack extends Stack {
       environment: confidence,
       assets: { sideLoadedModules: SIDE_LOADED_BY.answer ?? [] },
     });
-    grantDatabase(answer, data.database);
-    grantBedrock(answer, { embedding, generation: config.generationModelId });
+    grantDatabase(answer, data.database, { reads: true });
+    grantModels(answer, config, { rerank: true, generate: true });
     grantLimitsTable(answer, data.limitsTable);
     answer.addEnvironment('LIMITS_CONFIG', config.limitsJson);
     answer.addEnvironment('LEXYBRAIN_RAG_ENABLED', String(config.lexybrainRagEnabled));
@@ -144,8 +145,8 @@ export class ApiStack extends Stack {
       assets: { sideLoadedModules: SIDE_LOADED_BY.answerStream ?? [] },
       environment: confidence,
     });
-    grantDatabase(answerStream, data.database);
-    grantBedrock(answerStream, { embedding, generation: config.generationModelId });
+    grantDatabase(answerStream, data.database, { reads: true });
+    grantModels(answerStream, config, { rerank: true, generate: true });
     grantLimitsTable(answerStream, data.limitsTable);
     answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);
 
@@ -223,11 +224,7 @@ export class ApiStack extends Stack {
         ),
       ),
       bedrockModelIds: [
-        ...new Set(
-          [config.embeddingModelId, config.generationModelId].filter(
-            (id): id is string => typeof id === 'string',
-          ),
-        ),
+        ...new Set(Object.values(bedrockModelIds(config)).filter((id) => id !== null)),
       ],
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
       dailyCostCapUsd: config.limitsConfig.costCaps.globalUsdPerDay,

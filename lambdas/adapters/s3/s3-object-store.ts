@@ -2,7 +2,7 @@
 import {
   GetObjectCommand,
   HeadObjectCommand,
-  paginateListObjectsV2,
+  ListObjectsCommand,
   S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -36,14 +36,24 @@ export function createS3ObjectStore(client: S3Client): ObjectStore {
         throw err;
       }
     },
+    // ListObjects (version 1) with markers: the local S3 emulator cannot write version 2's
+    // continuation token on Node 17 and later (it encrypts it with DES, which OpenSSL 3 leaves to
+    // its legacy provider), so a bucket of more than 1,000 objects would not list. S3 serves both.
     async list(bucket) {
       const out: ListedObject[] = [];
-      for await (const page of paginateListObjectsV2({ client }, { Bucket: bucket })) {
-        for (const o of page.Contents ?? []) {
+      let marker: string | undefined;
+      for (;;) {
+        const page = await client.send(
+          new ListObjectsCommand({ Bucket: bucket, ...(marker ? { Marker: marker } : {}) }),
+        );
+        const contents = page.Contents ?? [];
+        for (const o of contents) {
           if (o.Key) out.push({ key: o.Key, lastModified: o.LastModified ?? new Date(0) });
         }
+        const last = page.NextMarker ?? contents.at(-1)?.Key;
+        if (!page.IsTruncated || last === undefined) return out;
+        marker = last;
       }
-      return out;
     },
   };
 }

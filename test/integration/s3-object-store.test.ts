@@ -1,0 +1,52 @@
+/**
+ * The ObjectStore adapter over the real SDK client and the local S3 emulator: a bucket of more
+ * than one page (1,000 keys) lists whole, as reconciliation at start needs for a large folder.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import S3rver from 's3rver';
+import { createS3ObjectStore } from '../../lambdas/adapters/s3/s3-object-store';
+import { localS3Client } from '../../local/stack';
+
+const BUCKET = 'documents';
+let dir: string;
+let server: S3rver;
+let client: S3Client;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-s3-list-'));
+  server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir });
+  const { port } = (await server.run()) as unknown as AddressInfo;
+  client = localS3Client(`http://127.0.0.1:${port}`, {
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+  });
+  await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+});
+afterAll(async () => {
+  client.destroy();
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('lists every object of a bucket holding more than one page of keys', async () => {
+  const keys = Array.from(
+    { length: 1_203 },
+    (_, i) => `tenants/acme/notes/${String(i).padStart(5, '0')} ${i % 7 === 0 ? 'é' : 'x'}.txt`,
+  );
+  for (let i = 0; i < keys.length; i += 50) {
+    await Promise.all(
+      keys
+        .slice(i, i + 50)
+        .map((Key) => client.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body: 'x' }))),
+    );
+  }
+  const store = createS3ObjectStore(client);
+  if (!store.list) throw new Error('the S3 store lists');
+  const listed = await store.list(BUCKET);
+  expect(listed.map((o) => o.key).sort()).toEqual([...keys].sort());
+  expect(new Set(listed.map((o) => o.key)).size).toBe(keys.length);
+}, 120_000);
