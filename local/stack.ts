@@ -50,6 +50,8 @@ import {
 import type { ConversationStore } from '../lambdas/core/answer/conversations';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
+import { DEFAULT_KEY_LAYOUT } from '../lambdas/core/ingestion/object-attributes';
+import { DEFAULT_PUBLISHING_TENANTS } from '../lambdas/core/visibility';
 import type { Reranker } from '../lambdas/core/retrieval/rerank';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
 import { makeHandler as makeIngestHandler, processDeadLetter } from '../lambdas/ingest/handler';
@@ -76,6 +78,12 @@ export interface LocalStackOptions {
   readonly embedder?: Embedder;
   /** An already-open database (tests pass PostgreSQL here); defaults to PGlite in dataDir. */
   readonly db?: Database;
+  /**
+   * The publishing tenants (lambdas/core/visibility.ts): whose `global` documents every tenant
+   * reads, and who may publish them, for ingestion, the documents API and search alike.
+   * @default DEFAULT_PUBLISHING_TENANTS
+   */
+  readonly publishingTenants?: readonly string[];
   readonly ingestion?: Partial<IngestionSettings>;
   /** Accumulates ingestion stage timings (benchmarks). */
   readonly ingestionTimings?: StageTimings;
@@ -220,6 +228,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       .send(new HeadBucketCommand({ Bucket: bucket }))
       .catch(() => client.send(new CreateBucketCommand({ Bucket: bucket })));
 
+    const publishingTenants = options.publishingTenants ?? DEFAULT_PUBLISHING_TENANTS;
+    const keyLayout = { ...DEFAULT_KEY_LAYOUT, globalPublishers: publishingTenants };
     const documentStore = createDocumentRepository(db);
     const objectStore = createS3ObjectStore(client);
     const ingestion = createIngestion({
@@ -228,7 +238,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       parser: createDocumentParser(),
       embedder,
       tokens: createTokenCounter(),
-      settings: options.ingestion,
+      settings: { ...options.ingestion, keyLayout },
       ...(options.ingestionTimings ? { timings: options.ingestionTimings } : {}),
       log: logPort(logger),
       metrics: metricsSink(metrics),
@@ -238,7 +248,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       store: createSearchRepository(db),
       embedder,
       reranker: options.reranker ?? null,
-      settings: options.search,
+      settings: { ...options.search, globalTenants: publishingTenants },
       log: logPort(logger),
       metrics: metricsSink(metrics),
     });
@@ -265,6 +275,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       catalog: createDocumentCatalog(db),
       bucket: createUploadBucket(client, bucket),
       settings: {
+        globalPublishers: publishingTenants,
         maxUploadBytes:
           options.ingestion?.maxObjectBytes ?? DEFAULT_INGESTION_SETTINGS.maxObjectBytes,
       },
@@ -274,6 +285,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       store: documentStore,
       objects: objectStore,
       ingestion,
+      settings: { keyLayout },
       log: logPort(logger),
       metrics: metricsSink(metrics),
       tenantScope: dbTenantScope,

@@ -6,7 +6,6 @@
 import * as z from '../core/zod';
 import type { DocumentView, Documents } from '../core/documents/documents';
 import type { Database } from '../adapters/postgres/database';
-import { listDocuments } from '../adapters/postgres/document-queries';
 import { cursorCodec } from '../http/cursor';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import {
@@ -50,7 +49,7 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database; document
     async ({ identity, query }) => {
       const q = parseOrThrow(listDocumentsQuerySchema, query);
       await deps.documents.expireStaleUploads(identity);
-      const rows = await listDocuments(deps.db, identity, {
+      const rows = await deps.documents.list(identity, {
         ...(q.status ? { status: q.status } : {}),
         ...(q.source_type ? { sourceType: q.source_type } : {}),
         ...(q.prefix ? { uriPrefix: q.prefix } : {}),
@@ -60,23 +59,23 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database; document
       const last = rows[rows.length - 1];
       return {
         body: {
-          documents: rows.map((r) => ({
-            id: r.id,
-            source_uri: r.source_uri,
-            title: r.title,
-            source_type: r.source_type,
-            language: r.language,
-            visibility: r.visibility,
-            status: r.status,
-            failure_reason: r.failure_reason,
-            chunk_count: r.chunk_count,
-            created_at: r.created_at.toISOString(),
-            updated_at: r.updated_at.toISOString(),
-            source_updated_at: r.source_updated_at?.toISOString() ?? null,
+          documents: rows.map((d) => ({
+            id: d.id,
+            source_uri: d.sourceUri,
+            title: d.title,
+            source_type: d.sourceType,
+            language: d.language,
+            visibility: d.visibility,
+            status: d.status,
+            failure_reason: d.failureReason,
+            chunk_count: d.chunkCount,
+            created_at: d.createdAt.toISOString(),
+            updated_at: d.updatedAt.toISOString(),
+            source_updated_at: d.sourceUpdatedAt?.toISOString() ?? null,
           })),
           next_cursor:
             rows.length === q.limit && last
-              ? documentsCursor.encode({ after: last.source_uri })
+              ? documentsCursor.encode({ after: last.sourceUri })
               : null,
         },
       };
