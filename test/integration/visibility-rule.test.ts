@@ -70,7 +70,14 @@ const CASES: readonly Case[] = [
   {
     name: 'a user of a tenant that does not publish',
     caller: { tenantId: 'acme', userId: 'a1', isAdmin: false },
-    sees: ['acme/tenant', 'acme/tenant-failed', 'acme/a1', 'acme/a1-failed', 'acme/global', 'pub/global'],
+    sees: [
+      'acme/tenant',
+      'acme/tenant-failed',
+      'acme/a1',
+      'acme/a1-failed',
+      'acme/global',
+      'pub/global',
+    ],
   },
   {
     name: 'another user of the same tenant',
@@ -237,7 +244,8 @@ describe.each(ENGINES)('the visibility rule on %s', (engine) => {
         });
         return keysOf(new Set(hits.map((h) => h.documentId)));
       };
-      for (const result of await both(caller, found)) expect(result).toEqual(sorted(searchable(sees)));
+      for (const result of await both(caller, found))
+        expect(result).toEqual(sorted(searchable(sees)));
     });
   });
 

@@ -516,13 +516,7 @@ export function createDocuments(deps: {
     async passage(caller, id, range) {
       const document = await visible(caller, id);
       if (range.end <= range.start) throw new ValidationError('end: must be greater than start');
-      const chunks = await catalog.passage(
-        reader(caller),
-        document.id,
-        range.start,
-        range.end,
-        5,
-      );
+      const chunks = await catalog.passage(reader(caller), document.id, range.start, range.end, 5);
       return { document, chunks };
     },
   };
