@@ -13,15 +13,15 @@ import {
   listDocumentsQuerySchema,
   passageQuerySchema,
   type DocumentDetail,
+  type DocumentSummary,
 } from './schema';
 
 const noBody = z.strictObject({});
 /** GET /api/documents pages by source URI. */
 const documentsCursor = cursorCodec(z.object({ after: z.string().check(z.minLength(1)) }));
 
-/** A document as the API shows it (GET /documents/{id}). */
-export function toDetail(d: DocumentView): DocumentDetail {
-  const progress = d.progress as DocumentDetail['progress'];
+/** A document as a page of GET /documents lists it. */
+function toSummary(d: DocumentView): DocumentSummary {
   return {
     id: d.id,
     source_uri: d.sourceUri,
@@ -35,6 +35,14 @@ export function toDetail(d: DocumentView): DocumentDetail {
     created_at: d.createdAt.toISOString(),
     updated_at: d.updatedAt.toISOString(),
     source_updated_at: d.sourceUpdatedAt?.toISOString() ?? null,
+  };
+}
+
+/** A document as the API shows it (GET /documents/{id}). */
+export function toDetail(d: DocumentView): DocumentDetail {
+  const progress = d.progress as DocumentDetail['progress'];
+  return {
+    ...toSummary(d),
     metadata: { ...d.metadata },
     progress: d.status === 'processing' ? progress : null,
     uploaded_by: d.uploadedBy,
@@ -59,20 +67,7 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database; document
       const last = rows[rows.length - 1];
       return {
         body: {
-          documents: rows.map((d) => ({
-            id: d.id,
-            source_uri: d.sourceUri,
-            title: d.title,
-            source_type: d.sourceType,
-            language: d.language,
-            visibility: d.visibility,
-            status: d.status,
-            failure_reason: d.failureReason,
-            chunk_count: d.chunkCount,
-            created_at: d.createdAt.toISOString(),
-            updated_at: d.updatedAt.toISOString(),
-            source_updated_at: d.sourceUpdatedAt?.toISOString() ?? null,
-          })),
+          documents: rows.map(toSummary),
           next_cursor:
             rows.length === q.limit && last
               ? documentsCursor.encode({ after: last.sourceUri })
