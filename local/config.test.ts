@@ -23,6 +23,19 @@ describe('the embedded default configuration', () => {
     });
   });
 
+  it('passes the publishing tenants to the stack, one default when unset', async () => {
+    expect(await stackOptionsFromEnv(loadLocalEnv({}))).toMatchObject({
+      publishingTenants: ['global'],
+    });
+    const set = await stackOptionsFromEnv(
+      loadLocalEnv({ GROUNDWORK_PUBLISHING_TENANTS: 'help,docs' }),
+    );
+    expect(set).toMatchObject({ publishingTenants: ['help', 'docs'] });
+    expect(() => loadLocalEnv({ GROUNDWORK_PUBLISHING_TENANTS: 'not a tenant' })).toThrow(
+      /GROUNDWORK_PUBLISHING_TENANTS/,
+    );
+  });
+
   it('names the variable when the window is not a usable size', () => {
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: '5' })).toThrow(ConfigError);
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: 'big' })).toThrow(
