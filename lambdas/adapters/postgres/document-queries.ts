@@ -6,7 +6,7 @@ import type { DocumentCatalog, DocumentView } from '../../core/documents/documen
 import type { DocumentStatus, Visibility } from '../../core/ingestion/document-store';
 import type { Database } from './database';
 import { isUuid, SqlParams } from './sql-params';
-import { visibleDocumentSql } from './visibility-sql';
+import { visibleDocumentBranches, visibleDocumentSql } from './visibility-sql';
 
 interface DocumentViewRow {
   id: string;
@@ -98,18 +98,25 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
       const optional = (value: string | undefined, test: (param: string) => string) =>
         value === undefined ? [] : [test(p.add(value, 'text'))];
       const conditions = [
-        visibleDocumentSql('d', reader, p),
         ...optional(filter.status, (v) => `d.status = ${v}`),
         ...optional(filter.sourceType, (v) => `d.source_type = ${v}`),
         ...optional(filter.uriPrefix, (v) => `starts_with(d.source_uri, ${v})`),
         ...optional(filter.after, (v) => `d.source_uri > ${v}`),
       ];
-      const { rows } = await db.query<DocumentViewRow>(
-        `SELECT ${VIEW_COLUMNS}
+      const limit = p.add(filter.limit, 'int');
+      // One page of each branch of the rule, through the (tenant_id, source_uri) index, merged:
+      // their OR would read and sort every document of the tenant for each page.
+      const pages = visibleDocumentBranches('d', reader, p).map(
+        (branch) => `(SELECT ${VIEW_COLUMNS}
            FROM documents d
-          WHERE ${conditions.join('\n            AND ')}
+          WHERE ${[branch, ...conditions].join('\n            AND ')}
           ORDER BY d.source_uri
-          LIMIT ${p.add(filter.limit, 'int')}`,
+          LIMIT ${limit})`,
+      );
+      const { rows } = await db.query<DocumentViewRow>(
+        `SELECT * FROM (${pages.join('\n        UNION ALL\n        ')}) page
+          ORDER BY source_uri
+          LIMIT ${limit}`,
         p.values,
       );
       return rows.map(toView);

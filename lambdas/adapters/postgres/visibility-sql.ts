@@ -22,14 +22,32 @@ function name(n: string): string {
   return n;
 }
 
-/** The documents of `d` the reader sees, in every status (get, list, passages). */
-export function visibleDocumentSql(d: string, reader: Reader, p: SqlParams): string {
+/**
+ * {@link visibleDocumentSql} as two disjoint predicates, each with its own tenant test: the
+ * reader's tenant, and the publishing tenants seen from another tenant. A reader that pages in
+ * the order of an index on (tenant_id, ...) reads each through it, which their OR would not allow.
+ */
+export function visibleDocumentBranches(
+  d: string,
+  reader: Reader,
+  p: SqlParams,
+): readonly [own: string, published: string] {
   const a = name(d);
   const tenant = p.add(reader.tenantId, 'text');
   const user = p.add(reader.userId, 'text');
   const publishers = p.add([...reader.globalTenants], 'text[]');
-  return `((${a}.tenant_id = ${tenant} AND (${a}.visibility <> 'user' OR ${a}.owner_user_id = ${user}))
-      OR (${a}.visibility = 'global' AND ${a}.status = 'indexed' AND ${a}.tenant_id = ANY(${publishers})))`;
+  return [
+    `${a}.tenant_id = ${tenant} AND (${a}.visibility <> 'user' OR ${a}.owner_user_id = ${user})`,
+    `${a}.tenant_id = ANY(${publishers}) AND ${a}.tenant_id <> ${tenant}
+      AND ${a}.visibility = 'global' AND ${a}.status = 'indexed'`,
+  ];
+}
+
+/** The documents of `d` the reader sees, in every status (get, passages, search). */
+export function visibleDocumentSql(d: string, reader: Reader, p: SqlParams): string {
+  const [own, published] = visibleDocumentBranches(d, reader, p);
+  return `((${own})
+      OR (${published}))`;
 }
 
 /** The documents the reader can find by their content: visible and `indexed` (search). */
