@@ -31,11 +31,11 @@ describe.each(ENGINES)('a page of the documents list on %s', (engine) => {
     const plans: string[] = [];
     const explaining: Database = {
       ...db,
-      query: (async (text: string, values?: unknown[]) => {
+      query: async (text: string, values?: unknown[]) => {
         const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values);
         plans.push(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
         return db.query(text, values);
-      }) as Database['query'],
+      },
     };
     const page = await createDocumentCatalog(explaining).list(
       { tenantId: 'big', userId: 'u1', globalTenants: ['global'] },
