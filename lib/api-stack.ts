@@ -178,6 +178,9 @@ export class ApiStack extends Stack {
     // New code reaches the database only after the schema it expects (migrations are forward-only).
     for (const dependent of [ingest, search, answer, answerStream, documents, admin])
       dependent.node.addDependency(this.migration.resource);
+    // Every function that ingests, lists or retrieves documents reads the same publishing tenants.
+    for (const reader of [ingest, search, answer, answerStream, documents])
+      reader.addEnvironment('PUBLISHING_TENANTS', config.publishingTenants.join(','));
 
     this.api = new GroundworkRestApi(this, 'Api', {
       userPool: data.users.userPool,

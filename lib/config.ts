@@ -8,6 +8,8 @@ import { DEFAULT_CORS_ORIGINS } from '../lambdas/http/cors';
 import path from 'node:path';
 import * as z from 'zod';
 import { parseLimitsConfig, type LimitsConfig } from '../lambdas/core/limits/config';
+import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
+import { DEFAULT_PUBLISHING_TENANTS } from '../lambdas/core/visibility';
 import { DEFAULT_AWS_SDK } from './bundling';
 import { BEDROCK_MODEL_ID, modelProblems } from './models';
 
@@ -144,6 +146,14 @@ export const groundworkConfigSchema = z
     confidenceCosineWeight: num.pipe(z.number().min(0).max(1)).optional(),
     /** Chunks below this relevance are not evidence; 0 keeps every chunk. */
     confidenceEvidenceFloor: num.pipe(z.number().min(0).max(1)).optional(),
+    /**
+     * The publishing tenants: whose `global` documents every tenant reads once indexed, and
+     * whose admins may publish them (docs/decisions/0146-one-visibility-rule.md). An empty list:
+     * no tenant publishes.
+     */
+    publishingTenants: list
+      .pipe(z.array(z.string().regex(TENANT_ID_PATTERN, 'not a tenant id')))
+      .default([...DEFAULT_PUBLISHING_TENANTS]),
     /** Plans, quotas, rate limits, cost caps and prices (see lambdas/core/limits/config.ts). */
     limits: jsonOrObject.default({}),
     /** Aurora Serverless v2 capacity in ACUs; a minimum of 0 pauses the database when idle. */

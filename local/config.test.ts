@@ -23,6 +23,19 @@ describe('the embedded default configuration', () => {
     });
   });
 
+  it('passes the publishing tenants to the stack, one default when unset', async () => {
+    expect(await stackOptionsFromEnv(loadLocalEnv({}))).toMatchObject({
+      publishingTenants: ['global'],
+    });
+    const set = await stackOptionsFromEnv(
+      loadLocalEnv({ GROUNDWORK_PUBLISHING_TENANTS: 'help,docs' }),
+    );
+    expect(set).toMatchObject({ publishingTenants: ['help', 'docs'] });
+    expect(() => loadLocalEnv({ GROUNDWORK_PUBLISHING_TENANTS: 'not a tenant' })).toThrow(
+      /GROUNDWORK_PUBLISHING_TENANTS/,
+    );
+  });
+
   it('passes a PostgreSQL server and its read connection when set, and refuses a read URL alone', async () => {
     expect(await stackOptionsFromEnv(loadLocalEnv({}))).not.toHaveProperty('database');
     const url = 'postgres://owner:pw@127.0.0.1:5432/groundwork';

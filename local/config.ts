@@ -3,7 +3,7 @@
  */
 import path from 'node:path';
 import * as z from 'zod';
-import { parseEnv } from '../lambdas/adapters/aws/lambda-env';
+import { parseEnv, publishingTenantsEnv } from '../lambdas/adapters/aws/lambda-env';
 import { embeddingEnvShape, embeddingSettings } from '../lambdas/adapters/embeddings/embedding-env';
 import { rerankEnvShape } from '../lambdas/adapters/rerank/rerank-env';
 // Static imports: `groundwork` runs the sources through tsx's CommonJS hook, under which a
@@ -27,6 +27,8 @@ export const localEnvSchema = z.object({
   ...confidenceEnvShape,
   /** `false` turns POST /api/lexybrain/rag off (503 `feature_disabled`), as in the Lambda. */
   ...lexybrainEnvShape,
+  /** Whose `global` documents every tenant reads, and who may publish them (comma-separated). */
+  GROUNDWORK_PUBLISHING_TENANTS: publishingTenantsEnv,
   /** Where PGlite's data, the S3 emulator's objects and the signing keys live. */
   GROUNDWORK_DATA_DIR: z.string().min(1).default('.groundwork'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -132,6 +134,7 @@ export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
   return {
     dataDir: env.dataDir,
     bucket: env.GROUNDWORK_BUCKET,
+    publishingTenants: env.GROUNDWORK_PUBLISHING_TENANTS,
     answer: { calibrationOverrides: calibrationOverridesFromEnv(env) },
     logLevel: env.GROUNDWORK_LOG_LEVEL,
     ...(env.GROUNDWORK_DATABASE_URL

@@ -58,6 +58,8 @@ import {
 import type { ConversationStore } from '../lambdas/core/answer/conversations';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
+import { DEFAULT_KEY_LAYOUT } from '../lambdas/core/ingestion/object-attributes';
+import { DEFAULT_PUBLISHING_TENANTS } from '../lambdas/core/visibility';
 import type { Reranker } from '../lambdas/core/retrieval/rerank';
 import { createSearch, type Search, type SearchSettings } from '../lambdas/core/retrieval/search';
 import { makeHandler as makeIngestHandler, processDeadLetter } from '../lambdas/ingest/handler';
@@ -84,6 +86,12 @@ export interface LocalStackOptions {
   readonly embedder?: Embedder;
   /** An already-open database (tests pass PostgreSQL here); defaults to PGlite in dataDir. */
   readonly db?: Database;
+  /**
+   * The publishing tenants (lambdas/core/visibility.ts): whose `global` documents every tenant
+   * reads, and who may publish them, for ingestion, the documents API and search alike.
+   * @default DEFAULT_PUBLISHING_TENANTS
+   */
+  readonly publishingTenants?: readonly string[];
   /**
    * An already-open second connection to the same data for the reads of
    * lambdas/adapters/postgres/databases.ts (search and answer retrieval), switching to the read
@@ -267,6 +275,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       .send(new HeadBucketCommand({ Bucket: bucket }))
       .catch(() => client.send(new CreateBucketCommand({ Bucket: bucket })));
 
+    const publishingTenants = options.publishingTenants ?? DEFAULT_PUBLISHING_TENANTS;
+    const keyLayout = { ...DEFAULT_KEY_LAYOUT, globalPublishers: publishingTenants };
     const documentStore = createDocumentRepository(db);
     const objectStore = createS3ObjectStore(client);
     const ingestion = createIngestion({
@@ -275,7 +285,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       parser: createDocumentParser(),
       embedder,
       tokens: createTokenCounter(),
-      settings: options.ingestion,
+      settings: { ...options.ingestion, keyLayout },
       ...(options.ingestionTimings ? { timings: options.ingestionTimings } : {}),
       log: logPort(logger),
       metrics: metricsSink(metrics),
@@ -285,7 +295,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       store: createSearchRepository(dbs.reads),
       embedder,
       reranker: options.reranker ?? null,
-      settings: options.search,
+      settings: { ...options.search, globalTenants: publishingTenants },
       log: logPort(logger),
       metrics: metricsSink(metrics),
     });
@@ -312,6 +322,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       catalog: createDocumentCatalog(db),
       bucket: createUploadBucket(client, bucket),
       settings: {
+        globalPublishers: publishingTenants,
         maxUploadBytes:
           options.ingestion?.maxObjectBytes ?? DEFAULT_INGESTION_SETTINGS.maxObjectBytes,
       },
@@ -321,6 +332,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       store: documentStore,
       objects: objectStore,
       ingestion,
+      settings: { keyLayout },
       log: logPort(logger),
       metrics: metricsSink(metrics),
       tenantScope: dbTenantScope,

@@ -6,7 +6,6 @@
 import * as z from '../core/zod';
 import type { DocumentView, Documents } from '../core/documents/documents';
 import type { Database } from '../adapters/postgres/database';
-import { listDocuments } from '../adapters/postgres/document-queries';
 import { cursorCodec } from '../http/cursor';
 import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
 import {
@@ -14,15 +13,15 @@ import {
   listDocumentsQuerySchema,
   passageQuerySchema,
   type DocumentDetail,
+  type DocumentSummary,
 } from './schema';
 
 const noBody = z.strictObject({});
 /** GET /api/documents pages by source URI. */
 const documentsCursor = cursorCodec(z.object({ after: z.string().check(z.minLength(1)) }));
 
-/** A document as the API shows it (GET /documents/{id}). */
-export function toDetail(d: DocumentView): DocumentDetail {
-  const progress = d.progress as DocumentDetail['progress'];
+/** A document as a page of GET /documents lists it. */
+function toSummary(d: DocumentView): DocumentSummary {
   return {
     id: d.id,
     source_uri: d.sourceUri,
@@ -36,6 +35,14 @@ export function toDetail(d: DocumentView): DocumentDetail {
     created_at: d.createdAt.toISOString(),
     updated_at: d.updatedAt.toISOString(),
     source_updated_at: d.sourceUpdatedAt?.toISOString() ?? null,
+  };
+}
+
+/** A document as the API shows it (GET /documents/{id}). */
+export function toDetail(d: DocumentView): DocumentDetail {
+  const progress = d.progress as DocumentDetail['progress'];
+  return {
+    ...toSummary(d),
     metadata: { ...d.metadata },
     progress: d.status === 'processing' ? progress : null,
     uploaded_by: d.uploadedBy,
@@ -50,7 +57,7 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database; document
     async ({ identity, query }) => {
       const q = parseOrThrow(listDocumentsQuerySchema, query);
       await deps.documents.expireStaleUploads(identity);
-      const rows = await listDocuments(deps.db, identity, {
+      const rows = await deps.documents.list(identity, {
         ...(q.status ? { status: q.status } : {}),
         ...(q.source_type ? { sourceType: q.source_type } : {}),
         ...(q.prefix ? { uriPrefix: q.prefix } : {}),
@@ -60,23 +67,10 @@ export function makeListHandler(deps: HttpHandlerDeps & { db: Database; document
       const last = rows[rows.length - 1];
       return {
         body: {
-          documents: rows.map((r) => ({
-            id: r.id,
-            source_uri: r.source_uri,
-            title: r.title,
-            source_type: r.source_type,
-            language: r.language,
-            visibility: r.visibility,
-            status: r.status,
-            failure_reason: r.failure_reason,
-            chunk_count: r.chunk_count,
-            created_at: r.created_at.toISOString(),
-            updated_at: r.updated_at.toISOString(),
-            source_updated_at: r.source_updated_at?.toISOString() ?? null,
-          })),
+          documents: rows.map(toSummary),
           next_cursor:
             rows.length === q.limit && last
-              ? documentsCursor.encode({ after: last.source_uri })
+              ? documentsCursor.encode({ after: last.sourceUri })
               : null,
         },
       };

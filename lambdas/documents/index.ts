@@ -47,6 +47,7 @@ const documents = createDocuments({
     // The same limit the ingest function enforces.
     maxUploadBytes: env.MAX_OBJECT_BYTES,
     uploadUrlTtlSeconds: env.UPLOAD_URL_TTL_SECONDS,
+    globalPublishers: env.PUBLISHING_TENANTS,
   },
 });
 /** The routes this function serves, by route key (from the route table). */

@@ -71,6 +71,8 @@ export const documentSchema = z.object({
   source_updated_at: z.nullable(z.string()),
 });
 
+export type DocumentSummary = z.infer<typeof documentSchema>;
+
 export const documentDetailSchema = z.extend(documentSchema, {
   metadata: z.record(z.string(), z.unknown()),
   /** While processing: how far embedding has got. */

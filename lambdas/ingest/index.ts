@@ -27,6 +27,7 @@ import { createS3ObjectStore } from '../adapters/s3/s3-object-store';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { dbTenantScope } from '../adapters/postgres/db-scope';
 import { createIngestion } from '../core/ingestion/ingest';
+import { DEFAULT_KEY_LAYOUT } from '../core/ingestion/object-attributes';
 import { createIngestRecovery } from '../core/ingestion/recovery';
 import { makeHandler } from './handler';
 
@@ -52,6 +53,7 @@ const embedder = embedderFromEnv(env, () =>
 );
 
 const store = createDocumentRepository(db);
+const keyLayout = { ...DEFAULT_KEY_LAYOUT, globalPublishers: env.PUBLISHING_TENANTS };
 const objects = createS3ObjectStore(traceClient(tracer, new S3Client({ region: env.AWS_REGION })));
 const ingestion = createIngestion({
   store,
@@ -59,7 +61,7 @@ const ingestion = createIngestion({
   parser: createDocumentParser(),
   embedder,
   tokens: createTokenCounter(),
-  settings: { maxObjectBytes: env.MAX_OBJECT_BYTES },
+  settings: { maxObjectBytes: env.MAX_OBJECT_BYTES, keyLayout },
   log: logPort(logger),
   metrics: metricsSink(metrics),
   tenantScope: dbTenantScope,
@@ -69,6 +71,7 @@ const recovery = createIngestRecovery({
   store,
   objects,
   ingestion,
+  settings: { keyLayout },
   log: logPort(logger),
   metrics: metricsSink(metrics),
   tenantScope: dbTenantScope,

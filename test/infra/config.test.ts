@@ -45,6 +45,13 @@ describe('configuration', () => {
     expect(config.corsOrigins).toEqual(['https://app.example.com', 'https://admin.example.com']);
     expect(config.generationModelId).toBeNull();
     expect(envVarFor('embeddingDimension')).toBe('GROUNDWORK_EMBEDDING_DIMENSION');
+    expect(loadConfig(noContext, {}).publishingTenants).toEqual(['global']);
+    expect(
+      loadConfig(noContext, { GROUNDWORK_PUBLISHING_TENANTS: 'help, docs' }).publishingTenants,
+    ).toEqual(['help', 'docs']);
+    expect(() => loadConfig(noContext, { GROUNDWORK_PUBLISHING_TENANTS: 'a b' })).toThrow(
+      /publishingTenants/,
+    );
   });
 
   it('pins the environment only when account and region are both known', () => {

@@ -1,7 +1,8 @@
 /**
  * The configuration switches, synthesized without bundling (the code assets do not matter
  * here): no RDS Proxy, no deletion protection, an existing user pool, a cross-region inference
- * profile, CORS, an alarm e-mail, no global cost cap, 1024-dimension embeddings. cdk-nag must
+ * profile, CORS, an alarm e-mail, no global cost cap, 1024-dimension embeddings, two publishing
+ * tenants. cdk-nag must
  * stay clean in every case.
  */
 import { Match } from 'aws-cdk-lib/assertions';
@@ -24,6 +25,7 @@ beforeAll(() => {
       hostedLoginDomainPrefix: 'groundwork-test',
       hostedLoginCallbackUrls: ['https://app.example.com/'],
       embeddingDimension: 1024,
+      publishingTenants: ['help', 'docs'],
     },
     { bundle: false },
   );
@@ -161,6 +163,20 @@ describe('configuration variants', () => {
     });
     expect(dimensions.length).toBeGreaterThanOrEqual(4);
     expect(new Set(dimensions)).toEqual(new Set(['1024']));
+  });
+
+  it('gives every function that ingests, lists or retrieves documents the same publishing tenants', () => {
+    const byService = Object.fromEntries(
+      Object.values(resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function')).flatMap((f) => {
+        const vars = (f.Properties?.Environment as { Variables?: Record<string, unknown> })
+          ?.Variables;
+        return vars?.POWERTOOLS_SERVICE_NAME === undefined
+          ? []
+          : [[vars.POWERTOOLS_SERVICE_NAME, vars.PUBLISHING_TENANTS]];
+      }),
+    );
+    for (const service of ['ingest', 'rag-search', 'rag-answer', 'rag-answer-stream', 'documents'])
+      expect([service, byService[service]]).toEqual([service, 'help,docs']);
   });
 
   it('reports no unacknowledged cdk-nag finding', () => {

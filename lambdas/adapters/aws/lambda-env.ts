@@ -4,8 +4,35 @@
  */
 import * as z from '../../core/zod';
 import { ConfigError } from '../../core/errors';
+import { TENANT_ID_PATTERN } from '../../core/ingestion/object-attributes';
+import { DEFAULT_PUBLISHING_TENANTS } from '../../core/visibility';
 import { embeddingEnvShape } from '../embeddings/embedding-env';
 import { rerankEnvShape, rerankProviderSchema } from '../rerank/rerank-env';
+
+/**
+ * The publishing tenants (core/visibility.ts) as an environment variable: tenant ids separated by
+ * commas, "" for none. The Lambdas' `PUBLISHING_TENANTS` and the embedded default's
+ * `GROUNDWORK_PUBLISHING_TENANTS`.
+ */
+export const publishingTenantsEnv = z._default(
+  z
+    .pipe(
+      z.string(),
+      z.transform((s) =>
+        s
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+      ),
+    )
+    .check(
+      z.refine(
+        (tenants: string[]) => tenants.every((t) => TENANT_ID_PATTERN.test(t)),
+        'tenant ids separated by commas (letters, digits, "-" and "_")',
+      ),
+    ),
+  [...DEFAULT_PUBLISHING_TENANTS],
+);
 
 export const lambdaEnvSchema = z.object({
   AWS_REGION: z.string().check(z.minLength(1)),
@@ -27,6 +54,8 @@ export const lambdaEnvSchema = z.object({
   RERANK_PROVIDER: rerankProviderSchema,
   /** RERANK_MODEL_ID, RERANK_BASE_URL, RERANK_API_KEY, RERANK_CANDIDATES, RERANK_TIMEOUT_MS. */
   ...rerankEnvShape('RERANK_'),
+  /** Whose `global` documents every tenant reads, and who may publish them. */
+  PUBLISHING_TENANTS: publishingTenantsEnv,
   MAX_OBJECT_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), 50 * 1024 * 1024),
 });
 export type LambdaEnv = z.infer<typeof lambdaEnvSchema>;

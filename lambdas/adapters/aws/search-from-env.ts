@@ -32,7 +32,7 @@ export function searchFromEnv(
     store: createSearchRepository(deps.reads),
     embedder,
     reranker: rerank.reranker,
-    settings: { rerank: rerank.settings },
+    settings: { rerank: rerank.settings, globalTenants: env.PUBLISHING_TENANTS },
     log: deps.log,
     metrics: deps.metrics,
   });

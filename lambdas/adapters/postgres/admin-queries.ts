@@ -11,7 +11,8 @@ import type {
 } from '../../core/admin/admin';
 import { DEFAULT_SOURCE_TYPE_POLICY, type SourceTypeMode } from '../../core/retrieval/source-types';
 import type { Database, Queryable } from './database';
-import { isUuid } from './sql-params';
+import { isUuid, SqlParams } from './sql-params';
+import { tenantHoldingsSql } from './visibility-sql';
 
 interface PromptRow {
   id: string;
@@ -85,10 +86,13 @@ async function deactivateOwn(tx: Queryable, tenantId: string, profile: string): 
 export function createAdminStore(db: Database): AdminStore {
   return {
     async stats(tenantId, since): Promise<TenantStats> {
+      // The documents the tenant holds, as the visibility rule names them (visibility-sql.ts).
+      const held = new SqlParams();
       const [documents, totals, confidence, profiles, flags, feedback] = await Promise.all([
         db.query<{ key: string; n: string }>(
-          `SELECT status AS key, count(*) AS n FROM documents WHERE tenant_id = $1 GROUP BY status`,
-          [tenantId],
+          `SELECT d.status AS key, count(*) AS n FROM documents d
+            WHERE ${tenantHoldingsSql('d', tenantId, held)} GROUP BY d.status`,
+          held.values,
         ),
         db.query<{ chunks: string; threads: string; messages: string; active_users: string }>(
           `SELECT (SELECT count(*) FROM chunks WHERE tenant_id = $1) AS chunks,

@@ -1,63 +1,12 @@
-/** Queries over documents for the CLI's status reports and the documents API. */
+/**
+ * The documents API's reads and writes of the `documents` and `chunks` tables. Every read is the
+ * visibility rule's (visibility-sql.ts).
+ */
 import type { DocumentCatalog, DocumentView } from '../../core/documents/documents';
 import type { DocumentStatus, Visibility } from '../../core/ingestion/document-store';
 import type { Database } from './database';
-import { isUuid } from './sql-params';
-
-export interface DocumentListRow {
-  id: string;
-  source_uri: string;
-  title: string | null;
-  source_type: string;
-  language: string;
-  visibility: string;
-  status: string;
-  failure_reason: string | null;
-  chunk_count: number;
-  created_at: Date;
-  updated_at: Date;
-  source_updated_at: Date | null;
-}
-
-/**
- * One page of the documents a user may see in their tenant (tenant documents and their own),
- * ordered by source URI, continuing after `after` (keyset paging).
- */
-export async function listDocuments(
-  db: Database,
-  scope: { tenantId: string; userId: string },
-  filter: {
-    status?: string;
-    sourceType?: string;
-    uriPrefix?: string;
-    after?: string;
-    limit: number;
-  },
-): Promise<DocumentListRow[]> {
-  const { rows } = await db.query<DocumentListRow>(
-    `SELECT id, source_uri, title, source_type, language, visibility, status, failure_reason, chunk_count,
-            created_at, updated_at, source_updated_at
-       FROM documents
-      WHERE tenant_id = $1
-        AND (visibility <> 'user' OR owner_user_id = $2)
-        AND ($3::text IS NULL OR status = $3)
-        AND ($4::text IS NULL OR source_type = $4)
-        AND ($5::text IS NULL OR starts_with(source_uri, $5))
-        AND ($6::text IS NULL OR source_uri > $6)
-      ORDER BY source_uri
-      LIMIT $7`,
-    [
-      scope.tenantId,
-      scope.userId,
-      filter.status ?? null,
-      filter.sourceType ?? null,
-      filter.uriPrefix ?? null,
-      filter.after ?? null,
-      filter.limit,
-    ],
-  );
-  return rows;
-}
+import { isUuid, SqlParams } from './sql-params';
+import { visibleDocumentBranches, visibleDocumentSql } from './visibility-sql';
 
 interface DocumentViewRow {
   id: string;
@@ -131,33 +80,65 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
       return toView(rows[0]!);
     },
 
-    async findVisible(caller, id) {
+    async findVisible(reader, id) {
       // A malformed id is simply not found (the uuid cast would otherwise fail the statement).
       if (!isUuid(id)) return null;
+      const p = new SqlParams();
       const { rows } = await db.query<DocumentViewRow>(
         `SELECT ${VIEW_COLUMNS}
-           FROM documents
-          WHERE id = $1::uuid
-            AND ((tenant_id = $2 AND (visibility <> 'user' OR owner_user_id = $3))
-                 OR visibility = 'global')`,
-        [id, caller.tenantId, caller.userId],
+           FROM documents d
+          WHERE d.id = ${p.add(id, 'uuid')} AND ${visibleDocumentSql('d', reader, p)}`,
+        p.values,
       );
       return rows[0] ? toView(rows[0]) : null;
     },
 
-    async passage(documentId, start, end, limit) {
+    async list(reader, filter) {
+      const p = new SqlParams();
+      const optional = (value: string | undefined, test: (param: string) => string) =>
+        value === undefined ? [] : [test(p.add(value, 'text'))];
+      const conditions = [
+        ...optional(filter.status, (v) => `d.status = ${v}`),
+        ...optional(filter.sourceType, (v) => `d.source_type = ${v}`),
+        ...optional(filter.uriPrefix, (v) => `starts_with(d.source_uri, ${v})`),
+        ...optional(filter.after, (v) => `d.source_uri > ${v}`),
+      ];
+      const limit = p.add(filter.limit, 'int');
+      // One page of each branch of the rule, through the (tenant_id, source_uri) index, merged:
+      // their OR would read and sort every document of the tenant for each page.
+      const pages = visibleDocumentBranches('d', reader, p).map(
+        (branch) => `(SELECT ${VIEW_COLUMNS}
+           FROM documents d
+          WHERE ${[branch, ...conditions].join('\n            AND ')}
+          ORDER BY d.source_uri
+          LIMIT ${limit})`,
+      );
+      const { rows } = await db.query<DocumentViewRow>(
+        `SELECT * FROM (${pages.join('\n        UNION ALL\n        ')}) page
+          ORDER BY source_uri
+          LIMIT ${limit}`,
+        p.values,
+      );
+      return rows.map(toView);
+    },
+
+    async passage(reader, documentId, start, end, limit) {
+      if (!isUuid(documentId)) return [];
+      const p = new SqlParams();
       const { rows } = await db.query<{
         chunk_index: number;
         start_offset: number;
         end_offset: number;
         text: string;
       }>(
-        `SELECT chunk_index, start_offset, end_offset, text
-           FROM chunks
-          WHERE document_id = $1::uuid AND start_offset < $3 AND end_offset > $2
-          ORDER BY chunk_index
-          LIMIT $4`,
-        [documentId, start, end, limit],
+        `SELECT c.chunk_index, c.start_offset, c.end_offset, c.text
+           FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE c.document_id = ${p.add(documentId, 'uuid')}
+            AND c.start_offset < ${p.add(end, 'int')} AND c.end_offset > ${p.add(start, 'int')}
+            AND ${visibleDocumentSql('d', reader, p)}
+          ORDER BY c.chunk_index
+          LIMIT ${p.add(limit, 'int')}`,
+        p.values,
       );
       return rows.map((r) => ({
         index: r.chunk_index,

@@ -5,6 +5,7 @@
 import type { MetadataFilter, SearchFilters } from '../../core/retrieval/filters';
 import type { SearchScope } from '../../core/retrieval/types';
 import type { SqlParams } from './sql-params';
+import { readerTenantsSql, searchableDocumentSql } from './visibility-sql';
 
 /** The metadata a filter sees: the document's attributes overlaid by the chunk's. */
 export const CHUNK_METADATA = `(d.metadata || c.metadata)`;
@@ -75,10 +76,10 @@ export function metadataFilterSql(
 }
 
 /**
- * What the caller may see: their tenant's `tenant` documents, their own `user` documents and
- * `global` documents of the publishing tenants, in two parts. `chunkTenants` restricts the chunk
- * rows to the scope's tenants (the tenant b-tree can serve it); `documents` is the rest. Both are
- * always AND-ed with each other and with the request's filters.
+ * What the caller may search: the visibility rule's searchable documents (visibility-sql.ts),
+ * in two parts. `chunkTenants` restricts the chunk rows to the scope's tenants (the tenant
+ * b-tree can serve it); `documents` is the rule itself. Both are always AND-ed with each other
+ * and with the request's filters.
  */
 export function visibilityParts(
   scope: SearchScope,
@@ -87,14 +88,8 @@ export function visibilityParts(
   readonly chunkTenants: string;
   readonly documents: string;
 } {
-  const tenant = p.add(scope.tenantId, 'text');
-  const globals = p.add([...scope.globalTenants], 'text[]');
-  return {
-    chunkTenants: `c.tenant_id = ANY(${p.add([scope.tenantId, ...scope.globalTenants], 'text[]')})`,
-    documents: `d.status = 'indexed'
-    AND ((d.tenant_id = ${tenant} AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = ${p.add(scope.userId, 'text')})))
-      OR (d.visibility = 'global' AND d.tenant_id = ANY(${globals})))`,
-  };
+  const documents = searchableDocumentSql('d', scope, p);
+  return { chunkTenants: readerTenantsSql('c.tenant_id', scope, p), documents };
 }
 
 /** {@link visibilityParts} as one predicate. */

@@ -4,8 +4,10 @@
  * and read the passage a citation points at.
  *
  * Who may do what:
- * - Everyone sees the tenant's `tenant` and `global` documents and their own `user` documents
- *   (the rule search applies); another user's private document is a 404, never a 403.
+ * - Everyone sees what the visibility rule lets them read (docs/decisions/0146): their tenant's
+ *   `tenant` and `global` documents and their own `user` documents, in every status, and the
+ *   publishing tenants' indexed `global` documents; another user's private document is a 404,
+ *   never a 403.
  * - Removing or retrying a private document: its owner. A tenant document: the user who uploaded
  *   it through this API, or a tenant admin. A document that arrived by another route (a direct
  *   S3 upload, a global publication): admins of its tenant only.
@@ -17,16 +19,13 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
 import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../ingestion/formats';
-import {
-  DEFAULT_KEY_LAYOUT,
-  reservedAttributeName,
-  SIDECAR_SUFFIX,
-} from '../ingestion/object-attributes';
+import { reservedAttributeName, SIDECAR_SUFFIX } from '../ingestion/object-attributes';
 import {
   DEFAULT_PROCESSING_LEASE_SECONDS,
   type DocumentStatus,
   type Visibility,
 } from '../ingestion/document-store';
+import { DEFAULT_PUBLISHING_TENANTS, type Reader } from '../visibility';
 
 /** Who is asking (the identity the API verified). */
 export interface Caller {
@@ -82,10 +81,21 @@ export interface DocumentCatalog {
     uploadedBy: string;
     metadata: Readonly<Record<string, unknown>>;
   }): Promise<DocumentView>;
-  /** The document if the caller may see it (tenant + visibility rules), else null. */
-  findVisible(caller: Caller, id: string): Promise<DocumentView | null>;
-  /** The chunks of a visible document that overlap [start, end), in order (at most `limit`). */
-  passage(documentId: string, start: number, end: number, limit: number): Promise<PassageChunk[]>;
+  /** The document if the visibility rule lets the reader see it, else null. */
+  findVisible(reader: Reader, id: string): Promise<DocumentView | null>;
+  /** One page of the documents the reader sees, ordered by source URI (keyset paging). */
+  list(reader: Reader, filter: DocumentListFilter): Promise<DocumentView[]>;
+  /**
+   * The chunks that overlap [start, end), in order (at most `limit`), of the document if the
+   * reader sees it; none otherwise.
+   */
+  passage(
+    reader: Reader,
+    documentId: string,
+    start: number,
+    end: number,
+    limit: number,
+  ): Promise<PassageChunk[]>;
   /**
    * Marks a failed document, or a stuck one (`queued` or `processing` with no lease renewed
    * since `stuckBefore`), queued again; false if it was neither.
@@ -98,6 +108,16 @@ export interface DocumentCatalog {
    * last changed before `queuedBefore` (their file never arrived); returns how many.
    */
   expireReservations(tenantId: string, queuedBefore: Date, reason: string): Promise<number>;
+}
+
+/** What GET /api/documents narrows a page to. */
+export interface DocumentListFilter {
+  readonly status?: string;
+  readonly sourceType?: string;
+  readonly uriPrefix?: string;
+  /** The source URI the page continues after. */
+  readonly after?: string;
+  readonly limit: number;
 }
 
 /** The bucket side (adapters/s3/upload-bucket.ts). */
@@ -126,7 +146,11 @@ export interface DocumentsSettings {
    * replaces the failure when the file is processed).
    */
   readonly uploadGraceSeconds: number;
-  /** Tenants whose admins may publish `global` documents (ingestion's key layout holds the same). */
+  /**
+   * The publishing tenants: whose admins may publish `global` documents, and whose indexed
+   * `global` documents every tenant reads (core/visibility.ts; ingestion's key layout holds the
+   * same set).
+   */
   readonly globalPublishers: readonly string[];
   /**
    * A `queued` or `processing` document that nothing has touched for this long is stuck (its
@@ -139,7 +163,7 @@ export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
   maxUploadBytes: 50 * 1024 * 1024,
   uploadUrlTtlSeconds: 900,
   uploadGraceSeconds: 2700,
-  globalPublishers: DEFAULT_KEY_LAYOUT.globalPublishers,
+  globalPublishers: DEFAULT_PUBLISHING_TENANTS,
   processingLeaseSeconds: DEFAULT_PROCESSING_LEASE_SECONDS,
 };
 
@@ -229,6 +253,8 @@ export interface Documents {
    * that document is such an upload.
    */
   expireStaleUploads(caller: Caller): Promise<number>;
+  /** One page of the documents the caller sees (call `expireStaleUploads` first). */
+  list(caller: Caller, filter: DocumentListFilter): Promise<DocumentView[]>;
   get(caller: Caller, id: string): Promise<DocumentView>;
   remove(caller: Caller, id: string): Promise<DocumentView>;
   retry(caller: Caller, id: string): Promise<DocumentView>;
@@ -310,12 +336,19 @@ export function createDocuments(deps: {
         'Announce and upload the file again (POST /api/documents), or retry once it is in the bucket.',
     );
 
+  /** The caller as a reader of documents. */
+  const reader = (caller: Caller): Reader => ({
+    tenantId: caller.tenantId,
+    userId: caller.userId,
+    globalTenants: settings.globalPublishers,
+  });
+
   /**
    * The document if the caller may see it. Reads are not writes: only when the document itself
    * is an expired reservation are the tenant's stale uploads failed, and it is read again.
    */
   async function visible(caller: Caller, id: string): Promise<DocumentView> {
-    let doc = await catalog.findVisible(caller, id);
+    let doc = await catalog.findVisible(reader(caller), id);
     if (
       doc?.status === 'queued' &&
       doc.uploadedBy !== null &&
@@ -323,7 +356,7 @@ export function createDocuments(deps: {
       doc.updatedAt < cutoff()
     ) {
       await expireStaleUploads(caller);
-      doc = await catalog.findVisible(caller, id);
+      doc = await catalog.findVisible(reader(caller), id);
     }
     if (!doc) throw new NotFoundError(`No document ${id}`);
     return doc;
@@ -438,6 +471,8 @@ export function createDocuments(deps: {
       return { documentId: id, document, key, sourceUri };
     },
 
+    list: (caller, filter) => catalog.list(reader(caller), filter),
+
     get: visible,
 
     async remove(caller, id) {
@@ -481,7 +516,7 @@ export function createDocuments(deps: {
     async passage(caller, id, range) {
       const document = await visible(caller, id);
       if (range.end <= range.start) throw new ValidationError('end: must be greater than start');
-      const chunks = await catalog.passage(document.id, range.start, range.end, 5);
+      const chunks = await catalog.passage(reader(caller), document.id, range.start, range.end, 5);
       return { document, chunks };
     },
   };

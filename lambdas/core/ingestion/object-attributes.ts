@@ -11,6 +11,7 @@ import * as z from '../zod';
 import type { DocumentAttributes, Visibility } from './document-store';
 import { DocumentRejectedError } from './types';
 import { findUnstorable, toStorableText } from '../text/storable';
+import { DEFAULT_PUBLISHING_TENANTS } from '../visibility';
 
 export const SIDECAR_SUFFIX = '.metadata.json';
 
@@ -26,13 +27,13 @@ export interface KeyLayout {
    * `tenants/<tenantId>/...`, and `tenants/<tenantId>/users/<userId>/...` for private documents.
    */
   readonly pattern: RegExp;
-  /** Tenants allowed to publish `global` documents (visible to every tenant). */
+  /** Tenants allowed to publish `global` documents: the publishing tenants (core/visibility.ts). */
   readonly globalPublishers: readonly string[];
 }
 
 export const DEFAULT_KEY_LAYOUT: KeyLayout = {
   pattern: /^tenants\/(?<tenant>[^/]+)\/(?:users\/(?<user>[^/]+)\/)?.+$/,
-  globalPublishers: ['global'],
+  globalPublishers: DEFAULT_PUBLISHING_TENANTS,
 };
 
 /** True for the sidecar of another object. */

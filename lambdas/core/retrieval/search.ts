@@ -4,6 +4,7 @@
  */
 import { classifyStoreError, errorCode, ForbiddenError, UnavailableError } from '../errors';
 import type { Embedder, Log, MetricsSink } from '../ports';
+import { DEFAULT_PUBLISHING_TENANTS } from '../visibility';
 import { noMetrics, silentLog } from '../ports';
 import type { SearchFilters } from './filters';
 import {
@@ -31,6 +32,7 @@ export interface SearchSettings {
   readonly candidates: number;
   readonly defaultMinScore: number;
   readonly defaultMaxChunksPerSource: number;
+  /** The publishing tenants (core/visibility.ts). */
   readonly globalTenants: readonly string[];
   /** The rerank stage, when a reranker is configured. */
   readonly rerank: RerankSettings;
@@ -53,7 +55,7 @@ export const DEFAULT_SEARCH_SETTINGS: SearchSettings = {
   candidates: 50,
   defaultMinScore: 0,
   defaultMaxChunksPerSource: 3,
-  globalTenants: ['global'],
+  globalTenants: DEFAULT_PUBLISHING_TENANTS,
   rerank: DEFAULT_RERANK_SETTINGS,
 };
 

@@ -1,16 +1,12 @@
 /** Retrieval's vocabulary: who searches, what they ask for, what comes back, and the store port. */
 import type { SearchFilters } from './filters';
 import type { SourceTypeMode } from './source-types';
+import type { Reader } from '../visibility';
 
 export type SearchMode = 'hybrid' | 'vector' | 'keyword';
 
-/** The caller's scope. Every read takes one; there is no unscoped query. */
-export interface SearchScope {
-  readonly tenantId: string;
-  readonly userId: string;
-  /** Tenants whose `global` documents everybody may read. */
-  readonly globalTenants: readonly string[];
-}
+/** The caller's scope: the reader every document read takes (core/visibility.ts). */
+export type SearchScope = Reader;
 
 /**
  * When the vector arm leads a hybrid query: its best candidate stands out (a cosine margin over
