@@ -198,6 +198,30 @@ describe('extractive answerer', () => {
   });
 });
 
+describe('extractive answerer: sources', () => {
+  const ask = (secondCosine: number) =>
+    extractiveAnswer(
+      'When did the city museum open its sculpture wing?',
+      buildContext(
+        [
+          hit('a', "Exhibitions. The museum's sculpture wing opened in 1909.", 0, { score: 0.8 }),
+          hit('b', 'Plans. The city museum will open a new sculpture wing in 2030.', 0, {
+            score: secondCosine,
+          }),
+        ],
+        words,
+      ),
+      { maxSentences: 1, minRelativeScore: 0.6 },
+    );
+
+  it('weighs a lower-ranked source by how far its cosine falls behind the best', () => {
+    // Retrieval all but tied them: the sentence that holds every term of the question wins.
+    expect(ask(0.78)).toBe('The city museum will open a new sculpture wing in 2030. [2]');
+    // Far behind, it does not outweigh the best source's sentence.
+    expect(ask(0.2)).toBe("The museum's sculpture wing opened in 1909. [1]");
+  });
+});
+
 describe('extractive answerer: the question asked', () => {
   const warranty =
     'All Northwind tents, backpacks and sleeping bags carry a five-year warranty against defects in materials and workmanship. Clothing carries a two-year warranty. The warranty does not cover normal wear and tear, damage from accidents, or repairs made by third parties.';

@@ -5,7 +5,8 @@
  * sentence's words that it does not negate (idf over the context's sentences), a bonus for the
  * sentence's neighbourhood matching too, a bonus for holding the kind of answer the question asks
  * for (a duration for "how long", ./answer-type.ts), and small priors for sources retrieval
- * ranked higher and for sentences early in their passage. When the best sentence names the subject but the sentence next to it holds the
+ * ranked higher (by rank and by how far their cosine falls short of the best source's) and for
+ * sentences early in their passage. When the best sentence names the subject but the sentence next to it holds the
  * answer, both are given. It never writes text that is not in the documents.
  */
 import { expectedAnswerType, holdsAnswerType } from './answer-type';
@@ -20,6 +21,11 @@ const NEGATION_PENALTY = 0.05;
 const NEAR_WEIGHT = 0.5;
 /** Score taken per rank of the sentence's source below the first. */
 const SOURCE_RANK_PENALTY = 0.05;
+/**
+ * Score taken per unit of cosine by which the sentence's source falls short of the best source:
+ * a source retrieval ranked second by a hair competes with the first, one far behind does not.
+ */
+const SOURCE_COSINE_PENALTY = 0.5;
 /** Score taken per sentence before this one in its passage (up to 5): a passage states its subject first. */
 const POSITION_PENALTY = 0.005;
 /** A further sentence is kept when it scores at least this share of the best (a default). */
@@ -84,6 +90,7 @@ export function extractiveAnswer(
   const terms = questionTerms(question);
   const q = terms.length > 0 ? terms : [...new Set(contentWords(question))];
   const qWeight = q.reduce((s, w) => s + idf(w), 0) || 1;
+  const bestSource = Math.max(...blocks.map((b) => b.score));
   for (const c of candidates) {
     const words = new Set(c.words);
     const matched = q.filter((w) => words.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
@@ -98,6 +105,7 @@ export function extractiveAnswer(
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
       (!negatedQuestion && isNegated(c.text) ? NEGATION_PENALTY : 0) -
       SOURCE_RANK_PENALTY * (c.block.index - 1) -
+      SOURCE_COSINE_PENALTY * (bestSource - c.block.score) -
       POSITION_PENALTY * Math.min(c.position, 5) -
       (0.002 * Math.min(c.words.length, 60)) / 6;
   }
