@@ -1,6 +1,7 @@
 /**
  * lambdas/adapters/postgres/search-routines.sql holds every statement the search routines install,
- * so that a change to one is reviewed as a SQL diff. It must be what the code generates.
+ * and the search statements with a filter, so that a change to one is reviewed as a SQL diff. It
+ * must be what the code generates.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -993,3 +993,704 @@ BEGIN
     LEFT JOIN tenant_policies pol ON pol.tenant_id = $1::text;
 END
 $routine$;
+
+-- Not routines: the search statements with a filter (here `lang`), planned on every search.
+
+-- hybrid search, HNSW vector scan, dense lead
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($9::regconfig, $10::text))),
+fdocs AS MATERIALIZED (
+      SELECT d.* FROM documents d
+      WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND d.language = ANY($6::text[])
+      LIMIT $12::int + 1),
+fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small),
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+          ORDER BY c.embedding <=> $1::vector
+          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+        UNION ALL
+        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND (c.tenant_id = ANY($4::text[])) IS TRUE AND d.language = ANY($6::text[])
+        ORDER BY c.embedding <=> $1::vector
+        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($11::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($11::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
+tsq_all AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[]) FROM documents d WHERE d.id = c.document_id), false)
+            LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
+            UNION ALL
+            SELECT * FROM (
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      
+      LIMIT $7::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+fusion_weight AS MATERIALIZED (
+      SELECT CASE WHEN
+          coalesce((SELECT max(cos) FROM vec), 0)
+            - coalesce((SELECT cos FROM vec ORDER BY cos DESC OFFSET 1 LIMIT 1), 0) >= $18::float8
+          AND coalesce((SELECT matched_idf FROM kw ORDER BY bm25 DESC, id LIMIT 1)
+                       / nullif((SELECT sum(idf) FROM idf), 0), 0) < $19::float8
+        THEN $20::float8 ELSE $17::float8 END AS w),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $21::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $22::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $23::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- hybrid search, HNSW vector scan, fixed dense weight
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($9::regconfig, $10::text))),
+fdocs AS MATERIALIZED (
+      SELECT d.* FROM documents d
+      WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND d.language = ANY($6::text[])
+      LIMIT $12::int + 1),
+fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small),
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+          ORDER BY c.embedding <=> $1::vector
+          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+        UNION ALL
+        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND (c.tenant_id = ANY($4::text[])) IS TRUE AND d.language = ANY($6::text[])
+        ORDER BY c.embedding <=> $1::vector
+        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($11::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($11::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
+tsq_all AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[]) FROM documents d WHERE d.id = c.document_id), false)
+            LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
+            UNION ALL
+            SELECT * FROM (
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      
+      LIMIT $7::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, $17::float8 * coalesce(n.ncos, 0) + (1 - $17::float8) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY $17::float8 * coalesce(n.ncos, 0) + (1 - $17::float8) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $18::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $19::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $20::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- hybrid search, exact vector scan, dense lead
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($9::regconfig, $10::text))),
+fdocs AS MATERIALIZED (
+      SELECT d.* FROM documents d
+      WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND d.language = ANY($6::text[])
+      LIMIT $12::int + 1),
+fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small),
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+          ORDER BY c.embedding <=> $1::vector
+          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+        UNION ALL
+        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+        ORDER BY (c.embedding <=> $1::vector) + 0
+        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($11::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($11::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
+tsq_all AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[]) FROM documents d WHERE d.id = c.document_id), false)
+            LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
+            UNION ALL
+            SELECT * FROM (
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      
+      LIMIT $7::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+fusion_weight AS MATERIALIZED (
+      SELECT CASE WHEN
+          coalesce((SELECT max(cos) FROM vec), 0)
+            - coalesce((SELECT cos FROM vec ORDER BY cos DESC OFFSET 1 LIMIT 1), 0) >= $18::float8
+          AND coalesce((SELECT matched_idf FROM kw ORDER BY bm25 DESC, id LIMIT 1)
+                       / nullif((SELECT sum(idf) FROM idf), 0), 0) < $19::float8
+        THEN $20::float8 ELSE $17::float8 END AS w),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $21::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $22::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $23::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- hybrid search, exact vector scan, fixed dense weight
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($9::regconfig, $10::text))),
+fdocs AS MATERIALIZED (
+      SELECT d.* FROM documents d
+      WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND d.language = ANY($6::text[])
+      LIMIT $12::int + 1),
+fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small),
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+          ORDER BY c.embedding <=> $1::vector
+          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+        UNION ALL
+        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+        ORDER BY (c.embedding <=> $1::vector) + 0
+        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($11::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($11::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
+tsq_all AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[]) FROM documents d WHERE d.id = c.document_id), false)
+            LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
+            UNION ALL
+            SELECT * FROM (
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      
+      LIMIT $7::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, $17::float8 * coalesce(n.ncos, 0) + (1 - $17::float8) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY $17::float8 * coalesce(n.ncos, 0) + (1 - $17::float8) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $18::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $19::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $20::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- vector search, HNSW vector scan
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($9::regconfig, $10::text))),
+fdocs AS MATERIALIZED (
+      SELECT d.* FROM documents d
+      WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND d.language = ANY($6::text[])
+      LIMIT $12::int + 1),
+fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small),
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+          ORDER BY c.embedding <=> $1::vector
+          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+        UNION ALL
+        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND (c.tenant_id = ANY($4::text[])) IS TRUE AND d.language = ANY($6::text[])
+        ORDER BY c.embedding <=> $1::vector
+        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($11::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, n.cos AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY n.cos DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $15::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $16::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $17::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- vector search, exact vector scan
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($9::regconfig, $10::text))),
+fdocs AS MATERIALIZED (
+      SELECT d.* FROM documents d
+      WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND d.language = ANY($6::text[])
+      LIMIT $12::int + 1),
+fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small),
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+          ORDER BY c.embedding <=> $1::vector
+          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+        UNION ALL
+        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
+        FROM chunks c JOIN documents d ON d.id = c.document_id
+        WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+        ORDER BY (c.embedding <=> $1::vector) + 0
+        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($11::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, n.cos AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY n.cos DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $15::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $16::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $17::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- keyword search
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($9::regconfig, $10::text))),
+fdocs AS MATERIALIZED (
+      SELECT d.* FROM documents d
+      WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND d.language = ANY($6::text[])
+      LIMIT $12::int + 1),
+fscope AS MATERIALIZED (
+      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
+                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($11::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($11::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
+tsq_all AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[]) FROM documents d WHERE d.id = c.document_id), false)
+            LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
+            UNION ALL
+            SELECT * FROM (
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])
+          UNION ALL
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility = 'tenant' OR (d.visibility = 'user' AND d.owner_user_id = $5::text)))
+      OR (d.visibility = 'global' AND d.tenant_id = ANY($3::text[]))) AND c.tenant_id = ANY($4::text[]) AND d.language = ANY($6::text[])) c
+              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      
+      LIMIT $7::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT id, NULL::float8 AS vcos, bm25 FROM kw) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, n.bm25 AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY n.bm25 DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $17::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $18::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $19::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;

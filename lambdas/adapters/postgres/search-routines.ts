@@ -12,9 +12,11 @@ import type {
   SearchQuery,
   SearchScope,
 } from '../../core/retrieval/types';
+import type { SearchFilters } from '../../core/retrieval/filters';
 import { routineFor, type Routine } from './routines';
 import {
   buildSearchSql,
+  type SearchStatement,
   prepareSql,
   SEARCH_ROLE,
   SEARCH_ROUTINE_PREFIX,
@@ -40,16 +42,20 @@ function describe(shapes: readonly (readonly string[])[]): string {
     .join(', ');
 }
 
+/** A statement shape: the choices its text depends on, and the statement. */
+interface Shaped {
+  readonly words: readonly string[];
+  readonly statement: SearchStatement;
+}
+
 /**
- * The three modes, each vector plan, the keyword arm's document check deferred or not, and
- * hybrid fusion with or without a dense lead: a statement without filters depends on nothing
- * else. With filters it depends on them, and is planned on every search. Shapes that build the
- * same statement share its routine. In a stable order: the search statements, then the read.
+ * The search statement in each shape: the three modes, each vector plan, the keyword arm's
+ * document check deferred or not, and hybrid fusion with or without a dense lead. Without filters
+ * its text depends on nothing else; with filters, on them too.
  */
-export function searchRoutines(): SearchRoutine[] {
+function* searchShapes(filters: SearchFilters): Generator<Shaped> {
   const scope: SearchScope = { tenantId: 'shape', userId: 'shape', globalTenants: [] };
   const lead = { minMargin: 0, maxKeywordCoverage: 0, denseWeight: 0 };
-  const routines = new Map<string, { routine: Routine; shapes: string[][] }>();
   for (const mode of ['hybrid', 'vector', 'keyword'] as SearchMode[])
     for (const vectorIndex of [true, false])
       for (const defer of [true, false])
@@ -66,27 +72,47 @@ export function searchRoutines(): SearchRoutine[] {
             embedding: [0],
             topK: 1,
             mode,
-            filters: {},
+            filters,
             minScore: 0,
             maxChunksPerSource: 1,
             allowedSourceTypes: null,
             fusion: { denseWeight: 0, candidates: 1, ...(denseLead ? { denseLead } : {}) },
           };
-          const routine = routineFor(
-            SEARCH_ROUTINE_PREFIX,
-            buildSearchSql(scope, query, statistics),
-            SEARCH_ROLE,
-          );
-          const shape = [
-            `${mode} search`,
-            vectorIndex ? 'HNSW vector scan' : 'exact vector scan',
-            defer ? 'deferred document check' : 'document check per chunk',
-            denseLead ? 'dense lead' : 'fixed dense weight',
-          ];
-          const known = routines.get(routine.name);
-          if (known) known.shapes.push(shape);
-          else routines.set(routine.name, { routine, shapes: [shape] });
+          yield {
+            words: [
+              `${mode} search`,
+              vectorIndex ? 'HNSW vector scan' : 'exact vector scan',
+              defer ? 'deferred document check' : 'document check per chunk',
+              denseLead ? 'dense lead' : 'fixed dense weight',
+            ],
+            statement: buildSearchSql(scope, query, statistics),
+          };
         }
+}
+
+/** Each distinct statement of {@link searchShapes}, once, with the shapes that build it. */
+function distinctStatements(
+  filters: SearchFilters,
+): { statement: SearchStatement; shape: string }[] {
+  const byText = new Map<string, { statement: SearchStatement; words: (readonly string[])[] }>();
+  for (const { words, statement } of searchShapes(filters)) {
+    const known = byText.get(statement.text);
+    if (known) known.words.push(words);
+    else byText.set(statement.text, { statement, words: [words] });
+  }
+  return [...byText.values()].map(({ statement, words }) => ({
+    statement,
+    shape: describe(words),
+  }));
+}
+
+/**
+ * Every search statement without filters, which is all it depends on (with filters it depends on
+ * them, and is planned on every search), and the read before every search. Shapes that build the
+ * same statement share its routine. In a stable order: the search statements, then the read.
+ */
+export function searchRoutines(): SearchRoutine[] {
+  const scope: SearchScope = { tenantId: 'shape', userId: 'shape', globalTenants: [] };
   const p = new SqlParams();
   const preparation = routineFor(
     SEARCH_ROUTINE_PREFIX,
@@ -94,24 +120,35 @@ export function searchRoutines(): SearchRoutine[] {
     SEARCH_ROLE,
   );
   return [
-    ...[...routines.values()].map(({ routine, shapes }) => ({
-      ...routine,
-      shape: describe(shapes),
+    ...distinctStatements({}).map(({ statement, shape }) => ({
+      ...routineFor(SEARCH_ROUTINE_PREFIX, statement, SEARCH_ROLE),
+      shape,
     })),
     { ...preparation, shape: 'the read before every search' },
   ];
 }
 
+/** The filter of the planned-per-search examples in search-routines.sql. */
+const EXAMPLE_FILTERS: SearchFilters = { lang: ['en'] };
+
 /**
  * search-routines.sql: every routine's definition, each after a comment naming the shapes it
- * serves, in {@link searchRoutines}' order.
+ * serves, in {@link searchRoutines}' order; then, for review, the statements with a filter, which
+ * are planned on every search instead (their text holds the filters' predicates).
  */
 export function searchRoutinesSql(): string {
-  const parts = searchRoutines().map((r) => `${r.shape.replace(/^/gm, '-- ')}\n${r.definition};\n`);
+  const comment = (text: string) => text.replace(/^/gm, '-- ');
+  const routines = searchRoutines().map((r) => `${comment(r.shape)}\n${r.definition};\n`);
+  const filtered = distinctStatements(EXAMPLE_FILTERS).map(
+    ({ statement, shape }) => `${comment(shape)}\n${statement.text};\n`,
+  );
   return [
     '-- Generated by `npm run sql` from lambdas/adapters/postgres/search-routines.ts: do not edit.',
     '-- The routines `migrate` installs for search (lambdas/adapters/postgres/routines.ts).',
     '',
-    parts.join('\n'),
+    routines.join('\n'),
+    '-- Not routines: the search statements with a filter (here `lang`), planned on every search.',
+    '',
+    filtered.join('\n'),
   ].join('\n');
 }
