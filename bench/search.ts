@@ -30,14 +30,16 @@ import { filtersSql, visibilitySql } from '../lambdas/adapters/postgres/filter-s
 import { loadMigrations, migrate } from '../lambdas/adapters/postgres/migrate';
 import { createPgDatabase } from '../lambdas/adapters/postgres/pg-database';
 import {
-  buildSearchSql,
-  createSearchRepository,
   DEFAULT_SEARCH_SQL,
   efSearchFor,
-  SEARCH_ROLE,
   searchTransactionSettings,
   type SearchSqlOptions,
+} from '../lambdas/adapters/postgres/search-plan';
+import {
+  createSearchRepository,
+  SEARCH_ROLE,
 } from '../lambdas/adapters/postgres/search-repository';
+import { buildSearchSql } from '../lambdas/adapters/postgres/search-statement';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { Embedder } from '../lambdas/core/ports';
 import { createSearch, DEFAULT_SEARCH_SETTINGS } from '../lambdas/core/retrieval/search';

@@ -5,10 +5,10 @@ import {
   routineName,
 } from '../../lambdas/adapters/postgres/routines';
 import {
-  buildSearchSql,
   SEARCH_ROLE,
   SEARCH_ROUTINE_PREFIX,
 } from '../../lambdas/adapters/postgres/search-repository';
+import { buildSearchSql } from '../../lambdas/adapters/postgres/search-statement';
 import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 

@@ -20,7 +20,7 @@
  *
  * `plan_cache_mode = force_generic_plan` plans each statement once per server process, without
  * its parameter values. Only statements whose good plan does not depend on the values may become
- * routines (the search statement's plan is chosen before it is built; see search-repository.ts).
+ * routines (the search statement's plan is chosen before it is built; see search-plan.ts).
  */
 import { createHash } from 'node:crypto';
 import { errorCode } from '../../core/errors';

@@ -14,13 +14,9 @@ import type {
 } from '../../core/retrieval/types';
 import type { SearchFilters } from '../../core/retrieval/filters';
 import { routineFor, type Routine } from './routines';
-import {
-  buildSearchSql,
-  type SearchStatement,
-  prepareSql,
-  SEARCH_ROLE,
-  SEARCH_ROUTINE_PREFIX,
-} from './search-repository';
+import { prepareSql } from './search-preparation';
+import { SEARCH_ROLE, SEARCH_ROUTINE_PREFIX } from './search-repository';
+import { buildSearchSql, type SearchStatement } from './search-statement';
 import { SqlParams } from './sql-params';
 
 /** A routine and the statement shape it serves, in words. */
