@@ -14,7 +14,7 @@
  */
 import type { SearchHit, SearchPreparation, SearchStore } from '../../core/retrieval/types';
 import type { Database, LocalSettings } from './database';
-import { isUndefinedFunction, routineCall, routineName } from './routines';
+import { isUndefinedFunction, routineCall, routineName, type RoutineStatement } from './routines';
 import {
   DEFAULT_SEARCH_SQL,
   searchTransactionSettings,
@@ -69,6 +69,14 @@ export function createSearchRepository(
   // Routines found missing (a server not migrated by this release): their statements run
   // directly from then on.
   const missing = new Set<string>();
+  // The routine of each statement text, which holds its parameters' types as casts: one entry
+  // per statement shape without filters, and the read.
+  const names = new Map<string, string>();
+  const nameOf = (stmt: RoutineStatement): string => {
+    const name = names.get(stmt.text) ?? routineName(SEARCH_ROUTINE_PREFIX, stmt, SEARCH_ROLE);
+    names.set(stmt.text, name);
+    return name;
+  };
   /**
    * `stmt` through its routine, in one round trip (the routine applies `settings` for its call),
    * or `direct()` when plans are not cached or the server lacks the routine.
@@ -79,7 +87,7 @@ export function createSearchRepository(
     settings: LocalSettings,
     direct: () => Promise<R[]>,
   ): Promise<R[]> {
-    const routine = cachedPlans ? routineName(SEARCH_ROUTINE_PREFIX, stmt, SEARCH_ROLE) : null;
+    const routine = cachedPlans ? nameOf(stmt) : null;
     if (!routine || missing.has(routine)) return direct();
     const call = routineCall(routine, stmt, columns, settings);
     try {

@@ -2,7 +2,7 @@
 -- The routines `migrate` installs for search (lambdas/adapters/postgres/routines.ts).
 
 -- hybrid search, HNSW vector scan, deferred document check, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_e66db24f48d24758(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_8847387dabce8970(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -93,7 +93,7 @@ END
 $routine$;
 
 -- hybrid search, HNSW vector scan, deferred document check, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_14b76ab63ee65352(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_32d8b4ecd52821b8(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -177,7 +177,7 @@ END
 $routine$;
 
 -- hybrid search, HNSW vector scan, document check per chunk, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_e1b10e0231b677cd(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_b09928b9c79339d6(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -268,7 +268,7 @@ END
 $routine$;
 
 -- hybrid search, HNSW vector scan, document check per chunk, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_3abd98f13917f32a(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_f1b8381371d1cea5(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -352,7 +352,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, deferred document check, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_7a136f1f4f5fb904(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_88555cdef707d506(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -443,7 +443,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, deferred document check, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_7e576a0c4883115a(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_0adc6f0d5bd66e08(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -527,7 +527,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, document check per chunk, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_95e7d09b9a882c8a(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_45bdf8c73d8f89d7(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -618,7 +618,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, document check per chunk, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_c6d6f42ac6dd9ac1(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_5098baf5893ee4d8(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -702,7 +702,7 @@ END
 $routine$;
 
 -- vector search, HNSW vector scan
-CREATE OR REPLACE FUNCTION gw_routine_search_987425ecc0ba16d2(vector, text, text[], text[], text, int, float8, regconfig, text, text[], float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_44727477d81d79f1(vector, text, text[], text[], text, int, float8, regconfig, text, text[], float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -758,7 +758,7 @@ END
 $routine$;
 
 -- vector search, exact vector scan
-CREATE OR REPLACE FUNCTION gw_routine_search_02eb82ae4c6062b7(vector, text, text[], text[], text, int, float8, regconfig, text, text[], float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_0b2a3d3137488c54(vector, text, text[], text[], text, int, float8, regconfig, text, text[], float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -814,7 +814,7 @@ END
 $routine$;
 
 -- keyword search, deferred document check
-CREATE OR REPLACE FUNCTION gw_routine_search_78068831abcb4d06(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_b51ea6c08bdb71fd(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -891,7 +891,7 @@ END
 $routine$;
 
 -- keyword search, document check per chunk
-CREATE OR REPLACE FUNCTION gw_routine_search_6e693361b4683616(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_87650170f34b7291(vector, text, text[], text[], text, int, float8, regconfig, text, text[], int, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -968,7 +968,7 @@ END
 $routine$;
 
 -- the read before every search
-CREATE OR REPLACE FUNCTION gw_routine_search_6e1be8eb2325b2fb(text, text[], text[], int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_1ddf5d3bffe14dd7(text, text[], text[], int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
