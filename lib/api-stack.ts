@@ -11,6 +11,7 @@ import type { Construct } from 'constructs';
 import { LAMBDA_ENTRIES, SIDE_LOADED_BY } from './bundling';
 import type { GroundworkConfig } from './config';
 import { DatabaseMigration } from './constructs/database-migration';
+import { INGEST_FUNCTION_TIMEOUT } from './constructs/document-source';
 import {
   GroundworkFunction,
   type FunctionNetwork,
@@ -23,13 +24,14 @@ import { StreamingAnswerApi } from './constructs/streaming-answer-api';
 import type { DataStack } from './data-stack';
 import { API_ROUTES, type ApiFunction } from '../lambdas/http/api-routes';
 import {
-  grantBedrock,
+  grantModels,
   grantDatabase,
   grantDocumentsRead,
   grantDocumentsWrite,
   grantLimitsTable,
 } from './grants';
 import { SERVICES } from './metrics';
+import { bedrockModelIds } from './models';
 
 export interface ApiStackProps extends StackProps {
   readonly config: GroundworkConfig;
@@ -57,7 +59,6 @@ export class ApiStack extends Stack {
       vpc: data.network.vpc,
       securityGroups: [data.network.functionSecurityGroup],
     };
-    const embedding = { modelId: config.embeddingModelId, dimension: config.embeddingDimension };
     // Only the overrides the configuration sets: the functions resolve the rest from the
     // embedding model's calibration (lambdas/core/answer/calibrations.ts).
     const confidence = Object.fromEntries(
@@ -79,7 +80,7 @@ export class ApiStack extends Stack {
     this.migration = new DatabaseMigration(this, 'Migration', {
       network,
       database: data.database,
-      embedding,
+      models: config,
       logRetention,
       awsSdk: config.awsSdk,
     });
@@ -91,7 +92,7 @@ export class ApiStack extends Stack {
       // reserving concurrency too is optional (a new account's quota of 10 cannot afford it).
       sizing: {
         memorySize: 1024,
-        timeout: Duration.minutes(5),
+        timeout: INGEST_FUNCTION_TIMEOUT,
         ...(config.ingestReservedConcurrency !== undefined
           ? { reservedConcurrency: config.ingestReservedConcurrency }
           : {}),
@@ -99,7 +100,7 @@ export class ApiStack extends Stack {
       assets: { sideLoadedModules: SIDE_LOADED_BY.ingest ?? [] },
     });
     grantDatabase(ingest, data.database);
-    grantBedrock(ingest, { embedding });
+    grantModels(ingest, config);
     grantDocumentsRead(ingest, data.documents.bucket);
     ingest.function.addEventSource(
       new SqsEventSource(data.documents.queue, {
@@ -121,8 +122,8 @@ export class ApiStack extends Stack {
       serviceName: SERVICES.search,
       sizing: { memorySize: 1024 },
     });
-    grantDatabase(search, data.database);
-    grantBedrock(search, { embedding });
+    grantDatabase(search, data.database, { reads: true });
+    grantModels(search, config, { rerank: true });
     grantLimitsTable(search, data.limitsTable);
     search.addEnvironment('LIMITS_CONFIG', config.limitsJson);
 
@@ -134,8 +135,8 @@ export class ApiStack extends Stack {
       environment: confidence,
       assets: { sideLoadedModules: SIDE_LOADED_BY.answer ?? [] },
     });
-    grantDatabase(answer, data.database);
-    grantBedrock(answer, { embedding, generation: config.generationModelId });
+    grantDatabase(answer, data.database, { reads: true });
+    grantModels(answer, config, { rerank: true, generate: true });
     grantLimitsTable(answer, data.limitsTable);
     answer.addEnvironment('LIMITS_CONFIG', config.limitsJson);
     answer.addEnvironment('LEXYBRAIN_RAG_ENABLED', String(config.lexybrainRagEnabled));
@@ -147,8 +148,8 @@ export class ApiStack extends Stack {
       assets: { sideLoadedModules: SIDE_LOADED_BY.answerStream ?? [] },
       environment: confidence,
     });
-    grantDatabase(answerStream, data.database);
-    grantBedrock(answerStream, { embedding, generation: config.generationModelId });
+    grantDatabase(answerStream, data.database, { reads: true });
+    grantModels(answerStream, config, { rerank: true, generate: true });
     grantLimitsTable(answerStream, data.limitsTable);
     answerStream.addEnvironment('LIMITS_CONFIG', config.limitsJson);
     // POST /api/rag/answer streamed: a REST API whose integration streams (HTTP APIs buffer).
@@ -231,11 +232,7 @@ export class ApiStack extends Stack {
         ),
       ),
       bedrockModelIds: [
-        ...new Set(
-          [config.embeddingModelId, config.generationModelId].filter(
-            (id): id is string => typeof id === 'string',
-          ),
-        ),
+        ...new Set(Object.values(bedrockModelIds(config)).filter((id) => id !== null)),
       ],
       ...(config.alarmEmail ? { alarmEmail: config.alarmEmail } : {}),
       dailyCostCapUsd: config.limitsConfig.costCaps.globalUsdPerDay,

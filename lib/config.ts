@@ -9,6 +9,7 @@ import path from 'node:path';
 import * as z from 'zod';
 import { parseLimitsConfig, type LimitsConfig } from '../lambdas/core/limits/config';
 import { DEFAULT_AWS_SDK } from './bundling';
+import { BEDROCK_MODEL_ID, modelProblems } from './models';
 
 /** The repository root (the folder with package.json, lambdas/ and migrations/). */
 export const REPO_ROOT = path.resolve(__dirname, '..');
@@ -27,9 +28,12 @@ const num = z.coerce.number();
 const modelId = z
   .string()
   .trim()
+  .regex(BEDROCK_MODEL_ID, 'not a Bedrock model id, inference profile id or ARN');
+const secretArn = z
+  .string()
   .regex(
-    /^(arn:[\w-]+:bedrock:[\w-]*:\d*:[\w/.:-]+|[a-z0-9][\w.:-]*)$/i,
-    'not a Bedrock model id, inference profile id or ARN',
+    /^arn:[\w-]+:secretsmanager:[\w-]+:\d{12}:secret:[\w/+=.@-]+$/,
+    'not a Secrets Manager secret ARN',
   );
 /** An object, or its JSON text (from `-c` or an environment variable). */
 const jsonOrObject = z
@@ -71,16 +75,57 @@ export const groundworkConfigSchema = z
       .string()
       .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1')
       .optional(),
-    /** Bedrock embedding model (Titan Text Embeddings v2). */
-    embeddingModelId: modelId.default('amazon.titan-embed-text-v2:0'),
     /**
-     * Titan v2 vector size. The first deploy fits the embedding columns to it (the migrations
-     * declare vector(512)); changing it later means re-embedding (the migration function
-     * refuses to mix dimensions).
+     * Where embeddings come from (lib/models.ts): `bedrock` (Titan Text Embeddings v2, or Cohere
+     * Embed v3 English or multilingual) or `openai` (a server speaking OpenAI's `/v1/embeddings`
+     * at `embeddingBaseUrl`, reachable from the VPC through `modelServerEgress`).
      */
-    embeddingDimension: num
-      .pipe(z.union([z.literal(256), z.literal(512), z.literal(1024)]))
-      .default(512),
+    embeddingProvider: z.enum(['bedrock', 'openai']).default('bedrock'),
+    /** The Bedrock model id, or the OpenAI-compatible server's model name. */
+    embeddingModelId: z.string().trim().min(1).default('amazon.titan-embed-text-v2:0'),
+    /**
+     * Vector size: Titan v2 256, 512 or 1024; Cohere Embed v3 1024; the server's model its own.
+     * The first deploy fits the embedding columns to it (the migrations declare vector(512));
+     * changing it later means re-embedding (the migration function refuses to mix dimensions).
+     */
+    embeddingDimension: num.pipe(z.number().int().min(1).max(16_000)).default(512),
+    /** `openai`: the server's base URL up to the API version, e.g. `https://tei.internal:8443/v1`. */
+    embeddingBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** `openai`: a Secrets Manager secret (ARN) whose text is the server's bearer key. */
+    embeddingApiKeySecretArn: secretArn.optional(),
+    /** `openai`: send `dimensions` (servers and models that shorten vectors). */
+    embeddingSendDimensions: bool.optional(),
+    /** `openai`: prefixes for models trained with them (nomic `search_query: `, e5 `query: `). */
+    embeddingQueryPrefix: z.string().optional(),
+    embeddingDocumentPrefix: z.string().optional(),
+    /**
+     * A rerank stage after fusion (docs/retrieval.md): `none`, `bedrock` (Amazon Rerank or Cohere
+     * Rerank on Bedrock, `rerankModelId`) or `http` (a Cohere-style `/rerank` server at
+     * `rerankBaseUrl`, reachable through `modelServerEgress`).
+     */
+    rerankProvider: z.enum(['none', 'bedrock', 'http']).default('none'),
+    /** The Bedrock rerank model (default `amazon.rerank-v1:0`), or the server's model name. */
+    rerankModelId: z.string().trim().min(1).optional(),
+    rerankBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** `http`: a Secrets Manager secret (ARN) whose text is the server's bearer key. */
+    rerankApiKeySecretArn: secretArn.optional(),
+    /** Fused candidates sent to the reranker, and its longest wait before the fused order is used. */
+    rerankCandidates: num.pipe(z.number().int().min(1).max(200)).optional(),
+    rerankTimeoutMs: num.pipe(z.number().int().min(1).max(30_000)).optional(),
+    /**
+     * Model servers the functions may reach besides AWS, as `<cidr>:<port>` (a server in the VPC
+     * or one peered with it, e.g. `10.20.0.15/32:443`); egress is closed to anything else. The
+     * VPC has no internet route: a public endpoint is out of reach.
+     */
+    modelServerEgress: list
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(/^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}:\d{1,5}$/, 'must be <IPv4 CIDR>:<port>'),
+        ),
+      )
+      .default([]),
     /** Bedrock model or inference profile for answers; "" or "extractive": no LLM (extractive answers). */
     generationModelId: z
       .union([modelId, z.literal(''), z.literal('extractive'), z.null()])
@@ -116,6 +161,13 @@ export const groundworkConfigSchema = z
         'must be 17.4 or later (scale to zero, pgvector 0.8)',
       )
       .optional(),
+    /**
+     * Aurora Serverless v2 reader instances (0 to 15, each between the same minimum and maximum
+     * ACUs as the writer). Above 0, search and answer retrieval read from them through RDS
+     * Proxy's read-only endpoint (or the cluster's reader endpoint without the proxy); writes and
+     * the reads that must see them stay on the writer (docs/decisions/0147-reads-on-aurora-readers.md).
+     */
+    readReplicas: num.pipe(z.number().int().min(0).max(15)).default(0),
     /** Minutes without connections before a 0-ACU minimum pauses the database (5 to 1440). */
     auroraAutoPauseMinutes: num.pipe(z.number().int().min(5).max(1440)).default(10),
     /** Database deletion protection (turn off before `cdk destroy`). */
@@ -238,6 +290,7 @@ export const groundworkConfigSchema = z
         message: 'must be at least ingestConcurrency (the event source would be throttled)',
       });
     }
+    for (const problem of modelProblems(c)) ctx.addIssue({ code: 'custom', ...problem });
     if ((c.account === undefined) !== (c.region === undefined)) {
       ctx.addIssue({
         code: 'custom',

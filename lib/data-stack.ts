@@ -49,6 +49,7 @@ export class DataStack extends Stack {
       },
       deletionProtection: config.deletionProtection,
       proxy: config.rdsProxy,
+      readers: config.readReplicas,
       logRetention,
       ...(config.auroraEngineVersion ? { engineVersion: config.auroraEngineVersion } : {}),
       // Rotation functions and the proxy reach only the interface endpoints (Secrets Manager).
@@ -78,6 +79,10 @@ export class DataStack extends Stack {
       ...(config.documentsBucketName ? { bucketName: config.documentsBucketName } : {}),
       uploadOrigins: config.corsOrigins,
     });
+    for (const target of config.modelServerEgress) {
+      const [cidr, port] = target.split(':') as [string, string];
+      this.network.allowModelServer(cidr, Number(port));
+    }
     // What the functions do through the gateway endpoints (lib/grants.ts), and nothing more.
     this.network.allowS3(
       ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],

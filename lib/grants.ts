@@ -10,6 +10,13 @@ import type { Construct } from 'constructs';
 import type { GroundworkFunction } from './constructs/groundwork-function';
 import type { ServerlessDatabase } from './constructs/serverless-database';
 import { TENANT_USAGE_INDEX } from '../lambdas/adapters/dynamodb/limit-store';
+import {
+  bedrockModelIds,
+  embeddingEnvironment,
+  modelSecretArns,
+  rerankEnvironment,
+  type ModelsConfig,
+} from './models';
 import { acknowledgeWildcardResource } from './nag';
 
 /**
@@ -20,11 +27,15 @@ import { acknowledgeWildcardResource } from './nag';
  * secret too (`APP_DB_SECRET_ARN`) to create its role. The owner connects to the cluster
  * directly (its own security group), not through the proxy: on a first deploy the proxy's target
  * can still be registering when the migration runs.
+ *
+ * `reads: true` (the functions that search: rag-search and both answer functions) also sets
+ * `DB_READ_HOST` when the database has readers: the endpoint their search statements use
+ * (lambdas/adapters/postgres/databases.ts says which reads go there). Same secret, same group.
  */
 export function grantDatabase(
   fn: GroundworkFunction,
   db: ServerlessDatabase,
-  options: { readonly as?: 'application' | 'owner' } = {},
+  options: { readonly as?: 'application' | 'owner'; readonly reads?: boolean } = {},
 ): void {
   const owner = options.as === 'owner';
   const secret = owner ? db.secret : db.appSecret;
@@ -38,6 +49,8 @@ export function grantDatabase(
   const direct = owner || !db.proxy;
   fn.addEnvironment('DB_HOST', direct ? db.clusterEndpoint : db.endpoint);
   fn.addEnvironment('DB_NAME', db.databaseName);
+  if (options.reads && !owner && db.readEndpoint)
+    fn.addEnvironment('DB_READ_HOST', db.readEndpoint);
   // TLS to the cluster itself: its certificate chains to the RDS CA that the Node.js runtime
   // loads only when asked (RDS Proxy's ACM certificate chains to a public root).
   if (direct) fn.addEnvironment('NODE_EXTRA_CA_CERTS', '/var/runtime/ca-cert.pem');
@@ -165,37 +178,56 @@ export function bedrockModelArns(scope: Construct, modelId: string): string[] {
   ];
 }
 
-/** The models a function uses. */
-export interface BedrockModels {
-  readonly embedding: { readonly modelId: string; readonly dimension: number };
-  /** The answer model; null or absent: none (extractive answers, or no answers at all). */
-  readonly generation?: string | null;
+/** What a function does with the models of the configuration (lib/models.ts). */
+export interface ModelUse {
+  /** Ranks search results with the rerank stage (search and answer functions). */
+  readonly rerank?: boolean;
+  /** Generates answers with the generation model. */
+  readonly generate?: boolean;
 }
 
 /**
- * Bedrock: InvokeModel on the embedding model; InvokeModel and InvokeModelWithResponseStream
- * on the generation model (Converse and ConverseStream: the buffered POST /api/rag/answer streams from
- * Bedrock too when `stream: true`), on those models' ARNs only. Sets `EMBEDDING_MODEL_ID`,
- * `EMBEDDING_DIMENSION` and, with a generation model, `GENERATION_MODEL_ID`.
+ * The models: the environment the function's factories read (`EMBEDDING_*`, with `use.rerank`
+ * `RERANK_*`, with `use.generate` `GENERATION_MODEL_ID`), InvokeModel on the Bedrock models among
+ * them (InvokeModelWithResponseStream too on the generation model: Converse and ConverseStream,
+ * the buffered POST /api/rag/answer streams from Bedrock too when `stream: true`), on those
+ * models' ARNs only, and read access to the secrets holding model servers' keys.
  */
-export function grantBedrock(fn: GroundworkFunction, models: BedrockModels): void {
-  const embeddingArns = bedrockModelArns(fn, models.embedding.modelId);
-  fn.role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: embeddingArns }),
+export function grantModels(
+  fn: GroundworkFunction,
+  config: ModelsConfig,
+  use: ModelUse = {},
+): void {
+  const ids = bedrockModelIds(config);
+  const invoke = [ids.embedding, use.rerank ? ids.rerank : null].filter(
+    (id): id is string => id !== null,
   );
-  fn.addEnvironment('EMBEDDING_MODEL_ID', models.embedding.modelId);
-  fn.addEnvironment('EMBEDDING_DIMENSION', String(models.embedding.dimension));
-  const arns = [...embeddingArns];
-  if (models.generation) {
-    const generationArns = bedrockModelArns(fn, models.generation);
+  const arns: string[] = [];
+  const allow = (actions: string[], modelIds: string[]) => {
+    if (modelIds.length === 0) return;
+    const resources = [...new Set(modelIds.flatMap((id) => bedrockModelArns(fn, id)))];
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources }));
+    arns.push(...resources);
+  };
+  allow(['bedrock:InvokeModel'], invoke);
+  for (const [name, value] of Object.entries(embeddingEnvironment(config)))
+    fn.addEnvironment(name, value);
+  if (use.rerank) {
+    for (const [name, value] of Object.entries(rerankEnvironment(config)))
+      fn.addEnvironment(name, value);
+  }
+  if (use.generate && ids.generation) {
+    allow(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], [ids.generation]);
+    fn.addEnvironment('GENERATION_MODEL_ID', ids.generation);
+  }
+  const secrets = modelSecretArns({
+    ...config,
+    rerankProvider: use.rerank ? config.rerankProvider : 'none',
+  });
+  if (secrets.length > 0) {
     fn.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
-        resources: generationArns,
-      }),
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secrets }),
     );
-    fn.addEnvironment('GENERATION_MODEL_ID', models.generation);
-    arns.push(...generationArns);
   }
   for (const arn of arns.filter((a) => a.includes(':bedrock:*::'))) {
     acknowledgeWildcardResource(

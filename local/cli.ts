@@ -88,11 +88,11 @@ export async function main(argv: string[]): Promise<number> {
     case 'training':
       return trainingCommand(rest, loadLocalEnv());
     case 'calibrate':
-      return calibrateCommand(rest, loadLocalEnv().dataDir);
+      return calibrateCommand(rest, loadLocalEnv());
     case 'eval-answers':
-      return evalAnswersCommand(rest, loadLocalEnv().dataDir);
+      return evalAnswersCommand(rest, loadLocalEnv());
     case 'eval':
-      return evalCommand(rest, loadLocalEnv().dataDir);
+      return evalCommand(rest, loadLocalEnv());
     case undefined:
     case 'help':
     case '--help':

@@ -23,6 +23,23 @@ describe('the embedded default configuration', () => {
     });
   });
 
+  it('passes a PostgreSQL server and its read connection when set, and refuses a read URL alone', async () => {
+    expect(await stackOptionsFromEnv(loadLocalEnv({}))).not.toHaveProperty('database');
+    const url = 'postgres://owner:pw@127.0.0.1:5432/groundwork';
+    const readUrl = 'postgres://reader:pw@127.0.0.1:5433/groundwork';
+    expect(
+      await stackOptionsFromEnv(
+        loadLocalEnv({ GROUNDWORK_DATABASE_URL: url, GROUNDWORK_DATABASE_READ_URL: readUrl }),
+      ),
+    ).toMatchObject({ database: { url, readUrl } });
+    expect(
+      (await stackOptionsFromEnv(loadLocalEnv({ GROUNDWORK_DATABASE_URL: url }))).database,
+    ).toEqual({ url });
+    await expect(
+      stackOptionsFromEnv(loadLocalEnv({ GROUNDWORK_DATABASE_READ_URL: readUrl })),
+    ).rejects.toThrow(/GROUNDWORK_DATABASE_READ_URL needs GROUNDWORK_DATABASE_URL/);
+  });
+
   it('names the variable when the window is not a usable size', () => {
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: '5' })).toThrow(ConfigError);
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: 'big' })).toThrow(

@@ -30,6 +30,17 @@ export const localEnvSchema = z.object({
   /** Where PGlite's data, the S3 emulator's objects and the signing keys live. */
   GROUNDWORK_DATA_DIR: z.string().min(1).default('.groundwork'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /**
+   * A PostgreSQL server (with pgvector) instead of PGlite, logged in as the owner of its schema:
+   * `postgres://user:password@host:5432/db`.
+   */
+  GROUNDWORK_DATABASE_URL: z.string().min(1).optional(),
+  /**
+   * A second connection for search and answer retrieval (lambdas/adapters/postgres/databases.ts),
+   * as the Aurora readers serve them in AWS: a replica of GROUNDWORK_DATABASE_URL's server, or
+   * the same server. Its requests run as a SELECT-only role. Needs GROUNDWORK_DATABASE_URL.
+   */
+  GROUNDWORK_DATABASE_READ_URL: z.string().min(1).optional(),
   /** Port of the S3 emulator; 0 picks a free one. */
   GROUNDWORK_S3_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   GROUNDWORK_BUCKET: z.string().min(3).default('groundwork-local'),
@@ -111,6 +122,11 @@ export async function rerankFromLocalEnv(env: LocalEnv) {
 
 /** The local stack's options from the environment. */
 export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
+  if (env.GROUNDWORK_DATABASE_READ_URL && !env.GROUNDWORK_DATABASE_URL) {
+    throw new ConfigError(
+      'GROUNDWORK_DATABASE_READ_URL needs GROUNDWORK_DATABASE_URL: PGlite is one in-process connection',
+    );
+  }
   const embedder = await embedderFromEnv(env);
   const rerank = await rerankFromLocalEnv(env);
   return {
@@ -118,6 +134,16 @@ export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
     bucket: env.GROUNDWORK_BUCKET,
     answer: { calibrationOverrides: calibrationOverridesFromEnv(env) },
     logLevel: env.GROUNDWORK_LOG_LEVEL,
+    ...(env.GROUNDWORK_DATABASE_URL
+      ? {
+          database: {
+            url: env.GROUNDWORK_DATABASE_URL,
+            ...(env.GROUNDWORK_DATABASE_READ_URL
+              ? { readUrl: env.GROUNDWORK_DATABASE_READ_URL }
+              : {}),
+          },
+        }
+      : {}),
     llm: await llmFromEnv(env),
     ...(embedder ? { embedder } : {}),
     ...(rerank.reranker ? { reranker: rerank.reranker, search: { rerank: rerank.settings } } : {}),

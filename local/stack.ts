@@ -21,7 +21,15 @@ import { createDocumentRepository } from '../lambdas/adapters/postgres/document-
 import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { openPGlite } from '../lambdas/adapters/postgres/pglite-database';
-import { APP_GROUP_ROLE, ensureRequestRole } from '../lambdas/adapters/postgres/app-role';
+import {
+  APP_GROUP_ROLE,
+  ensureReadRole,
+  ensureRequestRole,
+  READ_GROUP_ROLE,
+} from '../lambdas/adapters/postgres/app-role';
+import { databases, type Databases } from '../lambdas/adapters/postgres/databases';
+import { createPgDatabase } from '../lambdas/adapters/postgres/pg-database';
+import { ConfigError } from '../lambdas/core/errors';
 import { dbTenantScope } from '../lambdas/adapters/postgres/db-scope';
 import {
   createConversationRepository,
@@ -76,6 +84,18 @@ export interface LocalStackOptions {
   readonly embedder?: Embedder;
   /** An already-open database (tests pass PostgreSQL here); defaults to PGlite in dataDir. */
   readonly db?: Database;
+  /**
+   * An already-open second connection to the same data for the reads of
+   * lambdas/adapters/postgres/databases.ts (search and answer retrieval), switching to the read
+   * group for each request; defaults to `db`.
+   */
+  readonly readDb?: Database;
+  /**
+   * A PostgreSQL server instead of PGlite (`GROUNDWORK_DATABASE_URL`), logged in as the owner
+   * of its schema, and optionally a read connection (`GROUNDWORK_DATABASE_READ_URL`): a replica
+   * of it, or the same server. Opened and closed by the stack; `db` and `readDb` win over it.
+   */
+  readonly database?: { readonly url: string; readonly readUrl?: string };
   readonly ingestion?: Partial<IngestionSettings>;
   /** Accumulates ingestion stage timings (benchmarks). */
   readonly ingestionTimings?: StageTimings;
@@ -101,7 +121,9 @@ export interface LocalStackOptions {
 }
 
 export interface LocalStack {
+  /** The writer (and the database of every command); `databases.reads` is the read connection. */
   readonly db: Database;
+  readonly databases: Databases;
   readonly embedder: Embedder;
   readonly ingestion: Ingestion;
   readonly search: Search;
@@ -171,12 +193,29 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   );
 
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
-  // Requests run as the application's group role, under row-level security (db-scope.ts).
+  // Requests run as the application's group role, under row-level security (db-scope.ts); reads
+  // on a second connection as the read group (SELECT only). PGlite is one in-process connection:
+  // with it, reads and writes share it.
+  const url = options.db ? undefined : options.database?.url;
+  const readUrl = options.readDb ? undefined : options.database?.readUrl;
+  const opened: Database[] = [];
+  const open = (db: Database) => (opened.push(db), db);
   const db =
     options.db ??
-    (await openPGlite(options.dataDir ? path.join(options.dataDir, 'pgdata') : undefined, {
-      requestRole: APP_GROUP_ROLE,
-    }));
+    (url
+      ? open(createPgDatabase({ connectionString: url }, { requestRole: APP_GROUP_ROLE }))
+      : open(
+          await openPGlite(options.dataDir ? path.join(options.dataDir, 'pgdata') : undefined, {
+            requestRole: APP_GROUP_ROLE,
+          }),
+        ));
+  const readDb =
+    options.readDb ??
+    (readUrl
+      ? open(createPgDatabase({ connectionString: readUrl }, { requestRole: READ_GROUP_ROLE }))
+      : undefined);
+  const dbs = databases(db, readDb);
+  const closeOpened = () => Promise.all(opened.map((d) => d.close()));
   const embedder =
     options.embedder ??
     (await createLocalEmbedder(
@@ -187,8 +226,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     options.dataDir ? { dataDir: path.join(options.dataDir, 'dynamodb') } : {},
   );
   try {
+    if (readDb?.kind === 'pglite' || (readDb && db.kind === 'pglite'))
+      throw new ConfigError(
+        'A separate read connection needs PostgreSQL for both; PGlite has one.',
+      );
     await migrate(db);
     await ensureRequestRole(db, APP_GROUP_ROLE);
+    if (readDb) {
+      const login = await readDb.query<{ login: string }>('SELECT session_user AS login');
+      await ensureReadRole(db, { member: login.rows[0]!.login });
+    }
     if (!options.skipEmbeddingGuard) await ensureEmbeddingModel(db, embedder);
 
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();
@@ -235,7 +282,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tenantScope: dbTenantScope,
     });
     const search = createSearch({
-      store: createSearchRepository(db),
+      store: createSearchRepository(dbs.reads),
       embedder,
       reranker: options.reranker ?? null,
       settings: options.search,
@@ -306,6 +353,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const running = gate;
     return {
       db,
+      databases: dbs,
       embedder,
       ingestion,
       search,
@@ -325,14 +373,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await running.close();
         await dynamo.stop();
         await embedder.close?.();
-        if (!options.db) await db.close();
+        await closeOpened();
       },
     };
   } catch (err) {
     await gate?.close().catch(() => undefined);
     await dynamo.stop();
     await embedder.close?.();
-    if (!options.db) await db.close();
+    await closeOpened();
     throw err;
   }
 }

@@ -93,6 +93,24 @@ export async function processDeadLetter(
   return parsed.data.Records.length;
 }
 
+/**
+ * A batch's records in two groups: those SQS delivers for the first time (and dead letters),
+ * and those it delivers again because a worker that received them did not finish.
+ */
+export function splitRedeliveries(
+  records: readonly SQSRecord[],
+  deadLetterQueueArn: string | undefined,
+): { first: SQSRecord[]; again: SQSRecord[] } {
+  const first: SQSRecord[] = [];
+  const again: SQSRecord[] = [];
+  for (const record of records) {
+    const receives = Number(record.attributes?.ApproximateReceiveCount);
+    const redelivered = record.eventSourceARN !== deadLetterQueueArn && receives > 1;
+    (redelivered ? again : first).push(record);
+  }
+  return { first, again };
+}
+
 /** Builds the handler from its dependencies (the production entry and local/ both call this). */
 export function makeHandler(deps: IngestHandlerDeps) {
   const processor = new BatchProcessor(EventType.SQS);
@@ -127,10 +145,28 @@ export function makeHandler(deps: IngestHandlerDeps) {
       logger.info('lease sweep', { swept: outcomes.length, outcomes });
       return { batchItemFailures: [] };
     }
-    return processPartialResponse(event as SQSEvent, handleRecord, processor, {
-      context,
-      throwOnFullBatchFailure: false,
-    });
+    const { first, again } = splitRedeliveries((event as SQSEvent).Records, deadLetterQueueArn);
+    const options = { context, throwOnFullBatchFailure: false } as const;
+    const failures: SQSBatchResponse['batchItemFailures'] = [];
+    if (first.length > 0) {
+      const done = await processPartialResponse(
+        { Records: first },
+        handleRecord,
+        processor,
+        options,
+      );
+      failures.push(...done.batchItemFailures);
+    }
+    // A record delivered again may be what killed the last worker (out of memory or time): it
+    // runs after the others are done and one at a time, so it cannot take their work down too.
+    if (again.length > 0) {
+      const done = await processPartialResponse({ Records: again }, handleRecord, processor, {
+        ...options,
+        processInParallel: false,
+      });
+      failures.push(...done.batchItemFailures);
+    }
+    return { batchItemFailures: failures };
   };
   const handler = middy(base);
   // The batch's result lists message ids only, but keep responses out of traces everywhere.

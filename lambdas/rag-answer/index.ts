@@ -13,7 +13,7 @@
  * use case on the first search or answer, so the thread routes start without them.
  */
 import { ragAnswerRoutes } from './routes';
-import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { databasesFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
@@ -27,7 +27,6 @@ import {
   createConversationRepository,
   createPromptRepository,
 } from '../adapters/postgres/conversation-repository';
-import type { Database } from '../adapters/postgres/database';
 import type { Answering } from '../core/answer/answer';
 import { calibrationOverridesFromEnv, confidenceEnvShape } from './confidence-env';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
@@ -49,9 +48,11 @@ const env = parseEnv(answerEnvSchema);
 const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
 const { logger, metrics, tracer } = observability;
 
-const db: Database = databaseFromEnv(env, tracer);
+// Retrieval reads from the readers when DB_READ_HOST is set; conversations and prompts stay on
+// the writer (postgres/databases.ts).
+const { writer, reads } = databasesFromEnv(env, tracer);
 
-const conversations = createConversationRepository(db);
+const conversations = createConversationRepository(writer);
 const limiter = limiterFromEnv(env, observability);
 
 /**
@@ -70,7 +71,7 @@ async function buildSearch() {
   );
   const log = logPort(logger);
   const sink = metricsSink(metrics);
-  return { client, ...searchFromEnv(env, { db, bedrock: client, log, metrics: sink }) };
+  return { client, ...searchFromEnv(env, { reads, bedrock: client, log, metrics: sink }) };
 }
 
 let pipeline: Promise<Answering> | undefined;
@@ -88,7 +89,7 @@ async function buildAnswering(): Promise<Answering> {
     embedder,
     tokens: createTokenCounter(),
     conversations,
-    prompts: createPromptRepository(db),
+    prompts: createPromptRepository(writer),
     llm: env.GENERATION_MODEL_ID
       ? llm.createBedrockLlm({ client, modelId: env.GENERATION_MODEL_ID })
       : null,

@@ -16,7 +16,7 @@
  * created once, the database pool opens on the first request, and the cl100k tokenizer loads on
  * the first answer (adapters/tokenizer; it ships beside the bundle).
  */
-import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { databasesFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { searchFromEnv } from '../adapters/aws/search-from-env';
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
@@ -37,7 +37,6 @@ import {
   createConversationRepository,
   createPromptRepository,
 } from '../adapters/postgres/conversation-repository';
-import type { Database } from '../adapters/postgres/database';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
 import { AuthenticationError, NotFoundError } from '../core/errors';
@@ -93,18 +92,20 @@ export type StreamEnv = z.infer<typeof streamEnvSchema>;
 const env = parseEnv(streamEnvSchema);
 const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
 const { logger, metrics, tracer } = observability;
-const db: Database = databaseFromEnv(env, tracer);
+// Retrieval reads from the readers when DB_READ_HOST is set; conversations and prompts stay on
+// the writer (postgres/databases.ts).
+const { writer, reads } = databasesFromEnv(env, tracer);
 
 const log = logPort(logger);
 const sink = metricsSink(metrics);
 const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
-const { search, embedder } = searchFromEnv(env, { db, bedrock, log, metrics: sink });
+const { search, embedder } = searchFromEnv(env, { reads, bedrock, log, metrics: sink });
 const answering = createAnswering({
   search,
   embedder,
   tokens: createTokenCounter(),
-  conversations: createConversationRepository(db),
-  prompts: createPromptRepository(db),
+  conversations: createConversationRepository(writer),
+  prompts: createPromptRepository(writer),
   llm: env.GENERATION_MODEL_ID
     ? createBedrockLlm({ client: bedrock, modelId: env.GENERATION_MODEL_ID })
     : null,

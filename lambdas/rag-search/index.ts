@@ -7,7 +7,7 @@
  * request, so init makes no network call.
  */
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
-import { databaseFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
+import { databasesFromEnv, limiterFromEnv, limitsEnvShape } from '../adapters/aws/lambda-wiring';
 import { searchFromEnv } from '../adapters/aws/search-from-env';
 import * as z from '../core/zod';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
@@ -18,7 +18,6 @@ import {
   metricsSink,
   traceClient,
 } from '../adapters/observability/powertools';
-import type { Database } from '../adapters/postgres/database';
 import { bindRoutes, dispatchByRouteKey, type RouteHandler } from '../http/route-dispatch';
 import { searchRouteHandlers } from './handler';
 
@@ -33,11 +32,12 @@ const env = parseEnv(searchEnvSchema);
 const observability = createObservability(env.POWERTOOLS_SERVICE_NAME);
 const { logger, metrics, tracer } = observability;
 
-const db: Database = databaseFromEnv(env, tracer);
+// Search reads only: from the readers when DB_READ_HOST is set (postgres/databases.ts).
+const { reads } = databasesFromEnv(env, tracer);
 
 const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
 const { search } = searchFromEnv(env, {
-  db,
+  reads,
   bedrock,
   log: logPort(logger),
   metrics: metricsSink(metrics),

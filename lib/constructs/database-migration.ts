@@ -22,6 +22,7 @@ import { SERVICES } from '../metrics';
 import { acknowledge, acknowledgeWildcardResource, BASIC_EXECUTION_ROLE_FINDING } from '../nag';
 import { GroundworkFunction, type FunctionNetwork } from './groundwork-function';
 import type { ServerlessDatabase } from './serverless-database';
+import { embeddingEnvironment, recordedEmbeddingModel, type ModelsConfig } from '../models';
 
 /** SHA-256 over the names and contents of the `.sql` files, in order. */
 export function migrationsHash(dir: string = MIGRATIONS_DIR): string {
@@ -54,8 +55,8 @@ export function routinesHash(): string {
 export interface DatabaseMigrationProps {
   readonly network: FunctionNetwork;
   readonly database: ServerlessDatabase;
-  /** The configured embedding model, recorded on a new database and checked on an existing one. */
-  readonly embedding: { readonly modelId: string; readonly dimension: number };
+  /** The configured models: the embedding model is recorded on a new database and checked on an existing one. */
+  readonly models: ModelsConfig;
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** Where the migration function's AWS SDK comes from. @default 'bundled' */
@@ -76,10 +77,7 @@ export class DatabaseMigration extends Construct {
       // It waits for a database that does not accept connections yet (a new cluster, an
       // instance resuming from 0 ACUs) for all but the last 90 seconds of this timeout.
       sizing: { timeout: Duration.minutes(10), memorySize: 256 },
-      environment: {
-        EMBEDDING_MODEL_ID: props.embedding.modelId,
-        EMBEDDING_DIMENSION: String(props.embedding.dimension),
-      },
+      environment: embeddingEnvironment(props.models),
       logRetention: retention,
       assets: { directories: [path.relative(REPO_ROOT, MIGRATIONS_DIR)] },
       ...(props.awsSdk ? { awsSdk: props.awsSdk } : {}),
@@ -103,7 +101,7 @@ export class DatabaseMigration extends Construct {
         RoutinesHash: routinesHash(),
         // A replaced database (new endpoint) is migrated too.
         Database: props.database.endpoint,
-        EmbeddingModel: `${props.embedding.modelId}/${props.embedding.dimension}`,
+        EmbeddingModel: recordedEmbeddingModel(props.models),
       },
     });
   }

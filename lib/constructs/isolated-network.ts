@@ -166,6 +166,18 @@ export class IsolatedNetwork extends Construct {
     }
   }
 
+  /**
+   * Lets the functions reach a model server outside AWS's endpoints (an OpenAI-compatible
+   * embeddings or rerank server in the VPC or a peered network) on one port of one CIDR range.
+   */
+  allowModelServer(cidr: string, port: number): void {
+    this.functionSecurityGroup.addEgressRule(
+      ec2.Peer.ipv4(cidr),
+      ec2.Port.tcp(port),
+      `Model server at ${cidr} (modelServerEgress)`,
+    );
+  }
+
   /** Lets `actions` on `resources` of S3 through the S3 gateway endpoint, for this account's principals. */
   allowS3(actions: string[], resources: string[]): void {
     this.s3Endpoint.addToPolicy(this.gatewayStatement(actions, resources));

@@ -15,8 +15,13 @@
  *
  * Clients join `clientSecurityGroup`, the only group the proxy (or cluster) accepts on 5432;
  * `grantDatabase` in lib/grants.ts adds it to a function with a secret and the endpoint.
+ *
+ * With `readers`, Serverless v2 reader instances serve the reads that can lag behind the writer
+ * (search and answer retrieval): through a read-only endpoint of the proxy, which spreads
+ * connections over the readers, or the cluster's reader endpoint without the proxy
+ * (docs/decisions/0147-reads-on-aurora-readers.md).
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
@@ -66,6 +71,12 @@ export interface ServerlessDatabaseProps {
   readonly deletionProtection?: boolean;
   /** Put RDS Proxy between clients and the cluster. @default true */
   readonly proxy?: boolean;
+  /**
+   * Serverless v2 reader instances (0 to 15), each scaling with its own read load between the
+   * cluster's minimum and maximum capacity (promotion tier 2, so that with a 0-ACU minimum each
+   * pauses on its own). @default 0
+   */
+  readonly readers?: number;
   /** Retention of the exported PostgreSQL log. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** The engine version, `17.<minor>`. @default AURORA_POSTGRES_VERSION */
@@ -98,6 +109,11 @@ export class ServerlessDatabase extends Construct {
   readonly ownerSecurityGroup: ec2.SecurityGroup;
   /** The cluster's writer endpoint (where owner connections go). */
   readonly clusterEndpoint: string;
+  /**
+   * Where reads that may lag the writer connect: the proxy's read-only endpoint, or the cluster's
+   * reader endpoint without the proxy; undefined without readers.
+   */
+  readonly readEndpoint: string | undefined;
 
   constructor(scope: Construct, id: string, props: ServerlessDatabaseProps) {
     super(scope, id);
@@ -105,6 +121,9 @@ export class ServerlessDatabase extends Construct {
     const subnets = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
     const min = props.capacity?.min ?? 0;
     const deletionProtection = props.deletionProtection ?? true;
+    const readers = props.readers ?? 0;
+    if (!Number.isInteger(readers) || readers < 0 || readers > 15)
+      throw new Error(`readers must be an integer from 0 to 15, not ${readers}`);
 
     const clusterSecurityGroup = new ec2.SecurityGroup(this, 'ClusterSecurityGroup', {
       vpc,
@@ -140,6 +159,14 @@ export class ServerlessDatabase extends Construct {
         autoMinorVersionUpgrade: true,
         publiclyAccessible: false,
       }),
+      readers: Array.from({ length: readers }, (_, i) =>
+        rds.ClusterInstance.serverlessV2(`Reader${i + 1}`, {
+          autoMinorVersionUpgrade: true,
+          publiclyAccessible: false,
+          // Tier 2: scales with its own reads, and pauses on its own, not with the writer.
+          scaleWithWriter: false,
+        }),
+      ),
       serverlessV2MinCapacity: min,
       serverlessV2MaxCapacity: props.capacity?.max ?? 4,
       ...(min === 0
@@ -158,6 +185,13 @@ export class ServerlessDatabase extends Construct {
       cloudwatchLogsRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });
     this.clusterEndpoint = this.cluster.clusterEndpoint.hostname;
+    if (readers > 0) {
+      Annotations.of(this.cluster).acknowledgeWarning(
+        '@aws-cdk/aws-rds:noFailoverServerlessReaders',
+        'The readers serve reads and scale with them (tier 2), so they pause on their own; a reader ' +
+          'promoted by a failover starts at its own capacity and scales up (docs/decisions/0147).',
+      );
+    }
     // The construct always generates a secret from `credentials`.
     this.secret = this.cluster.secret as secretsmanager.ISecret;
     const restrictEgress =
@@ -226,6 +260,16 @@ export class ServerlessDatabase extends Construct {
         'Proxy to the cluster',
       );
       this.endpoint = this.proxy.endpoint;
+      // Same subnets and security group as the proxy's default endpoint, so the same rules hold.
+      this.readEndpoint =
+        readers > 0
+          ? this.proxy.addEndpoint('ReadOnly', {
+              vpc,
+              vpcSubnets: subnets,
+              securityGroups: [proxySecurityGroup],
+              targetRole: rds.ProxyEndpointTargetRole.READ_ONLY,
+            }).endpoint
+          : undefined;
     } else {
       this.proxy = undefined;
       clusterSecurityGroup.connections.allowFrom(
@@ -234,6 +278,7 @@ export class ServerlessDatabase extends Construct {
         'Database clients to the cluster',
       );
       this.endpoint = this.cluster.clusterEndpoint.hostname;
+      this.readEndpoint = readers > 0 ? this.cluster.clusterReadEndpoint.hostname : undefined;
     }
 
     if (!deletionProtection) {

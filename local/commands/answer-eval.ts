@@ -40,7 +40,8 @@ import {
   tally,
 } from '../evaluation/natural';
 import type { LocalStack } from '../stack';
-import { corpusIdOf, groupOf, loadCorpus, openEvalIndex } from './eval';
+import { corpusIdOf, evalModelsFromEnv, groupOf, loadCorpus, openEvalIndex } from './eval';
+import type { LocalEnv } from '../config';
 
 type Hits = Pick<SearchHit, 'score' | 'keywordCoverage'>[];
 
@@ -392,7 +393,10 @@ function describeNatural(rates: Record<string, Record<Split, NaturalTally>>): st
   );
 }
 
-export async function calibrateCommand(args: string[], dataDir: string): Promise<number> {
+export async function calibrateCommand(
+  args: string[],
+  env: LocalEnv & { dataDir: string },
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -410,7 +414,8 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
   }
   const { stack, data, tenant } = await openEvalIndex({
     datasetDir: positionals[0],
-    dataDir,
+    dataDir: env.dataDir,
+    models: await evalModelsFromEnv(env),
     progress: process.stderr.isTTY === true,
   });
   try {
@@ -485,7 +490,10 @@ export async function calibrateCommand(args: string[], dataDir: string): Promise
   }
 }
 
-export async function evalAnswersCommand(args: string[], dataDir: string): Promise<number> {
+export async function evalAnswersCommand(
+  args: string[],
+  env: LocalEnv & { dataDir: string },
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -501,7 +509,8 @@ export async function evalAnswersCommand(args: string[], dataDir: string): Promi
   }
   const { stack, data, tenant } = await openEvalIndex({
     datasetDir: positionals[0],
-    dataDir,
+    dataDir: env.dataDir,
+    models: await evalModelsFromEnv(env),
     progress: process.stderr.isTTY === true,
   });
   try {

@@ -19,7 +19,8 @@ import { scoreRun, type RetrievalScores } from '../../lambdas/core/evaluation/me
 import type { IngestionSettings } from '../../lambdas/core/ingestion/ingest';
 import type { SearchMode } from '../../lambdas/core/retrieval/types';
 import { loadBeir, sampleIds, type BeirDataset } from '../evaluation/beir';
-import { startLocalStack, type LocalStack } from '../stack';
+import { stackOptionsFromEnv, type LocalEnv } from '../config';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../stack';
 
 export interface EvalOptions {
   readonly datasetDir: string;
@@ -36,11 +37,15 @@ export interface EvalOptions {
   readonly topK?: number;
   /** Candidates per arm (the search setting; at least 4 × topK). @default the product's */
   readonly candidates?: number;
+  /** @default the shipped local model, no rerank stage */
+  readonly models?: EvalModels;
   readonly progress?: boolean;
 }
 
 export interface EvalReport {
   readonly dataset: string;
+  /** The embedding model that indexed the corpus and embedded the questions. */
+  readonly model: string;
   readonly documents: number;
   readonly chunks: number;
   readonly queries: number;
@@ -103,22 +108,51 @@ export function groupOf(id: string): string | null {
   return m ? m[1]! : null;
 }
 
-/** Opens (or reuses) the index of a dataset, loading what is missing; the caller stops the stack. */
+/**
+ * The models an evaluation runs with: the embedding model and the rerank stage configured in
+ * the environment (`GROUNDWORK_EMBEDDER`, `GROUNDWORK_EMBED_*`, `GROUNDWORK_RERANKER`,
+ * `GROUNDWORK_RERANK_*`, as `groundwork start` reads them); none given: the shipped local model.
+ */
+export type EvalModels = Pick<
+  LocalStackOptions,
+  'embedder' | 'reranker' | 'search' | 'embedThreads'
+>;
+
+/** The configured models of `env`, for the evaluation commands. */
+export async function evalModelsFromEnv(env: LocalEnv & { dataDir: string }): Promise<EvalModels> {
+  const { embedder, reranker, search, embedThreads } = (await stackOptionsFromEnv(
+    env,
+  )) as EvalModels;
+  return {
+    ...(embedder ? { embedder } : {}),
+    ...(reranker ? { reranker, ...(search ? { search } : {}) } : {}),
+    ...(embedThreads === undefined ? {} : { embedThreads }),
+  };
+}
+
+/**
+ * Opens (or reuses) the index of a dataset, loading what is missing; the caller stops the stack.
+ * Each embedding model and set of ingestion settings has an index of its own.
+ */
 export async function openEvalIndex(options: {
   datasetDir: string;
   dataDir: string;
   ingestion?: Partial<IngestionSettings>;
+  models?: EvalModels;
   progress?: boolean;
 }): Promise<{ stack: LocalStack; data: BeirDataset; tenant: string; ingestSeconds: number }> {
   const data = await loadBeir(options.datasetDir);
-  const settingsKey = createHash('sha1')
-    .update(JSON.stringify(options.ingestion ?? {}))
-    .digest('hex')
-    .slice(0, 8);
+  const embedder = options.models?.embedder;
+  // The shipped model's indexes keep the key they had before models could be chosen.
+  const keyed = embedder
+    ? { ingestion: options.ingestion ?? {}, model: `${embedder.modelId}@${embedder.dimension}` }
+    : (options.ingestion ?? {});
+  const settingsKey = createHash('sha1').update(JSON.stringify(keyed)).digest('hex').slice(0, 8);
   const tenant = `eval-${data.name.replace(/[^A-Za-z0-9_-]/g, '-')}`.slice(0, 60);
   const stack = await startLocalStack({
     dataDir: path.join(options.dataDir, 'eval', `${data.name}-${settingsKey}`),
     logLevel: 'ERROR',
+    ...options.models,
     ...(options.ingestion ? { ingestion: options.ingestion } : {}),
   });
   try {
@@ -191,6 +225,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       results.push({ ...r, scores: scoreRun(run, qrels) });
     }
     return {
+      model: stack.embedder.modelId,
       dataset: data.name,
       documents: Number(rows[0]?.n ?? 0),
       chunks: Number(rows[0]?.c ?? 0),
@@ -206,7 +241,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
 
 export function formatEval(report: EvalReport): string {
   const lines = [
-    `${report.dataset}: ${report.documents} documents, ${report.chunks} chunks, ${report.queries} queries (index ready in ${report.ingestSeconds.toFixed(1)} s)`,
+    `${report.dataset} with ${report.model}: ${report.documents} documents, ${report.chunks} chunks, ${report.queries} queries (index ready in ${report.ingestSeconds.toFixed(1)} s)`,
     `mode      weight  nDCG@10  ${`Recall@${Math.min(report.topK, 100)}`.padEnd(10)}  MRR@10`,
   ];
   for (const r of report.results) {
@@ -217,7 +252,10 @@ export function formatEval(report: EvalReport): string {
   return lines.join('\n');
 }
 
-export async function evalCommand(args: string[], dataDir: string): Promise<number> {
+export async function evalCommand(
+  args: string[],
+  env: LocalEnv & { dataDir: string },
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -270,7 +308,8 @@ export async function evalCommand(args: string[], dataDir: string): Promise<numb
   }
   const report = await runEval({
     datasetDir,
-    dataDir,
+    dataDir: env.dataDir,
+    models: await evalModelsFromEnv(env),
     modes,
     ...(values.sample ? { sample: Number(values.sample) } : {}),
     ...(values['dense-weight']?.length ? { denseWeights: values['dense-weight'].map(Number) } : {}),

@@ -72,6 +72,7 @@ export async function startCommand(
   const token = api.issuer.issueToken({ sub: DEMO_USER, tenantId: DEMO_TENANT });
   console.log(`
 Groundwork is running (embedded default, data in ${env.dataDir})
+  Database     ${databaseLine(env)}
   API          ${api.server.url}
   Playground   ${api.server.url}/   (sign in with any user id and tenant "${DEMO_TENANT}")
   S3 emulator  ${stack.s3.endpoint}  bucket "${stack.s3.bucket}"; objects under tenants/<tenant>/ are indexed
@@ -88,4 +89,12 @@ Other tokens: npx groundwork token --user <id> --tenant <id>
 Press Ctrl+C to stop.`);
   await new Promise<never>(() => undefined);
   return 0;
+}
+
+/** Which database serves the API (never the URLs: they carry passwords). */
+function databaseLine(env: LocalEnv): string {
+  if (!env.GROUNDWORK_DATABASE_URL) return 'PGlite (in-process)';
+  return env.GROUNDWORK_DATABASE_READ_URL
+    ? 'PostgreSQL (GROUNDWORK_DATABASE_URL); search and retrieval on GROUNDWORK_DATABASE_READ_URL'
+    : 'PostgreSQL (GROUNDWORK_DATABASE_URL)';
 }

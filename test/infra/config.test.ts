@@ -74,6 +74,10 @@ describe('configuration', () => {
       /auroraEngineVersion: must be 17.4 or later/,
     );
     expect(() => parseConfig({ auroraEngineVersion: '16.6' })).toThrow(/must be 17.<minor>/);
+    expect(() => parseConfig({ readReplicas: 16 })).toThrow(/readReplicas/);
+    expect(() => parseConfig({ readReplicas: 1.5 })).toThrow(/readReplicas/);
+    expect(() => parseConfig({ readReplicas: -1 })).toThrow(/readReplicas/);
+    expect(parseConfig({ readReplicas: '2' }).readReplicas).toBe(2);
     expect(parseConfig({ auroraEngineVersion: '17.7' }).auroraEngineVersion).toBe('17.7');
     expect(() => parseConfig({ ingestConcurrency: 5, ingestReservedConcurrency: 3 })).toThrow(
       /ingestReservedConcurrency: must be at least ingestConcurrency/,
@@ -95,6 +99,40 @@ describe('configuration', () => {
       parseConfig({ limits: { costCaps: { globalUsdPerDay: 5 } } }).limitsConfig.costCaps
         .globalUsdPerDay,
     ).toBe(5);
+  });
+
+  it("checks the models with the functions' own factories, naming the key at fault", () => {
+    const openai = {
+      embeddingProvider: 'openai',
+      embeddingModelId: 'nomic-embed-text',
+      embeddingDimension: 768,
+    };
+    expect(() => parseConfig(openai)).toThrow(/embeddingBaseUrl: .*needs EMBEDDING_BASE_URL/);
+    expect(
+      parseConfig({ ...openai, embeddingBaseUrl: 'https://tei.internal/v1' }).embeddingDimension,
+    ).toBe(768);
+    expect(() =>
+      parseConfig({ embeddingModelId: 'cohere.embed-multilingual-v3', embeddingDimension: 512 }),
+    ).toThrow(/embeddingDimension: EMBEDDING_DIMENSION must be 1024/);
+    expect(
+      parseConfig({ embeddingModelId: 'cohere.embed-english-v3', embeddingDimension: 1024 })
+        .embeddingModelId,
+    ).toBe('cohere.embed-english-v3');
+    expect(() => parseConfig({ embeddingModelId: 'not a model' })).toThrow(
+      /embeddingModelId: not a Bedrock model id/,
+    );
+    expect(() => parseConfig({ rerankProvider: 'http', rerankModelId: 'bge' })).toThrow(
+      /rerankBaseUrl: .*needs RERANK_BASE_URL/,
+    );
+    expect(() => parseConfig({ embeddingApiKeySecretArn: 'my-key' })).toThrow(
+      /embeddingApiKeySecretArn: not a Secrets Manager secret ARN/,
+    );
+    expect(() => parseConfig({ modelServerEgress: '10.0.0.5:443' })).toThrow(
+      /modelServerEgress.*<IPv4 CIDR>:<port>/,
+    );
+    expect(
+      parseConfig({ modelServerEgress: '10.0.0.5/32:443, 10.1.0.0/24:8080' }).modelServerEgress,
+    ).toEqual(['10.0.0.5/32:443', '10.1.0.0/24:8080']);
   });
 
   it('accepts the Titan v2 dimensions (the first deploy fits the embedding columns)', () => {

@@ -378,8 +378,8 @@ describe('ingestion', () => {
     const [dlqId] =
       Object.entries(queues).find(([, q]) => q.Properties?.RedrivePolicy === undefined) ?? [];
     built.dataTemplate.hasResourceProperties('AWS::SQS::Queue', {
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 5 },
-      VisibilityTimeout: 1800,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 3 },
+      VisibilityTimeout: 360,
     });
     built.dataTemplate.hasResourceProperties('Custom::S3BucketNotifications', {
       NotificationConfiguration: {
@@ -389,6 +389,20 @@ describe('ingestion', () => {
         ]),
       },
     });
+  });
+
+  it('moves a document that kills every worker to the dead-letter queue within 20 minutes', () => {
+    const [, queue] =
+      Object.entries(resourcesOfType(built.dataTemplate, 'AWS::SQS::Queue')).find(
+        ([, q]) => q.Properties?.RedrivePolicy !== undefined,
+      ) ?? [];
+    const visibility = queue?.Properties?.VisibilityTimeout as number;
+    const receives = (queue?.Properties?.RedrivePolicy as { maxReceiveCount: number })
+      .maxReceiveCount;
+    const [, ingest] = functionByService('ingest');
+    // A message stays hidden while a worker may still hold it, and no longer than needed.
+    expect(visibility).toBeGreaterThanOrEqual(ingest.Properties?.Timeout as number);
+    expect(visibility * receives).toBeLessThanOrEqual(20 * 60);
   });
 
   it('consumes the queue in batches of 10 with partial batch responses, at most 5 instances at once', () => {

@@ -2,11 +2,18 @@
  * `groundwork eval` on a small BEIR dataset written for the test: the corpus goes through the
  * embedded default's real ingestion and search (PGlite, local model), and the report's figures
  * follow from the judgements. `--top-k` and `--candidates` change what each question asks for.
+ * The command evaluates the embedding model the environment configures (an OpenAI-compatible
+ * server here, the fake of test/support), in an index of its own beside the local model's.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { evalCommand, formatEval, runEval } from '../../local/commands/eval';
+import { evalCommand, formatEval, runEval, type EvalReport } from '../../local/commands/eval';
+import { loadLocalEnv } from '../../local/config';
+import {
+  startFakeOpenAiEmbeddings,
+  type FakeEmbeddingsServer,
+} from '../support/fake-openai-embeddings';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -87,13 +94,65 @@ describe('groundwork eval', () => {
     const errors: string[] = [];
     const spy = jest.spyOn(console, 'error').mockImplementation((m: string) => errors.push(m));
     try {
-      expect(await evalCommand([dataset, '--top-k', '0'], dir)).toBe(2);
-      expect(await evalCommand([dataset, '--top-k', '101'], dir)).toBe(2);
-      expect(await evalCommand([dataset, '--candidates', 'many'], dir)).toBe(2);
+      const env = loadLocalEnv({ GROUNDWORK_DATA_DIR: dir });
+      expect(await evalCommand([dataset, '--top-k', '0'], env)).toBe(2);
+      expect(await evalCommand([dataset, '--top-k', '101'], env)).toBe(2);
+      expect(await evalCommand([dataset, '--candidates', 'many'], env)).toBe(2);
     } finally {
       spy.mockRestore();
     }
     expect(errors).toHaveLength(3);
     expect(errors[0]).toMatch(/--top-k must be an integer from 1 to 100/);
+  });
+
+  describe('with the embedding model the environment configures', () => {
+    let fake: FakeEmbeddingsServer;
+    beforeAll(async () => {
+      fake = await startFakeOpenAiEmbeddings();
+    });
+    afterAll(() => fake.close());
+
+    async function evalJson(env: Record<string, string>): Promise<EvalReport> {
+      const out: string[] = [];
+      const spy = jest.spyOn(console, 'log').mockImplementation((m: string) => out.push(m));
+      try {
+        const code = await evalCommand(
+          [dataset, '--mode', 'vector', '--json'],
+          loadLocalEnv({ GROUNDWORK_DATA_DIR: dir, ...env }),
+        );
+        expect(code).toBe(0);
+      } finally {
+        spy.mockRestore();
+      }
+      return JSON.parse(out.join('')) as EvalReport;
+    }
+
+    it('indexes and asks through an OpenAI-compatible server, in an index of its own', async () => {
+      const report = await evalJson({
+        GROUNDWORK_EMBEDDER: 'openai',
+        GROUNDWORK_EMBED_BASE_URL: fake.url,
+        GROUNDWORK_EMBED_MODEL_ID: 'nomic-embed-text',
+        GROUNDWORK_EMBED_DIMENSION: '768',
+      });
+      expect(report).toMatchObject({
+        model: 'openai/nomic-embed-text/768',
+        documents: 5,
+        queries: 4,
+      });
+      const inputs = fake.requests.flatMap((r) => {
+        const body = r.body as { model: string; input: string | string[] };
+        expect(body.model).toBe('nomic-embed-text');
+        return Array.isArray(body.input) ? body.input : [body.input];
+      });
+      // Every passage was embedded by the server, and every question too.
+      for (const doc of CORPUS) expect(inputs.some((t) => t.includes(doc.text))).toBe(true);
+      for (const q of QUERIES) expect(inputs).toContain(q.text);
+      expect(report.results[0]!.scores.queries).toBe(4);
+
+      // The local model's index of the same dataset is another one: no model mix-up refusal.
+      const local = await evalJson({});
+      expect(local.model).not.toBe(report.model);
+      expect(local.results[0]!.scores.recall100).toBe(1);
+    }, 180_000);
   });
 });

@@ -10,7 +10,6 @@
  * facade segment would be; the segment is never closed, so nothing is sent to a daemon.
  */
 import { spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -42,6 +41,7 @@ import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../loc
 import { localS3Client } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { startFakeBedrock, type FakeBedrock } from '../support/fake-bedrock';
+import { startFakeSecretsManager, type FakeSecretsManager } from '../support/fake-secrets-manager';
 
 /** A value that must never reach a trace (a user's question, a tenant's id). */
 const SECRET_PARAM = 'what-the-user-asked-7f3a';
@@ -66,25 +66,6 @@ function names(doc: SegmentDoc, prefix = ''): string[] {
   ]);
 }
 
-/** A fake Secrets Manager: GetSecretValue answers with a database secret. */
-async function startFakeSecretsManager(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/x-amz-json-1.1');
-      res.end(
-        JSON.stringify({
-          ARN: SECRET_ARN,
-          Name: 'db',
-          SecretString: JSON.stringify({ username: 'app', password: 'pw', host: 'db.example' }),
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 const ENV_KEYS = [
   'AWS_EXECUTION_ENV',
   '_HANDLER',
@@ -103,13 +84,15 @@ let s3rver: S3rver;
 let s3: S3Client;
 let s3Dir: string;
 let bedrock: FakeBedrock;
-let secrets: { url: string; server: Server };
+let secrets: FakeSecretsManager;
 
 beforeAll(async () => {
   [dynamo, bedrock, secrets] = await Promise.all([
     startLocalDynamo(),
     startFakeBedrock(),
-    startFakeSecretsManager(),
+    startFakeSecretsManager({
+      [SECRET_ARN]: JSON.stringify({ username: 'app', password: 'pw', host: 'db.example' }),
+    }),
   ]);
   s3Dir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-tracing-'));
   s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir });
@@ -142,12 +125,7 @@ afterAll(async () => {
     else process.env[key] = savedEnv[key];
   }
   s3.destroy();
-  await Promise.all([
-    dynamo.stop(),
-    bedrock.close(),
-    s3rver.close(),
-    new Promise((resolve) => secrets.server.close(resolve)),
-  ]);
+  await Promise.all([dynamo.stop(), bedrock.close(), s3rver.close(), secrets.close()]);
   await rm(s3Dir, { recursive: true, force: true });
 });
 

@@ -1,11 +1,10 @@
 /** Opens the PostgreSQL pool in AWS with credentials read once from Secrets Manager. */
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { errorCode } from '../../core/errors';
 import * as z from '../../core/zod';
-import { traceClient } from '../observability/powertools';
 import type { Database } from '../postgres/database';
 import { createPgDatabase } from '../postgres/pg-database';
+import { readSecretString } from './secret-string';
 
 const secretSchema = z.object({
   username: z.string(),
@@ -23,9 +22,7 @@ export async function readDatabaseSecret(
   region: string,
   tracer?: Tracer,
 ): Promise<DatabaseSecret> {
-  const client = traceClient(tracer, new SecretsManagerClient({ region }));
-  const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-  return parseDatabaseSecret(out.SecretString, secretArn);
+  return parseDatabaseSecret(await readSecretString(secretArn, region, tracer), secretArn);
 }
 
 /**

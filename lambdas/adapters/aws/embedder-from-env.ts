@@ -7,6 +7,7 @@ import type { Embedder } from '../../core/ports';
 import { createConfiguredEmbedder } from '../embeddings/embedder-factory';
 import { embeddingSettings } from '../embeddings/embedding-env';
 import type { LambdaEnv } from './lambda-env';
+import { secretReader } from './secret-string';
 
 /** `bedrockClient` is called only when the provider is Bedrock. */
 export function embedderFromEnv(
@@ -17,6 +18,6 @@ export function embedderFromEnv(
     env.EMBEDDING_PROVIDER,
     embeddingSettings(env, 'EMBEDDING_'),
     'EMBEDDING_',
-    { bedrockClient },
+    { bedrockClient, readSecret: secretReader(env.AWS_REGION) },
   );
 }

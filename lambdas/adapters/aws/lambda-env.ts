@@ -13,6 +13,11 @@ export const lambdaEnvSchema = z.object({
   DB_SECRET_ARN: z.string().check(z.minLength(1)),
   /** RDS Proxy endpoint; overrides the host stored in the secret. */
   DB_HOST: z.optional(z.string().check(z.minLength(1))),
+  /**
+   * RDS Proxy's read-only endpoint (or the cluster's reader endpoint), where the search
+   * repository reads (postgres/databases.ts); unset: it reads from `DB_HOST`.
+   */
+  DB_READ_HOST: z.optional(z.string().check(z.minLength(1))),
   DB_NAME: z._default(z.string().check(z.minLength(1)), 'groundwork'),
   /** `bedrock` (Titan Text Embeddings v2, the default) or `openai` (any OpenAI-compatible server). */
   EMBEDDING_PROVIDER: z._default(z.enum(['bedrock', 'openai']), 'bedrock'),

@@ -5,6 +5,7 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import { traceDatabase } from '../observability/traced-database';
 import type { Database } from '../postgres/database';
+import { databases, type Databases } from '../postgres/databases';
 import { lazyDatabaseFromSecret } from './database-from-secret';
 import type { LambdaEnv } from './lambda-env';
 
@@ -27,5 +28,20 @@ export function databaseFromEnv(
       ...(tracer ? { tracer } : {}),
     }),
     tracer,
+  );
+}
+
+/**
+ * The writer (`DB_HOST`) and the reads (`DB_READ_HOST`, with the same secret): two pools, each
+ * opened on first use, or the writer alone for both when no read host is set.
+ */
+export function databasesFromEnv(
+  env: Pick<LambdaEnv, 'DB_SECRET_ARN' | 'AWS_REGION' | 'DB_NAME' | 'DB_HOST' | 'DB_READ_HOST'>,
+  tracer?: Tracer,
+): Databases {
+  const writer = databaseFromEnv(env, tracer);
+  return databases(
+    writer,
+    env.DB_READ_HOST ? databaseFromEnv({ ...env, DB_HOST: env.DB_READ_HOST }, tracer) : undefined,
   );
 }

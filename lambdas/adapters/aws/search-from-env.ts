@@ -10,11 +10,13 @@ import { createSearchRepository } from '../postgres/search-repository';
 import { rerankFromEnv } from '../rerank/rerank-factory';
 import { embedderFromEnv } from './embedder-from-env';
 import type { LambdaEnv } from './lambda-env';
+import { secretReader } from './secret-string';
 
 export function searchFromEnv(
   env: LambdaEnv,
   deps: {
-    readonly db: Database;
+    /** The reads' database (postgres/databases.ts): the writer when there is no reader. */
+    readonly reads: Database;
     /** The function's (traced) Bedrock client, used when a Bedrock model is configured. */
     readonly bedrock: BedrockRuntimeClient;
     readonly log: Log;
@@ -24,9 +26,10 @@ export function searchFromEnv(
   const embedder = embedderFromEnv(env, () => deps.bedrock);
   const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', {
     bedrockClient: () => deps.bedrock,
+    readSecret: secretReader(env.AWS_REGION),
   });
   const search = createSearch({
-    store: createSearchRepository(deps.db),
+    store: createSearchRepository(deps.reads),
     embedder,
     reranker: rerank.reranker,
     settings: { rerank: rerank.settings },

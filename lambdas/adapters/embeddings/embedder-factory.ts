@@ -14,6 +14,7 @@ import {
 } from './bedrock-embedder';
 import type { EmbeddingSettings, RemoteEmbeddingProvider } from './embedding-env';
 import { createOpenAiCompatibleEmbedder } from './openai-compatible-embedder';
+import { configuredKey, type SecretReader } from '../secrets/bearer-key';
 
 type Suffix = keyof EmbeddingSettings;
 
@@ -21,6 +22,8 @@ type Suffix = keyof EmbeddingSettings;
 export interface EmbedderDeps {
   /** The process's shared Bedrock client; only called for the `bedrock` provider. */
   readonly bedrockClient: () => BedrockRuntimeClient;
+  /** Reads `API_KEY_SECRET_ARN`'s secret (Secrets Manager in AWS); absent: that setting is refused. */
+  readonly readSecret?: SecretReader;
 }
 
 /**
@@ -46,7 +49,7 @@ export function createConfiguredEmbedder(
       model: MODEL_ID,
       dimension: DIMENSION,
       ...defined({
-        apiKey: settings.API_KEY,
+        apiKey: configuredKey(settings, deps.readSecret, name('API_KEY_SECRET_ARN')),
         sendDimensions: settings.SEND_DIMENSIONS,
         batchSize: settings.BATCH_SIZE,
         concurrency: settings.CONCURRENCY,

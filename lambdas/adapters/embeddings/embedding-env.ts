@@ -22,6 +22,8 @@ const SETTINGS = {
   BASE_URL: z.optional(z.url({ protocol: /^https?$/ })),
   /** `openai`: bearer key, when the server needs one. */
   API_KEY: z.optional(nonEmpty()),
+  /** `openai`, in AWS: the Secrets Manager secret whose text is the bearer key (read once). */
+  API_KEY_SECRET_ARN: z.optional(nonEmpty()),
   /** `openai`: send `dimensions` (servers and models that shorten vectors). */
   SEND_DIMENSIONS: z.optional(z.stringbool()),
   /** `openai`: texts per request. */

@@ -10,6 +10,7 @@ import * as z from '../../core/zod';
 import { AppError, ConfigError, UnavailableError, ValidationError } from '../../core/errors';
 import type { Embedder, EmbeddingPurpose } from '../../core/ports';
 import { describeError } from '../llm/deadline';
+import { bearerHeader, type BearerKey } from '../secrets/bearer-key';
 import { chunked, mapWithConcurrency, normalised } from './concurrency';
 
 /** Options of {@link createOpenAiCompatibleEmbedder}. */
@@ -26,8 +27,8 @@ export interface OpenAiCompatibleEmbedderOptions {
    * @default false
    */
   readonly sendDimensions?: boolean;
-  /** Sent as `Authorization: Bearer <apiKey>` when set. */
-  readonly apiKey?: string;
+  /** Sent as `Authorization: Bearer <apiKey>` when set; a function reads it on first use. */
+  readonly apiKey?: BearerKey;
   /**
    * Most texts per request (OpenAI accepts 2048; Text Embeddings Inference 32 by default).
    * @default 32
@@ -112,14 +113,15 @@ export function createOpenAiCompatibleEmbedder(options: OpenAiCompatibleEmbedder
   }
   if (model.trim() === '') throw new ConfigError('OpenAI-compatible embedder model is empty');
   const label = `${model} at ${url}`;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json',
-    ...(apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {}),
-  };
+  const authorization = bearerHeader(apiKey);
 
   /** One attempt: the parsed vectors, or an AppError saying whether to retry. */
   async function attempt(body: string, count: number): Promise<number[][]> {
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...(await authorization()),
+    };
     let response: Response;
     let raw: string;
     try {

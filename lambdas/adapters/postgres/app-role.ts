@@ -85,19 +85,30 @@ export async function ensureAppRole(db: Database, options: AppRoleOptions): Prom
   });
 }
 
-/** The group's grants in schema `s` (both quoted), and its membership of the search role. */
-async function grantGroup(tx: Queryable, g: string, s: string): Promise<void> {
+/**
+ * The group's grants in schema `s` (both quoted), and its membership of the search role. With
+ * `selectOnly`, SELECT on the tables and nothing that writes (the read group).
+ */
+async function grantGroup(
+  tx: Queryable,
+  g: string,
+  s: string,
+  options: { readonly selectOnly?: boolean } = {},
+): Promise<void> {
   const readOnly = READ_ONLY_TABLES.map((t) => `${s}.${quoteIdentifier(t)}`).join(', ');
   // An existing group from before row-level security inherited what it was granted.
   await tx.exec(`ALTER ROLE ${g} NOINHERIT`);
   await tx.exec(
-    [
-      `GRANT USAGE ON SCHEMA ${s} TO ${g}`,
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
-      `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
-      `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
-      `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
-    ].join(';\n'),
+    (options.selectOnly
+      ? [`GRANT USAGE ON SCHEMA ${s} TO ${g}`, `GRANT SELECT ON ALL TABLES IN SCHEMA ${s} TO ${g}`]
+      : [
+          `GRANT USAGE ON SCHEMA ${s} TO ${g}`,
+          `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${s} TO ${g}`,
+          `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
+          `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
+          `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
+        ]
+    ).join(';\n'),
   );
   // PostgreSQL 16 and later record inheritance per grant (from NOINHERIT when it is made); 15
   // reads it from the member role alone and has no INHERIT option.
@@ -110,14 +121,42 @@ async function grantGroup(tx: Queryable, g: string, s: string): Promise<void> {
   );
 }
 
+/** The group role of the read connection: SELECT only (postgres/databases.ts). */
+export const READ_GROUP_ROLE = 'groundwork_app_ro';
+
+/**
+ * The read group (no login), for a second connection that serves the reads of
+ * postgres/databases.ts (`GROUNDWORK_DATABASE_READ_URL`): SELECT on the tables, nothing that
+ * writes, and the search role as the application's group has it. The read connection switches to
+ * it for each request (`DatabaseOptions.requestRole`), so a write sent there by mistake fails as it
+ * would on an Aurora reader. Run it on the writer, as the owner; `member` (the read connection's
+ * login) is made a member so that it may switch.
+ */
+export function ensureReadRole(
+  db: Database,
+  options: { readonly group?: string; readonly member: string },
+): Promise<void> {
+  return ensureGroup(db, options.group ?? READ_GROUP_ROLE, options.member, { selectOnly: true });
+}
+
 /**
  * The group role alone (no login), for a session that logs in as another role and switches to
  * the group for each request (`DatabaseOptions.requestRole`): the embedded default (PGlite's
  * superuser) and a developer's server (the owner, made a member here so that it may switch).
  */
-export async function ensureRequestRole(
+export function ensureRequestRole(db: Database, group: string = APP_GROUP_ROLE): Promise<void> {
+  return ensureGroup(db, group, null, {});
+}
+
+/**
+ * Creates `group` (NOLOGIN NOINHERIT) if missing, grants it its privileges in the current schema,
+ * and makes `member` (null: the current user) a member of it.
+ */
+async function ensureGroup(
   db: Database,
-  group: string = APP_GROUP_ROLE,
+  group: string,
+  member: string | null,
+  grants: { readonly selectOnly?: boolean },
 ): Promise<void> {
   const g = quoteIdentifier(group);
   await db.transaction(async (tx) => {
@@ -125,12 +164,14 @@ export async function ensureRequestRole(
     const { rows } = await tx.query<{ schema: string; exists: boolean; member: boolean }>(
       `SELECT current_schema() AS schema,
               EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists,
-              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AND pg_has_role(current_user, $1, 'MEMBER') AS member`,
-      [group],
+              EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)
+                AND pg_has_role(coalesce($2::text, current_user::text), $1, 'MEMBER') AS member`,
+      [group, member],
     );
     const row = rows[0]!;
     if (!row.exists) await tx.exec(`CREATE ROLE ${g} NOLOGIN NOINHERIT`);
-    await grantGroup(tx, g, quoteIdentifier(row.schema));
-    if (!row.member) await tx.exec(`GRANT ${g} TO CURRENT_USER`);
+    await grantGroup(tx, g, quoteIdentifier(row.schema), grants);
+    if (!row.member)
+      await tx.exec(`GRANT ${g} TO ${member === null ? 'CURRENT_USER' : quoteIdentifier(member)}`);
   });
 }

@@ -7,6 +7,7 @@
 import * as z from '../../core/zod';
 import { ConfigError, UnavailableError } from '../../core/errors';
 import type { Reranker } from '../../core/retrieval/rerank';
+import { bearerHeader, type BearerKey } from '../secrets/bearer-key';
 
 /** Options of {@link createHttpReranker}. */
 export interface HttpRerankerOptions {
@@ -14,8 +15,8 @@ export interface HttpRerankerOptions {
   readonly baseUrl: string;
   /** The server's model name, e.g. `bge-reranker-v2-m3` or `rerank-v3.5`. */
   readonly model: string;
-  /** Sent as `Authorization: Bearer <apiKey>` when set. */
-  readonly apiKey?: string;
+  /** Sent as `Authorization: Bearer <apiKey>` when set; a function reads it on first use. */
+  readonly apiKey?: BearerKey;
 }
 
 /** The reply of `POST /rerank`; other fields (`id`, `meta`, `usage`, `document`) are not needed. */
@@ -40,6 +41,7 @@ export function createHttpReranker(options: HttpRerankerOptions): Reranker {
     throw new ConfigError(`Rerank baseUrl must be http or https, got ${url.protocol}`);
   }
   const label = `${options.model} at ${url.href}`;
+  const authorization = bearerHeader(options.apiKey);
   return {
     modelId: `rerank/${options.model}`,
     async rerank(query, documents, { topN, signal }) {
@@ -48,7 +50,7 @@ export function createHttpReranker(options: HttpRerankerOptions): Reranker {
         headers: {
           'content-type': 'application/json',
           accept: 'application/json',
-          ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}),
+          ...(await authorization()),
         },
         body: JSON.stringify({ model: options.model, query, documents, top_n: topN }),
         signal,

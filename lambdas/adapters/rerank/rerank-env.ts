@@ -19,6 +19,8 @@ const SETTINGS = {
   BASE_URL: z.optional(z.url({ protocol: /^https?$/ })),
   /** `http`: bearer key. */
   API_KEY: z.optional(z.string().check(z.minLength(1))),
+  /** `http`, in AWS: the Secrets Manager secret whose text is the bearer key (read once). */
+  API_KEY_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
   /** Fused candidates sent to the reranker. */
   CANDIDATES: z.optional(z.pipe(wholeNumber(1), z.int().check(z.lte(200)))),
   /** Longest wait for the reranker before the fused order is used, in milliseconds. */

@@ -9,6 +9,7 @@ import {
 } from '../../core/retrieval/rerank';
 import { AMAZON_RERANK_V1, createBedrockReranker } from './bedrock-reranker';
 import { createHttpReranker } from './http-reranker';
+import { configuredKey, type SecretReader } from '../secrets/bearer-key';
 import type {
   RerankProvider,
   RerankSettingSchemas,
@@ -26,7 +27,11 @@ export function rerankFromEnv(
   provider: RerankProvider,
   env: Readonly<Record<string, unknown>>,
   prefix: string,
-  deps: { readonly bedrockClient: () => BedrockRuntimeClient },
+  deps: {
+    readonly bedrockClient: () => BedrockRuntimeClient;
+    /** Reads `API_KEY_SECRET_ARN`'s secret (Secrets Manager in AWS); absent: that setting is refused. */
+    readonly readSecret?: SecretReader;
+  },
 ): { reranker: Reranker | null; settings: RerankSettings } {
   const get = <K extends Suffix>(suffix: K) => env[`${prefix}${suffix}`] as z.infer<SETTINGS[K]>;
   const settings: RerankSettings = {
@@ -50,7 +55,11 @@ export function rerankFromEnv(
       if (baseUrl === undefined || model === undefined) {
         throw new ConfigError(`The http reranker needs ${prefix}BASE_URL and ${prefix}MODEL_ID`);
       }
-      const apiKey = get('API_KEY');
+      const apiKey = configuredKey(
+        { API_KEY: get('API_KEY'), API_KEY_SECRET_ARN: get('API_KEY_SECRET_ARN') },
+        deps.readSecret,
+        `${prefix}API_KEY_SECRET_ARN`,
+      );
       return {
         reranker: createHttpReranker({ baseUrl, model, ...(apiKey ? { apiKey } : {}) }),
         settings,

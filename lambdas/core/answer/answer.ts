@@ -1,38 +1,32 @@
 /**
- * The answer use case, in order: decide whether retrieval is useful; find or create the thread
- * and store the question; choose the profile; then prepare (make a follow-up standalone;
- * retrieve; recall the caller's memory; build the context; gate on confidence; build the prompt);
- * then generate (or extract); cite; store the answer. Every step is timed for `debug`. Failures
- * degrade instead of failing: retrieval down answers without context, the LLM down returns the
- * top sources, storage down still answers.
+ * The answer use case, one step a function, each returning what it came to:
  *
- * `prepare` is the same preparation on its own, with no thread, no storage and no generation:
- * what the test harness (`groundwork harness`, POST /api/admin/harness) shows.
+ * 1. the thread (found, opened or created) and its history;
+ * 2. the intent: a greeting is `conversational`, answered without retrieval; the message is
+ *    stored (a question with its vector, for the caller's memory) and the profile is chosen;
+ * 3. the preparation (./preparation.ts): the standalone question, retrieval (a failure is
+ *    degraded or thrown, as the route's `onRetrievalFailure` says), memory, context, the
+ *    confidence gate and the prompt;
+ * 4. the reply (./reply.ts): `refused` below the gate, `extractive` without an LLM, `generated`
+ *    by the LLM, or `fallback` (the top sources) when the LLM fails after its retries; then its
+ *    citations;
+ * 5. the answer stored and counted (./thread.ts, ./outcome.ts); storing degrades.
+ *
+ * Every step is timed for `debug` (./timeline.ts). `prepare` is step 3 on its own, with no
+ * thread, no storage and no generation: what the test harness (`groundwork harness`,
+ * POST /api/admin/harness) shows.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, NotFoundError, UnavailableError, ValidationError } from '../errors';
 import type { Clock, Embedder, Log, MetricsSink, TokenCounter } from '../ports';
 import { noMetrics, silentLog, systemClock } from '../ports';
 import type { SearchFilters } from '../retrieval/filters';
 import type { Search } from '../retrieval/search';
 import type { AppliedSourceTypes } from '../retrieval/source-types';
 import type { SearchHit } from '../retrieval/types';
-import { createBackground, type BackgroundStats } from './background';
+import { createBackground, type Background, type BackgroundStats } from './background';
 import { CALIBRATIONS, resolveCalibration } from './calibrations';
-import { mapCitations, MAX_CITATIONS, type Citation } from './citations';
-import {
-  assessConfidence,
-  gateEvidence,
-  type ConfidenceAssessment,
-  type ConfidenceCalibration,
-  type ConfidenceLevel,
-} from './confidence';
-import {
-  buildContext,
-  DEFAULT_CONTEXT_SETTINGS,
-  type ContextBlock,
-  type ContextSettings,
-} from './context';
+import type { ConfidenceAssessment, ConfidenceCalibration, ConfidenceLevel } from './confidence';
+import { DEFAULT_CONTEXT_SETTINGS, type ContextBlock, type ContextSettings } from './context';
 import type {
   AnswerFlags,
   ConversationStore,
@@ -41,21 +35,20 @@ import type {
   PromptStore,
   StoredCitation,
 } from './conversations';
-import { EXTRACTIVE_MODEL_ID, extractiveAnswer, MIN_RELATIVE_SCORE } from './extractive';
 import { conversationalReply, isConversational } from './intent';
-import {
-  LlmUnavailableError,
-  type ChatMessage,
-  type GenerationRequest,
-  type LlmProvider,
-  type TokenUsage,
-} from './llm';
-import { buildPrompt } from './prompt';
-import { makeStandalone } from './standalone';
+import type { ChatMessage, GenerationRequest, LlmProvider, TokenUsage } from './llm';
+import { answerResult, countAnswer, settle, storedMessage, type AnswerOutcome } from './outcome';
+import { prepareAnswer } from './preparation';
+import { profileFor, type ChosenProfile } from './profile';
+import { cite, reply } from './reply';
+import { openThread, recordQuestion, storeAnswer, threadHistory } from './thread';
+import { createTimeline, type PipelineStep, type Timeline } from './timeline';
 
-/** Seed 001's refusal, word for word: the citations that follow are the closest passages. */
-export const INSUFFICIENT_CONTEXT_TEXT =
-  "I don't have enough relevant information to answer this question confidently. Here are the most relevant sources I found:";
+export { chooseProfile } from './profile';
+export { evidenceFrom } from './preparation';
+export { fallbackAnswer, INSUFFICIENT_CONTEXT_TEXT } from './reply';
+export type { PipelineStep } from './timeline';
+export type { AnswerOutcome } from './outcome';
 
 export interface AnswerSettings {
   readonly calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>;
@@ -108,14 +101,11 @@ export interface AnswerRequest {
    * When retrieval fails: `degrade` answers without context (flagged `retrieval_failed`), `fail`
    * throws the retrieval's error (a 5xx, `retryable`). @default 'degrade'
    */
-  readonly onRetrievalFailure?: 'degrade' | 'fail';
+  readonly onRetrievalFailure?: RetrievalFailurePolicy;
 }
 
-export interface PipelineStep {
-  readonly name: string;
-  readonly ms: number;
-  readonly detail: unknown;
-}
+/** What a failing retrieval does: answer without context (`degrade`) or throw (`fail`). */
+export type RetrievalFailurePolicy = 'degrade' | 'fail';
 
 export type AnswerCitation = StoredCitation;
 
@@ -243,363 +233,133 @@ export interface Answering {
   prepare(identity: Owner, request: PrepareRequest): Promise<PreparedAnswer>;
 }
 
-/** Whether one of a profile's keyword phrases occurs in ` question ` (lower case, padded). */
-function phraseOccurs(padded: string, phrase: string): boolean {
-  // `a & b`: every part occurs (the seed's "keyword and why"); otherwise the phrase as written.
-  const parts = phrase.includes(' & ') ? phrase.split(' & ') : [phrase];
-  return parts.every((p) => p.trim() !== '' && padded.includes(p.toLowerCase()));
+/** The pipeline's dependencies, with their defaults and the gate's calibration resolved. */
+export interface PipelineDeps extends Omit<AnswerDeps, 'settings' | 'clock' | 'log' | 'metrics'> {
+  readonly settings: AnswerSettings;
+  readonly clock: Clock;
+  readonly log: Log;
+  readonly metrics: MetricsSink;
+  readonly calibration: ConfidenceCalibration;
+  /** The query's similarity to unrelated text, which the gate measures cosines against. */
+  readonly background: Background;
 }
 
-/**
- * Picks the profile within a family (`constraints.family`; no family: the profiles without one):
- * the explicit one, else the first by `priority` (then name) whose keywords occur in the
- * question, else the family's fallback (`general` for the unnamed family).
- */
-export function chooseProfile(
-  question: string,
-  configs: readonly PromptConfig[],
-  explicit?: string,
-  family?: string,
-): PromptConfig {
-  const profiles = configs.filter(
-    (c) => c.profile !== '_system' && (c.constraints.family ?? undefined) === family,
-  );
-  if (explicit) {
-    const found = profiles.find((c) => c.profile === explicit);
-    if (!found)
-      throw new ValidationError(
-        `profile: unknown profile "${explicit}"; available: ${profiles.map((p) => p.profile).join(', ')}`,
-      );
-    return found;
-  }
-  const isFallback = (c: PromptConfig) =>
-    c.constraints.fallback === true || (family === undefined && c.profile === 'general');
-  const q = ` ${question.toLowerCase()} `;
-  const detected = [...profiles]
-    .sort(
-      (a, b) =>
-        (a.constraints.priority ?? 100) - (b.constraints.priority ?? 100) ||
-        a.profile.localeCompare(b.profile),
-    )
-    .find((c) => !isFallback(c) && (c.constraints.keywords ?? []).some((k) => phraseOccurs(q, k)));
-  const chosen = detected ?? profiles.find(isFallback) ?? profiles[0];
-  if (!chosen)
-    throw new Error(
-      `no prompt profiles are configured${family ? ` in the family "${family}"` : ''} (the migrations seed them)`,
-    );
-  return chosen;
+/** An answer and the outcome it came from. */
+export interface Answered {
+  readonly outcome: AnswerOutcome;
+  readonly result: AnswerResult;
 }
 
-function citationFrom(
-  block: ContextBlock,
-  sentences: { start: number; end: number }[],
-  snippetLength: number,
-): StoredCitation {
-  return {
-    source_id: block.documentId,
-    source_type: block.sourceType,
-    source_title: block.title,
-    source_uri: block.sourceUri,
-    snippet: (block.passages[0]?.text ?? '').slice(0, snippetLength),
-    relevance_score: Math.round(block.score * 10000) / 10000,
-    meta: block.metadata,
-    sentences,
-  };
+/** The answer use case with each answer's outcome (`createAnswering` without it). */
+export interface AnswerPipeline {
+  answer(identity: Owner, request: AnswerRequest, hooks?: AnswerHooks): Promise<Answered>;
+  prepare: Answering['prepare'];
 }
 
-/** The degraded answer when the LLM is down: the top sources, summarised by their first sentences. */
-export function fallbackAnswer(blocks: readonly ContextBlock[]): string {
-  if (blocks.length === 0)
-    return 'The answer service is temporarily unavailable and no relevant passages were found.';
-  const lines = blocks.slice(0, 3).map((b) => {
-    const first = (b.passages[0]?.text ?? '').replace(/\s+/g, ' ').trim().slice(0, 240);
-    return `- ${b.title ?? b.sourceUri}: ${first}${first.length === 240 ? '…' : ''} [${b.index}]`;
-  });
-  return `The answer service is temporarily unavailable. The most relevant passages in your documents are:\n${lines.join('\n')}`;
+/** A greeting or a thank-you is answered without retrieval. */
+type Intent = { readonly kind: 'conversational' } | { readonly kind: 'question' };
+
+function classifyIntent(question: string, greetings: boolean): Intent {
+  return greetings && isConversational(question)
+    ? { kind: 'conversational' }
+    : { kind: 'question' };
 }
 
-/** The evidence an answer can cite: each context block by its marker, as its citation. */
-export function evidenceFrom(blocks: readonly ContextBlock[], snippetLength: number): Evidence[] {
-  return blocks.map((block) => ({
-    marker: `[${block.index}]`,
-    citation: citationFrom(block, [], snippetLength),
-    chunkIds: block.passages.flatMap((p) => p.chunkIds),
-  }));
-}
-
-/** What the answer pipeline hands `prepareWith` beyond the request itself. */
-interface PrepareContext {
-  /** Earlier messages of the thread, oldest first. */
-  readonly history: readonly ChatMessage[];
-  /** The question's vector, when the caller already embedded it. */
-  readonly questionEmbedding: number[] | null;
-  /** The memory lookup, when the caller asked for it. */
-  readonly memory: {
-    readonly limit: number;
-    readonly tokenBudget: number;
-    readonly excludeMessageId: string;
-  } | null;
-  readonly debug: boolean;
-  /** What a retrieval failure does (AnswerRequest.onRetrievalFailure). */
-  readonly onRetrievalFailure: 'degrade' | 'fail';
-}
-
-type Step = <T>(name: string, fn: () => Promise<T>, detail?: (r: T) => unknown) => Promise<T>;
-
-/** Times each call as a pipeline step into `steps`, with its detail when `debug`. */
-function stepper(steps: PipelineStep[], debug: boolean): Step {
-  return async (name, fn, detail = () => undefined) => {
-    const t0 = performance.now();
-    const r = await fn();
-    steps.push({
-      name,
-      ms: Math.round((performance.now() - t0) * 10) / 10,
-      detail: debug ? detail(r) : undefined,
-    });
-    return r;
-  };
-}
-
-export function createAnswering(deps: AnswerDeps): Answering {
+function resolveDeps(deps: AnswerDeps): PipelineDeps {
   const settings: AnswerSettings = { ...DEFAULT_ANSWER_SETTINGS, ...deps.settings };
-  const log = deps.log ?? silentLog;
-  const metrics = deps.metrics ?? noMetrics;
-  const clock = deps.clock ?? systemClock;
-  const calibration = resolveCalibration(
-    deps.embedder.modelId,
-    settings.calibrationOverrides,
-    settings.calibrationByModel,
-  );
-  const background = createBackground(deps.embedder);
+  return {
+    ...deps,
+    settings,
+    clock: deps.clock ?? systemClock,
+    log: deps.log ?? silentLog,
+    metrics: deps.metrics ?? noMetrics,
+    calibration: resolveCalibration(
+      deps.embedder.modelId,
+      settings.calibrationOverrides,
+      settings.calibrationByModel,
+    ),
+    background: createBackground(deps.embedder),
+  };
+}
 
-  /**
-   * The preparation: standalone question, retrieval in the caller's scope (under the tenant's
-   * source-type policy, narrowed by the profile), memory, context, the confidence gate, evidence
-   * and the prompt. Nothing is stored and the LLM is called only to make a follow-up standalone.
-   */
-  async function prepareWith(
-    identity: Owner,
-    request: PrepareRequest,
-    profile: PromptConfig,
-    systemPrompt: string,
-    ctx: PrepareContext,
-  ): Promise<PreparedAnswer> {
-    const steps: PipelineStep[] = [];
-    const step = stepper(steps, ctx.debug);
-    const question = request.queryText.trim();
-    const history = [...ctx.history];
+export function createAnswerPipeline(answerDeps: AnswerDeps): AnswerPipeline {
+  const deps = resolveDeps(answerDeps);
 
-    // A follow-up becomes a standalone question before retrieval.
-    const standalone = await step(
-      'standalone_query',
-      () => makeStandalone(question, history, deps.llm),
-      (s) => s,
-    );
-    let retrievalEmbedding = ctx.questionEmbedding;
-    if (standalone !== question || !retrievalEmbedding) {
-      retrievalEmbedding = await deps.embedder
-        .embed([standalone], 'query')
-        .then((v) => v[0] ?? null)
-        .catch(() => null);
-    }
-    let hits: SearchHit[] = [];
-    let sourceTypes: AppliedSourceTypes | null = null;
-    let retrievalFailed = false;
-    const narrow = profile.constraints.allowed_source_types;
-    const maxAge = profile.constraints.max_age_days;
-    const filters: SearchFilters = {
-      ...request.filters,
-      // The profile's recency window, unless the request gives its own start.
-      ...(maxAge && !request.filters.date_from
-        ? { date_from: new Date(clock.now().getTime() - maxAge * 86_400_000).toISOString() }
-        : {}),
-    };
-    try {
-      if (!retrievalEmbedding) throw new Error('no query embedding');
-      const embedding = retrievalEmbedding;
-      const topK = request.topK ?? profile.constraints.top_k ?? settings.defaultTopK;
-      const pinned = [...new Set(request.pinnedDocumentIds ?? [])];
-      const [result, pinnedResult] = await step(
-        'retrieve',
-        () =>
-          Promise.all([
-            deps.search.searchWithEmbedding(
-              identity,
-              {
-                queryText: standalone,
-                topK,
-                ...(profile.constraints.candidates
-                  ? { candidates: profile.constraints.candidates }
-                  : {}),
-                ...(profile.constraints.owner_first ? { ownerFirst: true } : {}),
-                mode: 'hybrid',
-                filters,
-                maxChunksPerSource: settings.context.maxChunksPerSource,
-                ...(narrow ? { narrowSourceTypes: narrow } : {}),
-              },
-              embedding,
-            ),
-            // Pointed-at documents, whatever the profile's source types (the tenant's policy
-            // still applies, as to every reader).
-            pinned.length > 0
-              ? deps.search.searchWithEmbedding(
-                  identity,
-                  {
-                    queryText: standalone,
-                    topK: Math.min(pinned.length, settings.context.maxSources),
-                    mode: 'hybrid',
-                    filters: { document_ids: pinned },
-                    maxChunksPerSource: 1,
-                  },
-                  embedding,
-                )
-              : null,
-          ]),
-        ([r, p]) => ({
-          hits: r.hits.length,
-          pinned: p?.hits.length ?? 0,
-          source_types: r.sourceTypes,
-        }),
-      );
-      // Pointed-at documents first, then retrieval's hits, each chunk once.
-      const seen = new Set<string>();
-      hits = [...(pinnedResult?.hits ?? []), ...result.hits].filter(
-        (h) => !seen.has(h.chunkId) && seen.add(h.chunkId),
-      );
-      sourceTypes = result.sourceTypes ?? null;
-    } catch (err) {
-      if (err instanceof ValidationError || (err as { status?: number }).status === 403) throw err;
-      if (ctx.onRetrievalFailure === 'fail') {
-        throw err instanceof AppError
-          ? err
-          : new UnavailableError('The embedding model is unavailable; try again shortly.', err);
-      }
-      log.error('retrieval failed; answering without context', { err });
-      metrics.count('RetrievalFailures');
-      retrievalFailed = true;
-    }
-
-    // Memory: the caller's own similar past questions, never anyone else's.
-    let memory: string[] = [];
-    if (ctx.memory && retrievalEmbedding) {
-      const embedding = retrievalEmbedding;
-      const { limit, tokenBudget, excludeMessageId } = ctx.memory;
-      memory = await step(
-        'memory',
-        async () => {
-          const similar = await deps.conversations.similarMessages(
-            identity,
-            embedding,
-            limit,
-            excludeMessageId,
-          );
-          const kept: string[] = [];
-          let budget = tokenBudget;
-          for (const m of similar) {
-            const t = deps.tokens.count(m.content);
-            if (t > budget) break;
-            budget -= t;
-            kept.push(m.content);
-          }
-          return kept;
-        },
-        (m) => m,
-      ).catch((err: unknown) => {
-        log.error('memory lookup failed; answering without memory', { err });
-        metrics.count('MemoryFailures');
-        return [];
-      });
-    }
-
-    const blocks = await step(
-      'context',
-      async () => buildContext(hits, deps.tokens, settings.context),
-      (b) => b.map((x) => ({ index: x.index, source: x.sourceUri, tokens: x.tokens })),
-    );
-    const t0 = performance.now();
-    // The query's similarity to unrelated text, which the gate measures cosines against.
-    const queryBackground =
-      retrievalEmbedding && hits.length > 0
-        ? await background.of(retrievalEmbedding).catch((err: unknown) => {
-            log.error('could not embed the confidence background; gating on raw cosine', {
-              err,
-            });
-            metrics.count('EmbeddingErrors');
-            return null;
-          })
-        : null;
-    const gate = assessConfidence(gateEvidence(standalone, hits, queryBackground), calibration);
-    steps.push({
-      name: 'confidence',
-      ms: Math.round((performance.now() - t0) * 10) / 10,
-      detail: ctx.debug ? { ...gate, background: queryBackground } : undefined,
-    });
-
-    const prompt = buildPrompt(
-      {
-        systemPrompt,
-        profileInstructions: profile.instructions,
-        blocks,
-        history,
-        memory,
-        question,
-        maxTokens: request.maxTokens,
-        temperature: request.temperature,
-        ...(request.language ? { language: request.language } : {}),
-      },
-      deps.tokens,
-    );
-    const next: NextStep =
-      !retrievalFailed && gate.level === 'low'
-        ? 'insufficient_context'
-        : !deps.llm
-          ? 'extract'
-          : retrievalFailed
-            ? 'generate_without_context'
-            : 'generate';
-    return {
-      question,
-      standaloneQuery: standalone,
-      profile,
-      hits,
-      retrievalFailed,
-      sourceTypes,
-      memory,
-      blocks,
-      evidence: evidenceFrom(blocks, settings.snippetLength),
-      gate,
-      confidence: retrievalFailed ? null : gate.level,
-      background: queryBackground,
-      prompt,
-      next,
-      retrievalEmbedding,
-      steps,
-    };
+  /** The reply to a greeting, written without retrieval or an LLM. */
+  function converse(question: string, hooks: AnswerHooks): AnswerOutcome {
+    const text = conversationalReply(question);
+    hooks.onDelta?.(text);
+    return { kind: 'conversational', text };
   }
 
-  async function profileFor(
-    tenantId: string,
-    question: string,
-    explicit?: string,
-    family?: string,
-  ): Promise<{ profile: PromptConfig; systemPrompt: string }> {
-    const configs = await deps.prompts.activeConfigs(tenantId);
-    return {
-      profile: chooseProfile(question, configs, explicit, family),
-      systemPrompt: configs.find((c) => c.profile === '_system')?.instructions ?? '',
-    };
+  /** A question: prepared, replied to, cited. */
+  async function answerQuestion(
+    identity: Owner,
+    request: AnswerRequest,
+    hooks: AnswerHooks,
+    timeline: Timeline,
+    profile: ChosenProfile,
+    asked: { history: ChatMessage[]; embedding: number[] | null; id: string },
+  ): Promise<AnswerOutcome> {
+    const prepared = await prepareAnswer(deps, identity, request, profile, {
+      history: asked.history,
+      questionEmbedding: asked.embedding,
+      memory: request.useMemory ? { ...request.memory, excludeMessageId: asked.id } : null,
+      debug: request.debug,
+      onRetrievalFailure: request.onRetrievalFailure ?? 'degrade',
+    });
+    timeline.append(prepared.steps);
+    const answer = await reply(deps, timeline, prepared, hooks);
+    const citations = await cite(timeline, answer, prepared);
+    return { ...answer, prepared, citations };
   }
 
   return {
+    async answer(identity, request, hooks = {}) {
+      const started = performance.now();
+      const timeline = createTimeline(request.debug);
+      const question = request.queryText.trim();
+      const thread = await openThread(deps, timeline, identity, request, question);
+      const history = await threadHistory(deps, identity, request, thread.id);
+      const intent = classifyIntent(question, request.greetings ?? true);
+      const asked = await recordQuestion(
+        deps,
+        timeline,
+        identity,
+        thread.id,
+        question,
+        intent.kind === 'question',
+      );
+      const profile = await profileFor(deps.prompts, identity.tenantId, question, request);
+      const outcome =
+        intent.kind === 'conversational'
+          ? converse(question, hooks)
+          : await answerQuestion(identity, request, hooks, timeline, profile, {
+              ...asked,
+              history,
+            });
+      const answer = settle(outcome, question, deps.settings.snippetLength);
+      const record = {
+        id: randomUUID(),
+        threadId: thread.id,
+        profile: profile.profile.profile,
+        latencyMs: Math.round(performance.now() - started),
+      };
+      await storeAnswer(deps, timeline, identity, thread.id, storedMessage(answer, record));
+      countAnswer(deps.metrics, answer);
+      const result = answerResult(answer, {
+        ...record,
+        generatedAt: deps.clock.now(),
+        thresholds: deps.calibration,
+        steps: request.debug ? timeline.steps : null,
+      });
+      return { outcome, result };
+    },
+
     async prepare(identity, request) {
       const question = request.queryText.trim();
-      const { profile, systemPrompt } = await profileFor(
-        identity.tenantId,
-        question,
-        request.profile,
-        request.profileFamily,
-      );
-      const prepared = await prepareWith(identity, request, profile, systemPrompt, {
+      const profile = await profileFor(deps.prompts, identity.tenantId, question, request);
+      const prepared = await prepareAnswer(deps, identity, request, profile, {
         history: [],
         questionEmbedding: null,
         memory: null,
@@ -608,248 +368,14 @@ export function createAnswering(deps: AnswerDeps): Answering {
       });
       return isConversational(question) ? { ...prepared, next: 'conversational' } : prepared;
     },
+  };
+}
 
-    async answer(identity, request, hooks = {}) {
-      const started = performance.now();
-      const steps: PipelineStep[] = [];
-      const step = stepper(steps, request.debug);
-      const flags = {
-        used_rag: false,
-        fallback_to_generic: false,
-        insufficient_context: false,
-        conversational: false,
-        retrieval_failed: false,
-      };
-      const question = request.queryText.trim();
-      const title = question.replace(/\s+/g, ' ').slice(0, 80);
-
-      // 1-2. Thread, then the question itself.
-      const thread = await step(
-        'thread',
-        async () => {
-          if (request.threadId) {
-            const found = request.createMissingThread
-              ? ((await deps.conversations.openThread(identity, request.threadId, title)) ??
-                // Created at the same moment by another request of the same owner.
-                (await deps.conversations.getThread(identity, request.threadId)))
-              : await deps.conversations.getThread(identity, request.threadId);
-            if (!found) throw new NotFoundError('thread_id: no such thread');
-            return found;
-          }
-          return deps.conversations.createThread(identity, title);
-        },
-        (t) => ({ id: t.id }),
-      );
-      const history: ChatMessage[] = request.threadId
-        ? (
-            await deps.conversations.messages(identity, thread.id, 10).catch((err: unknown) => {
-              log.error('could not read thread history', { err });
-              return [];
-            })
-          ).map((m) => ({ role: m.role, content: m.content }))
-        : [];
-      const conversational = (request.greetings ?? true) && isConversational(question);
-      const userMessageId = randomUUID();
-      let questionEmbedding: number[] | null = null;
-      if (!conversational) {
-        questionEmbedding = await step(
-          'embed_question',
-          async () => (await deps.embedder.embed([question], 'query'))[0] ?? null,
-        ).catch((err: unknown) => {
-          log.error('question embedding failed', { err });
-          metrics.count('EmbeddingErrors');
-          return null;
-        });
-      }
-      await step('store_question', () =>
-        deps.conversations.addUserMessage(identity, thread.id, {
-          id: userMessageId,
-          content: question,
-          embedding: questionEmbedding,
-        }),
-      ).catch((err: unknown) => {
-        log.error('could not store the question', { err });
-        metrics.count('PersistErrors');
-      });
-
-      const { profile, systemPrompt } = await profileFor(
-        identity.tenantId,
-        question,
-        request.profile,
-        request.profileFamily,
-      );
-
-      let text: string;
-      let modelId: string;
-      let usage: TokenUsage | null = null;
-      let hits: SearchHit[] = [];
-      let confidence: ConfidenceLevel | null = null;
-      let avgRelevance = 0;
-      let citations: Citation[] = [];
-      let prompt: string | null = null;
-      let standalone = question;
-      let llmFailure: AnswerResult['llmFailure'] = null;
-
-      if (conversational) {
-        flags.conversational = true;
-        text = conversationalReply(question);
-        modelId = 'conversational';
-        hooks.onDelta?.(text);
-      } else {
-        // 3-6. Standalone question, retrieval, memory, context, the gate and the prompt.
-        const prepared = await prepareWith(identity, request, profile, systemPrompt, {
-          history,
-          questionEmbedding,
-          memory: request.useMemory
-            ? {
-                limit: request.memory.limit,
-                tokenBudget: request.memory.tokenBudget,
-                excludeMessageId: userMessageId,
-              }
-            : null,
-          debug: request.debug,
-          onRetrievalFailure: request.onRetrievalFailure ?? 'degrade',
-        });
-        steps.push(...prepared.steps);
-        const blocks = prepared.blocks;
-        standalone = prepared.standaloneQuery;
-        hits = prepared.hits;
-        flags.used_rag = !prepared.retrievalFailed;
-        flags.retrieval_failed = prepared.retrievalFailed;
-        flags.insufficient_context = prepared.retrievalFailed;
-        avgRelevance = prepared.gate.avgRelevance;
-        confidence = prepared.confidence;
-        prompt = prepared.prompt.rendered;
-        const generation = prepared.prompt;
-
-        if (prepared.next === 'insufficient_context') {
-          // Not enough support: no LLM call at all.
-          flags.insufficient_context = true;
-          text = INSUFFICIENT_CONTEXT_TEXT;
-          modelId = 'none';
-          hooks.onDelta?.(text);
-          citations = blocks.slice(0, MAX_CITATIONS).map((block) => ({ block, sentences: [] }));
-        } else if (!deps.llm) {
-          modelId = EXTRACTIVE_MODEL_ID;
-          text = await step('generate', async () =>
-            extractiveAnswer(standalone, blocks, {
-              maxSentences: settings.extractiveSentences,
-              minRelativeScore: MIN_RELATIVE_SCORE,
-            }),
-          );
-          if (!text) {
-            flags.insufficient_context = true;
-            text = INSUFFICIENT_CONTEXT_TEXT;
-          }
-          hooks.onDelta?.(text);
-        } else {
-          const llm = deps.llm;
-          modelId = llm.modelId;
-          try {
-            const generated = await step('generate', async () => {
-              if (!hooks.onDelta)
-                return llm.generate({
-                  ...generation,
-                  ...(hooks.signal ? { signal: hooks.signal } : {}),
-                });
-              let acc = '';
-              let doneUsage: TokenUsage | null = null;
-              for await (const ev of llm.stream({
-                ...generation,
-                ...(hooks.signal ? { signal: hooks.signal } : {}),
-              })) {
-                if (ev.type === 'delta') {
-                  acc += ev.text;
-                  hooks.onDelta?.(ev.text);
-                } else doneUsage = ev.usage;
-              }
-              return { text: acc, usage: doneUsage, stopReason: null };
-            });
-            text = generated.text;
-            usage = generated.usage;
-          } catch (err) {
-            if (!(err instanceof LlmUnavailableError)) throw err;
-            llmFailure = { throttled: err.throttled };
-            log.error('LLM failed after retries; returning the top sources', { err });
-            metrics.count('LlmFailures');
-            flags.fallback_to_generic = true;
-            text = fallbackAnswer(blocks);
-            hooks.onDelta?.(`\n\n${text}`);
-          }
-        }
-        if (citations.length === 0) {
-          citations = await step('cite', async () => mapCitations(text, blocks));
-          // An answer without markers still shows what it was given.
-          if (citations.length === 0 && !flags.insufficient_context)
-            citations = blocks.slice(0, MAX_CITATIONS).map((block) => ({ block, sentences: [] }));
-        }
-      }
-
-      const messageId = randomUUID();
-      const answerCitations = citations.map((c) =>
-        citationFrom(c.block, c.sentences, settings.snippetLength),
-      );
-      const latencyMs = Math.round(performance.now() - started);
-      const trainingEligible = await deps.conversations
-        .trainingConsent(identity)
-        .catch(() => false);
-      await step('store_answer', () =>
-        deps.conversations.addAssistantMessage(identity, thread.id, {
-          id: messageId,
-          content: text,
-          standaloneQuery: standalone === question ? null : standalone,
-          profile: profile.profile,
-          confidence,
-          avgRelevance: flags.conversational ? null : avgRelevance,
-          citations: answerCitations,
-          modelId,
-          inputTokens: usage?.inputTokens ?? null,
-          outputTokens: usage?.outputTokens ?? null,
-          latencyMs,
-          flags,
-          prompt,
-          trainingEligible,
-        }),
-      ).catch((err: unknown) => {
-        log.error('could not store the answer; answering anyway', { err });
-        metrics.count('PersistErrors');
-      });
-
-      metrics.count('Answers');
-      if (confidence) metrics.count(`Confidence_${confidence}`);
-      if (flags.insufficient_context) metrics.count('InsufficientContext');
-      if (flags.fallback_to_generic) metrics.count('FallbackAnswers');
-      if (usage) {
-        metrics.count('InputTokens', usage.inputTokens);
-        metrics.count('OutputTokens', usage.outputTokens);
-      }
-      return {
-        status: flags.insufficient_context ? 'insufficient_context' : 'success',
-        queryText: question,
-        threadId: thread.id,
-        messageId,
-        profile: profile.profile,
-        answer: {
-          text,
-          confidence,
-          model: flags.conversational || modelId === 'none' ? null : modelId,
-          generatedAt: clock.now().toISOString(),
-        },
-        citations: answerCitations,
-        contextUsed: {
-          chunksRetrieved: hits.length,
-          uniqueSources: new Set(hits.map((h) => h.documentId)).size,
-          avgRelevance: Math.round(avgRelevance * 10000) / 10000,
-        },
-        thresholds: { high: calibration.high, medium: calibration.medium },
-        llmFailure,
-        usage,
-        flags,
-        processingTimeMs: latencyMs,
-        ...(request.debug
-          ? { debug: { prompt, steps, chunks: hits, standaloneQuery: standalone } }
-          : {}),
-      };
-    },
+export function createAnswering(deps: AnswerDeps): Answering {
+  const pipeline = createAnswerPipeline(deps);
+  return {
+    answer: async (identity, request, hooks) =>
+      (await pipeline.answer(identity, request, hooks)).result,
+    prepare: (identity, request) => pipeline.prepare(identity, request),
   };
 }

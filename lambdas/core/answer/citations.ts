@@ -4,6 +4,7 @@
  * source text. Deduplicated by source, at most 5, in order of first mention.
  */
 import type { ContextBlock } from './context';
+import type { StoredCitation } from './conversations';
 import { contentWords, sentences } from './text';
 
 export const MAX_CITATIONS = 5;
@@ -72,4 +73,24 @@ export function mapCitations(answer: string, blocks: readonly ContextBlock[]): C
   }
   for (const c of result.values()) c.sentences.sort((a, b) => a.start - b.start);
   return [...result.values()];
+}
+
+/** The citation as an answer stores and returns it: the source, a snippet and the sentences. */
+export function storedCitation(citation: Citation, snippetLength: number): StoredCitation {
+  const { block } = citation;
+  return {
+    source_id: block.documentId,
+    source_type: block.sourceType,
+    source_title: block.title,
+    source_uri: block.sourceUri,
+    snippet: (block.passages[0]?.text ?? '').slice(0, snippetLength),
+    relevance_score: Math.round(block.score * 10000) / 10000,
+    meta: block.metadata,
+    sentences: citation.sentences,
+  };
+}
+
+/** The closest passages, as the citations of an answer that does not cite its own. */
+export function closestSources(blocks: readonly ContextBlock[]): Citation[] {
+  return blocks.slice(0, MAX_CITATIONS).map((block) => ({ block, sentences: [] }));
 }
