@@ -3,7 +3,8 @@
  * so that the benchmark cannot rot unnoticed: every section runs and reports, and its recall
  * figures are computed against the ground truth. Nothing here asserts on time.
  */
-import { benchSearch, type SearchBenchResult } from '../../bench/search';
+import { benchSearch } from '../../bench/search';
+import type { SearchBenchResult } from '../../bench/search-config';
 import { TENANTS } from '../../bench/search-data';
 import { TEST_DATABASE_URL } from '../support/databases';
 

@@ -8,10 +8,10 @@
 import type { Database, Queryable } from '../../lambdas/adapters/postgres/database';
 import { migrate } from '../../lambdas/adapters/postgres/migrate';
 import { installRoutines, routineCall, routineFor } from '../../lambdas/adapters/postgres/routines';
+import { type SearchSqlOptions } from '../../lambdas/adapters/postgres/search-plan';
 import {
   createSearchRepository,
   SEARCH_ROUTINE_PREFIX,
-  type SearchSqlOptions,
 } from '../../lambdas/adapters/postgres/search-repository';
 import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import type { SearchMode, SearchQuery, SearchScope } from '../../lambdas/core/retrieval/types';

@@ -4,7 +4,7 @@
  * them itself. Read through the index (sequential scans off), a tenant's lexemes find its own
  * chunks, all of them, and never another tenant's holding the same word.
  */
-import { tsqueryLiteral } from '../../lambdas/adapters/postgres/search-repository';
+import { tsqueryLiteral } from '../../lambdas/adapters/postgres/search-keyword-arm';
 import { ENGINES, seededTestDatabase } from '../support/databases';
 import type { SeedDoc } from '../support/seed';
 

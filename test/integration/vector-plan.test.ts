@@ -8,12 +8,12 @@
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import {
-  buildSearchSql,
-  createSearchRepository,
   DEFAULT_SEARCH_SQL,
   searchTransactionSettings,
   type SearchSqlOptions,
-} from '../../lambdas/adapters/postgres/search-repository';
+} from '../../lambdas/adapters/postgres/search-plan';
+import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
+import { buildSearchSql } from '../../lambdas/adapters/postgres/search-statement';
 import { createSearch } from '../../lambdas/core/retrieval/search';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';

@@ -1,26 +1,36 @@
 import {
   isUndefinedFunction,
+  normaliseSpace,
   routineCall,
   routineFor,
   routineName,
 } from '../../lambdas/adapters/postgres/routines';
 import {
-  buildSearchSql,
   SEARCH_ROLE,
   SEARCH_ROUTINE_PREFIX,
 } from '../../lambdas/adapters/postgres/search-repository';
+import { buildSearchSql } from '../../lambdas/adapters/postgres/search-statement';
 import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 
 const stmt = { text: 'SELECT $1::int + 1 AS a, $2::text AS b', types: ['int', 'text'] };
 
 describe('routines', () => {
-  it('are named by a hash of their whole definition', () => {
+  it('are named by a hash of their whole definition, whatever its layout', () => {
     const name = routineName('gw_test_', stmt);
     expect(name).toMatch(/^gw_test_[0-9a-f]{16}$/);
     expect(routineName('gw_test_', { ...stmt })).toBe(name);
-    expect(routineName('gw_test_', { ...stmt, text: `${stmt.text} ` })).not.toBe(name);
     expect(routineName('gw_test_', { ...stmt, types: ['bigint', 'text'] })).not.toBe(name);
+    expect(routineName('gw_test_', { ...stmt, text: `${stmt.text} + 0` })).not.toBe(name);
+    // Whitespace outside quotes is layout; inside a literal or a quoted name it is not.
+    const laidOut = { ...stmt, text: '\n  SELECT $1::int  +  1 AS a,\n\t$2::text AS b ' };
+    expect(routineName('gw_test_', laidOut)).toBe(name);
+    const quoted = { text: 'SELECT \'a  b\' AS "x  y"', types: [] };
+    const requoted = { text: 'SELECT  \'a b\'  AS "x  y"', types: [] };
+    const renamed = { text: 'SELECT \'a  b\' AS "x y"', types: [] };
+    expect(routineName('gw_test_', requoted)).not.toBe(routineName('gw_test_', quoted));
+    expect(routineName('gw_test_', renamed)).not.toBe(routineName('gw_test_', quoted));
+    expect(normaliseSpace("SELECT  'it''s  so'\n, 1")).toBe("SELECT 'it''s  so' , 1");
   });
 
   it('wrap the statement in a PL/pgSQL function with a generic plan', () => {

@@ -2,7 +2,7 @@
  * How the search statement is planned from the scope's statistics (planSearch): which vector
  * scan, and whether the keyword arm may check documents only for its best chunks.
  */
-import { DEFAULT_SEARCH_SQL, planSearch } from '../../lambdas/adapters/postgres/search-repository';
+import { DEFAULT_SEARCH_SQL, planSearch } from '../../lambdas/adapters/postgres/search-plan';
 import type { ScopeStatistics } from '../../lambdas/core/retrieval/types';
 
 const scope = (over: Partial<ScopeStatistics> = {}): ScopeStatistics => ({

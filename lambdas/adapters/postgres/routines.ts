@@ -8,9 +8,11 @@
  * it, whichever client connection calls it, so nothing is pinned.
  *
  * A routine is generated from the statement itself, never written by hand. Its name is a hash of
- * its whole definition (the statement's text, its parameters' types, the wrapper around them):
- * a changed statement is a new routine, and a server that lacks it (not yet migrated, or a
- * routine dropped) is detected by the caller, which then runs the statement directly.
+ * its whole definition (the statement's text, its parameters' types, the wrapper around them),
+ * each run of whitespace in the statement outside quotes read as one space: a changed statement
+ * is a new routine, a statement only laid out differently is not, and a server that lacks the
+ * routine (not yet migrated, or a routine dropped) is detected by the caller, which then runs the
+ * statement directly.
  * `installRoutines` runs from `migrate`, after the versioned migrations, and drops routines under
  * the same prefix that the code no longer generates.
  *
@@ -20,7 +22,7 @@
  *
  * `plan_cache_mode = force_generic_plan` plans each statement once per server process, without
  * its parameter values. Only statements whose good plan does not depend on the values may become
- * routines (the search statement's plan is chosen before it is built; see search-repository.ts).
+ * routines (the search statement's plan is chosen before it is built; see search-plan.ts).
  */
 import { createHash } from 'node:crypto';
 import { errorCode } from '../../core/errors';
@@ -69,9 +71,23 @@ END
 $routine$`;
 }
 
-/** The routine's name: the prefix and 16 hex digits of a hash of its whole definition. */
+/**
+ * SQL text with each run of whitespace outside quoted literals and identifiers as one space, and
+ * none at either end: the same statement whatever its layout.
+ */
+export function normaliseSpace(sql: string): string {
+  return sql
+    .replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\s+/g, (token) => (/^\s/.test(token) ? ' ' : token))
+    .trim();
+}
+
+/**
+ * The routine's name: the prefix and 16 hex digits of a hash of its whole definition, the
+ * statement's layout aside ({@link normaliseSpace}).
+ */
 export function routineName(prefix: string, stmt: RoutineStatement, role?: string): string {
-  const hash = createHash('sha256').update(definitionAfterName(stmt, role)).digest('hex');
+  const definition = definitionAfterName({ ...stmt, text: normaliseSpace(stmt.text) }, role);
+  const hash = createHash('sha256').update(definition).digest('hex');
   return `${prefix}${hash.slice(0, 16)}`;
 }
 

@@ -1,0 +1,185 @@
+/** The search benchmark's settings, targets and result types (bench/search.ts). */
+
+export const BENCH_DATABASE_URL =
+  process.env.GROUNDWORK_BENCH_DATABASE_URL ??
+  'postgres://groundwork:groundwork@127.0.0.1:5432/groundwork_bench';
+
+/** The targets the report checks against. */
+export const TARGETS = { recallAt10: 0.95, hnswSpeedup: 20, hybridP95Ms: 25 } as const;
+
+/** pgvector's default `hnsw.ef_search`. */
+export const PGVECTOR_DEFAULT_EF_SEARCH = 40;
+export const EF_SEARCH_SWEEP = [40, 64, 100, 200, 400] as const;
+export const DOCUMENTS_PER_BATCH = 400;
+/** Untimed statements before each timed pass (plans, caches). */
+export const WARMUP_QUERIES = 10;
+/** Queries timed with the exact scan (the ground truth of all queries is computed in one batch). */
+export const EXACT_SAMPLE = 10;
+export const LATENCY_QUERIES = 200;
+export const BREAKDOWN_SAMPLE = 10;
+export const SWEEP_QUERIES = 100;
+/** Keyword-arm budgets of the sweep (summed document frequency of the lexemes that select chunks). */
+export const DF_BUDGET_SWEEP = [250, 500, 1_000, 2_000, 5_000] as const;
+/** A budget no tenant of the benchmark reaches: the arm scores every matching chunk. */
+export const UNBOUNDED_BUDGET = 2 ** 31 - 1;
+/** Queries the unbounded arm answers (untimed) for the agreement of each budget. */
+export const AGREEMENT_QUERIES = 30;
+/** Shares of the big tenant's documents a metadata filter selects (section 5). */
+export const SELECTIVE_SHARES = [0.002, 0.02, 0.2] as const;
+export const SELECTIVE_QUERIES = 20;
+
+export interface SearchBenchOptions {
+  /** Chunks in the corpus, a multiple of 500 so that the 1% and 10% tenants are exact. @default 100_000 */
+  readonly chunks?: number;
+  /** Queries of the recall measurements (sections 2 and 3). @default 100 */
+  readonly queries?: number;
+  /** Receives progress and report lines. @default console.log */
+  readonly log?: (line: string) => void;
+  /** @default BENCH_DATABASE_URL */
+  readonly databaseUrl?: string;
+  /**
+   * Wall-clock budget of one latency run: it stops before its 200 queries once the budget is
+   * spent (a run 50x over target needs no 200 samples to show it). @default 30
+   */
+  readonly latencyBudgetSeconds?: number;
+}
+
+/**
+ * How the planner served the vector arm (`vec` CTE) of a statement: `hnsw index scan`,
+ * `btree <index> + sort` (exact), `seq scan + sort` (exact) or `other`.
+ */
+export type PlanKind = string;
+
+export interface RecallRun {
+  readonly label: string;
+  readonly efSearch: number;
+  readonly iterativeScan: 'relaxed_order' | 'off';
+  readonly recallAt10: number;
+  readonly qps: number;
+  readonly avgRows: number;
+  /** Share of queries that returned all top_k rows. */
+  readonly fullTopK: number;
+  readonly planKinds: Readonly<Record<PlanKind, number>>;
+}
+
+export interface ExactScan {
+  /** Queries timed with index scans off (the product statement). */
+  readonly sample: number;
+  readonly qps: number;
+  readonly planKinds: Readonly<Record<PlanKind, number>>;
+  /** recall@10 of those exact answers against the batched ground truth (1 when consistent). */
+  readonly agreementWithTruth: number;
+  readonly truthSeconds: number;
+}
+
+export interface LatencyRun {
+  readonly label: string;
+  readonly tenantId: string;
+  readonly queries: number;
+  /** True when the run stopped early at its time budget. */
+  readonly timeCapped: boolean;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly p99Ms: number;
+  readonly meanMs: number;
+  readonly avgHits: number;
+  /**
+   * Share of the machine's CPU time the hypervisor gave to other guests during the run
+   * (`steal` in /proc/stat); null where that is not available. A run with more of it measured a
+   * slower machine, not slower code.
+   */
+  readonly stealShare: number | null;
+}
+
+export interface SelectiveRun {
+  readonly share: number;
+  readonly documents: number;
+  readonly chunks: number;
+  readonly queries: number;
+  readonly chosen: SelectivePlanRun;
+  readonly hnswForced: SelectivePlanRun;
+}
+
+export interface SelectivePlanRun {
+  readonly vectorMs: number;
+  readonly hybridMs: number;
+  readonly vectorRecallAt8: number;
+}
+
+export interface CteTiming {
+  readonly cte: string;
+  /** Mean time spent in the CTE itself, excluding the CTEs it reads (EXPLAIN ANALYZE). */
+  readonly selfMs: number;
+  /** Mean rows the CTE produced. */
+  readonly rows: number;
+  /** Mean rows of its widest plan node: what it worked through to produce them. */
+  readonly peakRows: number;
+}
+
+export interface SearchBenchResult {
+  readonly schema: string;
+  readonly corpus: {
+    readonly chunks: number;
+    readonly documents: number;
+    readonly tenants: Readonly<Record<string, number>>;
+    /** Table and index sizes, and the server's shared_buffers, to read the timings against. */
+    readonly sizes: Readonly<Record<string, string>>;
+  };
+  readonly load: {
+    readonly reused: boolean;
+    readonly loadSeconds: number | null;
+    readonly ginIndexSeconds: number | null;
+    readonly hnswIndexSeconds: number | null;
+    readonly analyzeSeconds: number | null;
+  };
+  readonly vectorArm: {
+    readonly tenantId: string;
+    readonly queries: number;
+    readonly exact: ExactScan;
+    readonly sweep: readonly RecallRun[];
+    /** At pgvector's default ef_search (40). */
+    readonly defaultRecallAt10: number;
+    readonly defaultSpeedup: number;
+    /** The smallest ef_search of the sweep that meets the recall target, and its speed-up. */
+    readonly efSearchMeetingRecall: number | null;
+    readonly speedupAtThatEfSearch: number | null;
+  };
+  readonly filtered: readonly {
+    readonly tenantId: string;
+    readonly selectivity: number;
+    readonly exact: ExactScan;
+    readonly runs: readonly RecallRun[];
+  }[];
+  readonly latency: readonly LatencyRun[];
+  readonly hybridBreakdown: readonly {
+    readonly tenantId: string;
+    readonly ctes: readonly CteTiming[];
+    readonly planningMs: number;
+    readonly executionMs: number;
+  }[];
+  /** The keyword arm's budget swept on the big tenant; `dfBudget` null is the unbounded arm. */
+  readonly budgetSweep: readonly {
+    readonly dfBudget: number | null;
+    readonly hybrid: LatencyRun;
+    /** Mean share of the unbounded keyword arm's top 10 this budget also returns (keyword mode). */
+    readonly keywordAgreement: number;
+    /** Mean share of the unbounded hybrid top 8 this budget also returns. */
+    readonly hybridAgreement: number;
+    readonly agreementQueries: number;
+  }[];
+  /**
+   * A metadata filter selecting a share of the big tenant's documents: the vector arm's recall@8
+   * against a brute-force answer and mean times, with the plan the statement chose and with HNSW
+   * forced.
+   */
+  readonly selective: readonly SelectiveRun[];
+  /** Logical CPUs and the 1-minute load average before and after the latency runs. */
+  readonly machine: {
+    readonly cpus: number;
+    readonly loadBefore: number;
+    readonly loadAfter: number;
+    /** What was loaded into shared_buffers before the latency runs (`prewarm`). */
+    readonly bufferCache: string;
+  };
+  readonly wallSeconds: number;
+}

@@ -1,0 +1,150 @@
+/** The search benchmark's report. */
+import { DEFAULT_SEARCH_SQL } from '../lambdas/adapters/postgres/search-plan';
+import { TENANTS } from './search-data';
+import {
+  TARGETS,
+  PGVECTOR_DEFAULT_EF_SEARCH,
+  EF_SEARCH_SWEEP,
+  BREAKDOWN_SAMPLE,
+  LatencyRun,
+  SearchBenchResult,
+} from './search-config';
+import { kindsText } from './search-measure';
+
+const f = (x: number, digits = 1) => x.toFixed(digits);
+const pad = (s: string, n: number) => s.padEnd(n);
+const lpad = (s: string, n: number) => s.padStart(n);
+const ok = (pass: boolean) => (pass ? 'OK' : 'MISS');
+
+export function report(r: SearchBenchResult): string[] {
+  const lines: string[] = [];
+  const l = (s = '') => lines.push(s);
+  l('='.repeat(100));
+  l(`SEARCH BENCHMARK  PostgreSQL + pgvector, schema ${r.schema}`);
+  l('='.repeat(100));
+  l(
+    `1. data: ${r.corpus.chunks} chunks (512-d unit vectors, 1,000 Gaussian clusters in 50 topics; Zipf pseudo-word text), ${r.corpus.documents} documents`,
+  );
+  l(
+    `   tenants: ${Object.entries(r.corpus.tenants)
+      .map(([t, n]) => `${t} ${n} (${f((100 * n) / r.corpus.chunks)}%)`)
+      .join(', ')}`,
+  );
+  l(
+    `   sizes: ${Object.entries(r.corpus.sizes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
+  if (r.load.reused)
+    l('   load: reused the complete schema of an earlier run (no load, no index build)');
+  else
+    l(
+      `   load ${f(r.load.loadSeconds ?? 0)} s | GIN build ${f(r.load.ginIndexSeconds ?? 0)} s | HNSW build ${f(r.load.hnswIndexSeconds ?? 0)} s | vacuum + analyze ${f(r.load.analyzeSeconds ?? 0)} s`,
+    );
+  l();
+  const v = r.vectorArm;
+  l(
+    `2. vector arm, top-10 in ${v.tenantId} (${v.queries} queries; the product statement, mode vector, iterative scan relaxed_order)`,
+  );
+  l(
+    `   exact scan (index scans off, ${kindsText(v.exact.planKinds)}): ${f(v.exact.qps)} QPS over ${v.exact.sample} queries; ` +
+      `batched ground truth ${f(v.exact.truthSeconds)} s, agrees ${f(100 * v.exact.agreementWithTruth)}%`,
+  );
+  l(
+    `   ${pad('ef_search', 14)}${lpad('recall@10', 10)}${lpad('QPS', 8)}${lpad('x exact', 9)}  plan`,
+  );
+  for (const s of v.sweep) {
+    l(
+      `   ${pad(String(s.efSearch) + (s.efSearch === PGVECTOR_DEFAULT_EF_SEARCH ? ' (default)' : ''), 14)}${lpad(f(s.recallAt10, 3), 10)}${lpad(f(s.qps, 0), 8)}${lpad(f(s.qps / v.exact.qps), 9)}  ${kindsText(s.planKinds)}`,
+    );
+  }
+  l(
+    `   default ef_search ${PGVECTOR_DEFAULT_EF_SEARCH}: recall@10 ${f(v.defaultRecallAt10, 3)} [${ok(v.defaultRecallAt10 >= TARGETS.recallAt10)} >= ${TARGETS.recallAt10}], ` +
+      `QPS ratio HNSW/exact ${f(v.defaultSpeedup)}x [${ok(v.defaultSpeedup >= TARGETS.hnswSpeedup)} >= ${TARGETS.hnswSpeedup}x]`,
+  );
+  l(
+    v.efSearchMeetingRecall === null
+      ? `   no ef_search up to ${EF_SEARCH_SWEEP.at(-1)} reaches recall@10 ${TARGETS.recallAt10}`
+      : `   smallest ef_search meeting recall ${TARGETS.recallAt10}: ${v.efSearchMeetingRecall}, at ${f(v.speedupAtThatEfSearch ?? 0)}x the exact scan [${ok((v.speedupAtThatEfSearch ?? 0) >= TARGETS.hnswSpeedup)}]`,
+  );
+  l();
+  const first = r.filtered[0]?.runs[0];
+  l(
+    `3. filtered vector search, top_k 10, candidates 100, ef_search ${first?.efSearch ?? '-'} (as the use case sets them) [target recall >= ${TARGETS.recallAt10}, all 10 rows]`,
+  );
+  l(
+    `   ${pad('tenant', 8)}${pad('setting', 40)}${lpad('recall@10', 10)}${lpad('rows', 6)}${lpad('full', 6)}${lpad('QPS', 7)}  plan`,
+  );
+  for (const x of r.filtered) {
+    for (const run of x.runs) {
+      const pass = run.recallAt10 >= TARGETS.recallAt10 && run.fullTopK === 1;
+      l(
+        `   ${pad(`${x.selectivity * 100}%`, 8)}${pad(run.label, 40)}${lpad(f(run.recallAt10, 3), 10)}${lpad(f(run.avgRows), 6)}${lpad(`${f(100 * run.fullTopK, 0)}%`, 6)}${lpad(f(run.qps, 0), 7)}  ${kindsText(run.planKinds)} [${ok(pass)}]`,
+      );
+    }
+    l(
+      `   ${pad(`${x.selectivity * 100}%`, 8)}${pad('exact (index scans off)', 40)}${lpad('1.000', 10)}${lpad('', 12)}${lpad(f(x.exact.qps, 0), 7)}  ${kindsText(x.exact.planKinds)} (${x.exact.sample} queries; ground truth agrees ${f(100 * x.exact.agreementWithTruth)}%)`,
+    );
+  }
+  l();
+  l(
+    `4. search use case latency: searchWithEmbedding, top_k 8, query embedding excluded, keyword budget ${DEFAULT_SEARCH_SQL.dfBudget}, a tenant's runs interleaved query by query [target p95 <= ${TARGETS.hybridP95Ms} ms]`,
+  );
+  l(
+    `   machine: ${r.machine.cpus} logical CPUs, 1-minute load average ${f(r.machine.loadBefore, 2)} before the latency runs, ${f(r.machine.loadAfter, 2)} after (other work shares this machine)`,
+  );
+  l(
+    `   buffer cache: ${r.machine.bufferCache}, shared_buffers ${r.corpus.sizes.shared_buffers ?? '?'}`,
+  );
+  l(
+    `   ${pad('run', 68)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('mean', 8)}${lpad('hits', 6)}${lpad('steal', 7)}  (ms; steal: CPU time taken by other guests)`,
+  );
+  const latencyLine = (x: LatencyRun) =>
+    l(
+      `   ${pad(x.label, 68)}${lpad(`${x.queries}${x.timeCapped ? '*' : ''}`, 5)}${lpad(f(x.p50Ms), 8)}${lpad(f(x.p95Ms), 8)}${lpad(f(x.p99Ms), 8)}${lpad(f(x.meanMs), 8)}${lpad(f(x.avgHits), 6)}${lpad(x.stealShare === null ? '-' : `${f(100 * x.stealShare)}%`, 7)}  [${ok(x.p95Ms <= TARGETS.hybridP95Ms)}]`,
+    );
+  r.latency.forEach(latencyLine);
+  for (const b of r.hybridBreakdown) {
+    l(
+      `   EXPLAIN ANALYZE of ${BREAKDOWN_SAMPLE} hybrid statements, ${b.tenantId}: planning ${f(b.planningMs)} ms, execution ${f(b.executionMs)} ms; per CTE, self time (rows worked through -> out):`,
+    );
+    l(
+      `     ${b.ctes
+        .filter((c) => c.selfMs >= 0.1)
+        .map((c) => `${c.cte} ${f(c.selfMs)} ms (${f(c.peakRows, 0)} -> ${f(c.rows, 0)})`)
+        .join(' | ')}`,
+    );
+  }
+  const firstSweep = r.budgetSweep[0];
+  if (firstSweep) {
+    l(
+      `   keyword budget sweep, hybrid in ${firstSweep.hybrid.tenantId}; agreement with the unbounded arm (every matching chunk scored) over ${firstSweep.agreementQueries} queries:`,
+    );
+    l(
+      `   ${pad('df budget', 12)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('keyword top-10', 16)}${lpad('hybrid top-8', 14)}`,
+    );
+    for (const x of r.budgetSweep) {
+      l(
+        `   ${pad(x.dfBudget === null ? 'unbounded' : String(x.dfBudget), 12)}${lpad(`${x.hybrid.queries}${x.hybrid.timeCapped ? '*' : ''}`, 5)}${lpad(f(x.hybrid.p50Ms), 8)}${lpad(f(x.hybrid.p95Ms), 8)}${lpad(f(x.hybrid.p99Ms), 8)}${lpad(`${f(100 * x.keywordAgreement)}%`, 16)}${lpad(`${f(100 * x.hybridAgreement)}%`, 14)}`,
+      );
+    }
+  }
+  if (r.latency.some((x) => x.timeCapped) || r.budgetSweep.some((x) => x.hybrid.timeCapped)) {
+    l("   * stopped at the run's time budget before all its queries");
+  }
+  l();
+  l(
+    `5. selective metadata filters, ${TENANTS.big}, top_k 8: the plan the statement chose against HNSW forced (mean ms; vector recall@8 against a brute-force scan)`,
+  );
+  l(
+    `   ${pad('documents matching', 30)}${lpad('vector', 8)}${lpad('recall', 8)}${lpad('hybrid', 8)}   ${lpad('HNSW: vector', 12)}${lpad('recall', 8)}${lpad('hybrid', 8)}`,
+  );
+  for (const x of r.selective) {
+    l(
+      `   ${pad(`${f(100 * x.share, 1)}% (${x.documents} docs, ${x.chunks} chunks)`, 30)}${lpad(f(x.chosen.vectorMs), 8)}${lpad(f(x.chosen.vectorRecallAt8, 3), 8)}${lpad(f(x.chosen.hybridMs), 8)}   ${lpad(f(x.hnswForced.vectorMs), 12)}${lpad(f(x.hnswForced.vectorRecallAt8, 3), 8)}${lpad(f(x.hnswForced.hybridMs), 8)}`,
+    );
+  }
+  l();
+  l(`wall time ${f(r.wallSeconds)} s`);
+  return lines;
+}

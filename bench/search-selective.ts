@@ -1,0 +1,108 @@
+/** The search benchmark's section 5: selective metadata filters, each plan of the vector arm. */
+import { toVectorLiteral, type Database } from '../lambdas/adapters/postgres/database';
+import type { SearchSqlOptions } from '../lambdas/adapters/postgres/search-plan';
+import { buildSearchSql } from '../lambdas/adapters/postgres/search-statement';
+import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
+import type { SearchMode } from '../lambdas/core/retrieval/types';
+import { TENANTS, type BenchQuery } from './search-data';
+import { SELECTIVE_SHARES, SelectiveRun, SelectivePlanRun } from './search-config';
+import { Statement, runIds, recall, mean, scopeOf, statisticsOf } from './search-measure';
+import { HYBRID_TOP_K, HYBRID_SETTINGS, storeQuery } from './search-latency';
+
+/**
+ * Section 5: a metadata filter (`equals` on a key set for the measurement, cleared afterwards)
+ * selecting a share of the big tenant's documents, picked by a hash of their ids. The truth is
+ * a brute-force scan of the matching chunks (index scans off); the statement runs with the plan
+ * it chooses and with HNSW forced (`filteredDocumentsCap` 0).
+ */
+export async function measureSelective(
+  db: Database,
+  queries: readonly BenchQuery[],
+  log: (line: string) => void,
+): Promise<SelectiveRun[]> {
+  const KEY_PREFIX = 'bench_share_';
+  const clear = () =>
+    db.query(
+      `UPDATE documents SET metadata = metadata - ARRAY(SELECT k FROM jsonb_object_keys(metadata) k WHERE k LIKE $1)
+        WHERE tenant_id = $2 AND EXISTS (SELECT 1 FROM jsonb_object_keys(metadata) k WHERE k LIKE $1)`,
+      [`${KEY_PREFIX}%`, TENANTS.big],
+    );
+  await clear();
+  const runs: SelectiveRun[] = [];
+  try {
+    for (const share of SELECTIVE_SHARES) {
+      const key = `${KEY_PREFIX}${share}`;
+      const { rows } = await db.query<{ documents: string; chunks: string }>(
+        `WITH picked AS (
+           UPDATE documents SET metadata = metadata || jsonb_build_object($1::text, true)
+            WHERE tenant_id = $2
+              AND ('x' || substr(md5(id::text || $1), 1, 8))::bit(32)::bigint < $3::float8 * 4294967296
+           RETURNING chunk_count)
+         SELECT count(*)::text AS documents, coalesce(sum(chunk_count), 0)::text AS chunks FROM picked`,
+        [key, TENANTS.big, share],
+      );
+      await db.exec('ANALYZE documents');
+      log(`selective filter: ${100 * share}% of ${TENANTS.big}'s documents`);
+      const filters = { metadata: { equals: { key, value: true } } };
+      const statistics = await statisticsOf(db, TENANTS.big);
+      const statement = (q: BenchQuery, mode: SearchMode, options: Partial<SearchSqlOptions>) =>
+        buildSearchSql(
+          scopeOf(TENANTS.big),
+          { ...storeQuery(q, mode), filters, maxChunksPerSource: HYBRID_TOP_K },
+          statistics,
+          options,
+        );
+      const timed = async (stmt: Statement) => {
+        const t0 = performance.now();
+        const ids = await runIds(db, stmt, HYBRID_SETTINGS);
+        return { ms: performance.now() - t0, ids };
+      };
+      const plans = { chosen: {}, hnswForced: { filteredDocumentsCap: 0 } } as const;
+      const acc = {
+        chosen: { vector: [] as number[], hybrid: [] as number[], recall: [] as number[] },
+        hnswForced: { vector: [] as number[], hybrid: [] as number[], recall: [] as number[] },
+      };
+      for (const q of queries) {
+        const p = new SqlParams();
+        const emb = p.add(toVectorLiteral(q.embedding), 'vector');
+        const truth = await runIds(
+          db,
+          {
+            text: `SELECT c.id AS chunk_id FROM chunks c JOIN documents d ON d.id = c.document_id
+                    WHERE c.tenant_id = ${p.add(TENANTS.big)} AND d.metadata ? ${p.add(key)}
+                    ORDER BY c.embedding <=> ${emb} LIMIT ${HYBRID_TOP_K}`,
+            values: p.values,
+          },
+          { ...HYBRID_SETTINGS, exact: true },
+        );
+        for (const name of ['chosen', 'hnswForced'] as const) {
+          const vector = await timed(statement(q, 'vector', plans[name]));
+          const hybrid = await timed(statement(q, 'hybrid', plans[name]));
+          acc[name].vector.push(vector.ms);
+          acc[name].hybrid.push(hybrid.ms);
+          acc[name].recall.push(truth.length === 0 ? 1 : recall(vector.ids, truth));
+        }
+      }
+      const summary = (a: (typeof acc)['chosen']): SelectivePlanRun => ({
+        vectorMs: mean(a.vector),
+        hybridMs: mean(a.hybrid),
+        vectorRecallAt8: mean(a.recall),
+      });
+      runs.push({
+        share,
+        documents: Number(rows[0]?.documents ?? 0),
+        chunks: Number(rows[0]?.chunks ?? 0),
+        queries: queries.length,
+        chosen: summary(acc.chosen),
+        hnswForced: summary(acc.hnswForced),
+      });
+      log(
+        `  chosen: vector ${mean(acc.chosen.vector).toFixed(1)} ms, recall@8 ${mean(acc.chosen.recall).toFixed(3)}; HNSW forced: ${mean(acc.hnswForced.vector).toFixed(1)} ms, recall@8 ${mean(acc.hnswForced.recall).toFixed(3)}`,
+      );
+    }
+  } finally {
+    await clear();
+    await db.exec('ANALYZE documents');
+  }
+  return runs;
+}
