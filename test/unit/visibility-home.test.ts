@@ -28,7 +28,7 @@ const VISIBILITY_PREDICATE = /\bvisibility\s*(?:=|<>|!=)\s*['$]|\bvisibility\s+(
  * migrations/0006 word for word), and ingestion looks for a duplicate in the same scope.
  */
 const NOT_A_READER_RULE: Readonly<Record<string, readonly RegExp[]>> = {
-  'lambdas/adapters/postgres/search-repository.ts': [
+  'lambdas/adapters/postgres/search-preparation.ts': [
     /NOT \(d\.visibility = 'tenant' AND d\.status = 'indexed'\)/,
     /NOT \(d\.visibility = 'global' AND d\.status = 'indexed'\)/,
   ],
