@@ -19,15 +19,7 @@ import { newStageTimings } from '../lambdas/core/ingestion/ingest';
 import type { Embedder } from '../lambdas/core/ports';
 import { startLocalStack, type LocalStack } from '../local/stack';
 
-export const SCIFACT = path.join(
-  __dirname,
-  '..',
-  '..',
-  'shared',
-  'eval',
-  'scifact-train',
-  'corpus.jsonl',
-);
+const SCIFACT = path.join(__dirname, '..', '..', 'shared', 'eval', 'scifact-train', 'corpus.jsonl');
 
 function counting(inner: Embedder): Embedder & { calls: number; texts: number } {
   const wrapped = {

@@ -19,7 +19,7 @@ import { AppError } from '../lambdas/core/errors';
 import { localDynamoClient, startLocalDynamo } from '../local/dynamodb';
 
 /** One process's share of a phase. */
-export interface WorkloadSpec {
+interface WorkloadSpec {
   readonly endpoint: string;
   readonly tableName: string;
   readonly config: LimitsConfigInput;
@@ -37,7 +37,7 @@ export interface WorkloadSpec {
   };
 }
 
-export interface WorkloadResult {
+interface WorkloadResult {
   readonly requests: number;
   readonly admitted: number;
   readonly refused: Record<string, number>;
@@ -47,7 +47,7 @@ export interface WorkloadResult {
   readonly ms: number;
 }
 
-export interface PhaseResult extends WorkloadResult {
+interface PhaseResult extends WorkloadResult {
   readonly name: string;
   readonly processes: number;
   readonly callsPerAdmitted: number;
@@ -74,7 +74,7 @@ export interface LimiterBenchResult {
 }
 
 /** Runs one process's share of a phase with its own client, store and limiter (one "container"). */
-export async function runWorkload(spec: WorkloadSpec): Promise<WorkloadResult> {
+async function runWorkload(spec: WorkloadSpec): Promise<WorkloadResult> {
   const client = localDynamoClient(spec.endpoint);
   let calls = 0;
   const callsByCommand: Record<string, number> = {};

@@ -59,7 +59,7 @@ export const TENANTS = {
 } as const;
 
 /** The tenant of the document with this index (1% / 10% / the rest). */
-export function tenantOfDocument(index: number): string {
+function tenantOfDocument(index: number): string {
   const r = index % 100;
   if (r === 0) return TENANTS.onePercent;
   if (r <= 10) return TENANTS.tenPercent;
@@ -163,7 +163,7 @@ function between([min, max]: readonly [number, number], rng: Prng): number {
 }
 
 /** pgvector's text form with 6 decimals (float4 keeps about 7 significant digits anyway). */
-export function vectorLiteral(v: ArrayLike<number>): string {
+function vectorLiteral(v: ArrayLike<number>): string {
   const parts = new Array<string>(v.length);
   for (let i = 0; i < v.length; i += 1) parts[i] = (Math.round((v[i] ?? 0) * 1e6) / 1e6).toString();
   return `[${parts.join(',')}]`;

@@ -127,7 +127,7 @@ function vectorPlanKind(root: PlanNode): PlanKind {
   return 'other';
 }
 
-export async function planKinds(
+async function planKinds(
   db: Database,
   stmts: readonly Statement[],
   s: ScanSettings,

@@ -78,7 +78,7 @@ export const AWS_SDK_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
  * bundled, so there is nothing to replace. GroundworkFunction passes them to NodejsFunction as
  * `esbuildArgs` (bundleAliasArgs), the cold-start bench to esbuild directly.
  */
-export const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
+const LAMBDA_SDK_ALIASES: Readonly<Record<string, string>> = {
   '@aws-sdk/credential-provider-node': './lambdas/adapters/aws/lambda-credentials.ts',
   '@aws-sdk/token-providers': './lambdas/adapters/aws/lambda-token-providers.ts',
   '@aws-sdk/endpoint-cache': './lambdas/adapters/aws/lambda-endpoint-cache.ts',
@@ -120,7 +120,7 @@ export type SideLoadedModule =
  *   text that is not UTF-8.
  * test/infra/stacks.test.ts loads each one from a synthesized bundle folder alone.
  */
-export const SIDE_LOADED_MODULES: Readonly<Record<string, SideLoadedModule>> = {
+const SIDE_LOADED_MODULES: Readonly<Record<string, SideLoadedModule>> = {
   unpdf: {
     copy: ['package.json', 'LICENSE', 'dist/index.cjs', 'dist/index.mjs', 'dist/pdfjs.mjs'],
   },

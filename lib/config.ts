@@ -61,7 +61,7 @@ const list = z.union([
   ),
 ]);
 
-export const groundworkConfigSchema = z
+const groundworkConfigSchema = z
   .object({
     /** Names the stacks (`Groundwork-<stage>-Data`, `-Api`) and tags every resource. */
     stage: z

@@ -15,9 +15,9 @@ import { UserDirectory } from './constructs/user-directory';
 import { acknowledgeCdkSingletons } from './nag';
 
 /** The DynamoDB TTL attribute of the limits table (LIMITS_TTL_ATTRIBUTE in the limit store). */
-export const LIMITS_TTL_ATTRIBUTE = 'expires_at';
+const LIMITS_TTL_ATTRIBUTE = 'expires_at';
 /** The limits table's index of a tenant's users by month (TENANT_USAGE_INDEX in the limit store). */
-export const LIMITS_TENANT_USAGE_INDEX = 'tenant-usage';
+const LIMITS_TENANT_USAGE_INDEX = 'tenant-usage';
 
 export interface DataStackProps extends StackProps {
   readonly config: GroundworkConfig;

@@ -158,7 +158,7 @@ const PROFILE_PREFIX = /^(us|eu|apac|us-gov|global|jp|au|ca)\.(.+)$/;
  * The ARNs to grant for a model id: a foundation model in this region; for an inference profile,
  * the profile and its foundation model in any region (the profile picks one); an ARN as given.
  */
-export function bedrockModelArns(scope: Construct, modelId: string): string[] {
+function bedrockModelArns(scope: Construct, modelId: string): string[] {
   const stack = Stack.of(scope);
   if (modelId.startsWith('arn:')) return [modelId];
   const profile = PROFILE_PREFIX.exec(modelId);

@@ -186,7 +186,7 @@ const PLAYGROUND_FILES: Readonly<Record<string, string>> = {
  * The playground's own content security policy: its script and style only, requests to this
  * server and to loopback (the S3 emulator's presigned uploads), and no framing by other pages.
  */
-export const PLAYGROUND_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const PLAYGROUND_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': [
     "default-src 'none'",
     "script-src 'self'",
@@ -206,7 +206,7 @@ export const PLAYGROUND_SECURITY_HEADERS: Readonly<Record<string, string>> = {
  * What only the embedded default serves: the playground at `/`, the OpenAPI document, and
  * development tokens from the local issuer (the playground's sign-in; in AWS, Cognito's).
  */
-export function developmentRoutes(issuer: LocalIssuer): LocalRoute[] {
+function developmentRoutes(issuer: LocalIssuer): LocalRoute[] {
   const file = (name: string, contentType: string) => async () => ({
     statusCode: 200,
     headers: {

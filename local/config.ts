@@ -22,7 +22,7 @@ import {
 } from '../lambdas/rag-answer/confidence-env';
 import { lexybrainEnvShape } from '../lambdas/rag-answer/lexybrain-env';
 
-export const localEnvSchema = z.object({
+const localEnvSchema = z.object({
   /** Confidence gate overrides, read as the answer functions read them. */
   ...confidenceEnvShape,
   /** `false` turns POST /api/lexybrain/rag off (503 `feature_disabled`), as in the Lambda. */
@@ -81,7 +81,7 @@ export const localEnvSchema = z.object({
 export type LocalEnv = z.infer<typeof localEnvSchema>;
 
 /** The LLM the environment asks for; null selects the offline extractive answerer. */
-export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
+async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
   if (env.GROUNDWORK_LLM === 'openai') {
     if (!env.GROUNDWORK_OPENAI_BASE_URL || !env.GROUNDWORK_OPENAI_MODEL) {
       throw new ConfigError(
@@ -104,7 +104,7 @@ export async function llmFromEnv(env: LocalEnv): Promise<LlmProvider | null> {
 }
 
 /** The remote embedding model the environment asks for; undefined selects the local model. */
-export async function embedderFromEnv(env: LocalEnv): Promise<Embedder | undefined> {
+async function embedderFromEnv(env: LocalEnv): Promise<Embedder | undefined> {
   const provider = env.GROUNDWORK_EMBEDDER;
   if (provider === 'local') return undefined;
   return createConfiguredEmbedder(

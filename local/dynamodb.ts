@@ -30,7 +30,7 @@ interface DynaliteOptions {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynalite = require('dynalite') as (options: DynaliteOptions) => Server;
 
-export const DEFAULT_LIMITS_TABLE = 'groundwork-limits';
+const DEFAULT_LIMITS_TABLE = 'groundwork-limits';
 
 export interface LocalDynamoOptions {
   /** 0 (default) picks a free port. */

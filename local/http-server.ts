@@ -27,14 +27,14 @@ import { MAX_BODY_BYTES } from '../lambdas/http/request-limits';
 import { buildApiEvent, isBinaryMediaType, type ApiEvent } from '../lambdas/http/api-event';
 import { lambdaContext } from './ingest-queue';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
+type HttpMethod = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 const METHODS: readonly string[] = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
 
 /** The REST API proxy event; `authorizer.claims` is present on authenticated routes only, as in AWS. */
-export type LocalApiEvent = ApiEvent;
+type LocalApiEvent = ApiEvent;
 
 /** The proxy integration result a Lambda returns to API Gateway. */
-export interface LocalApiResult {
+interface LocalApiResult {
   statusCode: number;
   headers?: Record<string, string | number | boolean>;
   body?: string;
@@ -44,7 +44,7 @@ export interface LocalApiResult {
 export type LocalHandler = (event: LocalApiEvent, context: Context) => Promise<LocalApiResult>;
 
 /** The writable side of a streamed response (Server-Sent Events). */
-export interface LocalStreamResponse {
+interface LocalStreamResponse {
   /** Sends the status line and headers; must come before the first `write`. */
   start(status: number, headers: Record<string, string>): void;
   write(chunk: string): void;
@@ -84,7 +84,7 @@ export interface LocalRoute {
 }
 
 /** Powertools Logger satisfies this. */
-export interface LocalServerLogger {
+interface LocalServerLogger {
   error(message: string, ...extra: Record<string, unknown>[]): void;
 }
 
@@ -176,7 +176,7 @@ function matchPath(
  * API Gateway's Cognito authorizer hands claims to Lambda as strings, lists joined by commas;
  * doing the same here keeps handlers honest about what they will receive in AWS.
  */
-export function toApiGatewayClaims(claims: Record<string, unknown>): Record<string, string> {
+function toApiGatewayClaims(claims: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(claims)) {
     if (value === undefined || value === null) continue;

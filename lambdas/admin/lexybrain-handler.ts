@@ -33,14 +33,13 @@ const SYSTEM_PROFILE = '_system';
 const GLOBAL_TYPE = 'global';
 
 /** A profile as the seed's config `type`. */
-export const typeOfProfile = (profile: string): string =>
+const typeOfProfile = (profile: string): string =>
   profile === SYSTEM_PROFILE ? GLOBAL_TYPE : profile;
 
 /** A seed config `type` as the profile it configures. */
-export const profileOfType = (type: string): string =>
-  type === GLOBAL_TYPE ? SYSTEM_PROFILE : type;
+const profileOfType = (type: string): string => (type === GLOBAL_TYPE ? SYSTEM_PROFILE : type);
 
-export function toLexyConfig(p: PromptVersion): z.infer<typeof lexyConfigSchema> {
+function toLexyConfig(p: PromptVersion): z.infer<typeof lexyConfigSchema> {
   const { allowed_source_types, ...constraints } = p.constraints;
   return {
     id: p.id,
@@ -59,7 +58,7 @@ export function toLexyConfig(p: PromptVersion): z.infer<typeof lexyConfigSchema>
   };
 }
 
-export function fromLexyConfig(body: LexyCreateConfigRequest): NewPromptVersion {
+function fromLexyConfig(body: LexyCreateConfigRequest): NewPromptVersion {
   const { retrieval_scope, ...constraints } = body.constraints;
   return {
     profile: profileOfType(body.type),

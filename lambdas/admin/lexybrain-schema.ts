@@ -16,7 +16,7 @@ export const lexyFeedbackQuerySchema = feedbackQuerySchema;
  * A config's `type`: `global` (the system prompt, the project's `_system` profile) or a
  * capability (a profile of the same name, e.g. `market_brief`).
  */
-export const lexyConfigTypeSchema = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
+const lexyConfigTypeSchema = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
 
 const sourceTypeName = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
 
@@ -26,7 +26,7 @@ const sourceTypeName = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
  * with `allowed_source_types` under the seed's name `retrieval_scope`. Other keys (the seed's
  * `temperature`, `max_keywords`, ...) are refused, not stored unapplied.
  */
-export const lexyConstraintsSchema = z.extend(
+const lexyConstraintsSchema = z.extend(
   z.omit(promptConstraintsSchema, { allowed_source_types: true }),
   { retrieval_scope: z.optional(z.array(sourceTypeName).check(z.maxLength(50))) },
 );

@@ -50,7 +50,7 @@ export function toDetail(d: DocumentView): DocumentDetail {
 }
 
 /** GET /api/documents: what is indexed for the caller, with status and failure reasons, paged. */
-export function makeListHandler(deps: HttpHandlerDeps & { db: Database; documents: Documents }) {
+function makeListHandler(deps: HttpHandlerDeps & { db: Database; documents: Documents }) {
   return createHttpHandler(
     deps,
     { route: 'documents.list', schema: z.looseObject({}) },

@@ -37,7 +37,6 @@ export const createDocumentRequestSchema = z.strictObject({
    */
   metadata: z.optional(attributes),
 });
-export type CreateDocumentRequest = z.infer<typeof createDocumentRequestSchema>;
 
 export const listDocumentsQuerySchema = z.strictObject({
   status: z.optional(z.enum(['queued', 'processing', 'indexed', 'failed', 'deleted'])),
@@ -56,7 +55,7 @@ export const passageQuerySchema = z.strictObject({
   end: z.coerce.number().check(z.int(), z.gte(1), z.lte(MAX_OFFSET)),
 });
 
-export const documentSchema = z.object({
+const documentSchema = z.object({
   id: z.string(),
   source_uri: z.string(),
   title: z.nullable(z.string()),

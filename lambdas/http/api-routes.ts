@@ -79,10 +79,10 @@ export interface ErrorStatuses {
 }
 
 /** The statuses of seed 001 (POST /api/rag/search and POST /api/rag/answer). */
-export const SEED_001_STATUSES: ErrorStatuses = { validation: 400, unavailable: 500 };
+const SEED_001_STATUSES: ErrorStatuses = { validation: 400, unavailable: 500 };
 
 /** The statuses of seed 004 (GET /api/search, POST /api/upload): 400, and 429 for the monthly cap. */
-export const SEED_004_STATUSES: ErrorStatuses = { validation: 400, quotaExceeded: 429 };
+const SEED_004_STATUSES: ErrorStatuses = { validation: 400, quotaExceeded: 429 };
 
 export interface ApiRoute {
   readonly method: 'GET' | 'POST' | 'DELETE';

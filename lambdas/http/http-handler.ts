@@ -140,7 +140,7 @@ export function parseJsonBody(event: { body?: string | null; isBase64Encoded?: b
  * nothing (a shared proxy, the browser's cache) keeps a response, since each one is the
  * caller's own data. They win over a handler's own headers.
  */
-export const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
+const API_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
 };

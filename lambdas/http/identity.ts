@@ -19,7 +19,7 @@ export interface Identity {
   readonly isAdmin: boolean;
 }
 
-export const identityConfigSchema = z.object({
+const identityConfigSchema = z.object({
   tenantClaim: z._default(z.string().check(z.minLength(1)), 'custom:tenant_id'),
   planClaim: z._default(z.string().check(z.minLength(1)), 'custom:plan'),
   adminGroup: z._default(z.string().check(z.minLength(1)), 'admin'),

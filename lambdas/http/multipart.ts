@@ -8,7 +8,7 @@ import busboy from 'busboy';
 import { ValidationError } from '../core/errors';
 
 /** One file part. */
-export interface MultipartFile {
+interface MultipartFile {
   /** The form field it came in (`file` in `curl -F "file=@test.txt"`). */
   readonly field: string;
   /** The file name the client sent (not yet made safe for a key). */

@@ -199,7 +199,7 @@ export interface EventStream {
 }
 
 /** The event that reports an error after the first event (POST /api/rag/answer's `error` event). */
-export const errorSseEvent = (body: ErrorBody): string => sseEvent('error', body);
+const errorSseEvent = (body: ErrorBody): string => sseEvent('error', body);
 
 /**
  * A streamed request on `stream`. The status line (200) leaves with the first event, so an error

@@ -23,7 +23,7 @@ export const LAMBDA_SYNC_PAYLOAD_BYTES = 6 * 1024 * 1024;
  * path: 2,086 bytes on the local server with a development token (test/contract/search-upload.test.ts
  * prints it). API Gateway adds forwarding headers; 64 KiB leaves room for any header set it accepts.
  */
-export const EVENT_ENVELOPE_BYTES = 64 * 1024;
+const EVENT_ENVELOPE_BYTES = 64 * 1024;
 
 /**
  * The largest multipart body `POST /api/upload` accepts (4,669,440 bytes, about 4.45 MiB): API

@@ -43,10 +43,7 @@ export class MalformedMessageError extends Error {
 }
 
 /** Parses one SQS record and syncs every object it names. */
-export async function processRecord(
-  ingestion: Ingestion,
-  record: SQSRecord,
-): Promise<SyncOutcome[]> {
+async function processRecord(ingestion: Ingestion, record: SQSRecord): Promise<SyncOutcome[]> {
   let body: unknown;
   try {
     body = JSON.parse(record.body);

@@ -4,7 +4,7 @@
  */
 import * as z from '../core/zod';
 
-export const s3EventRecordSchema = z.object({
+const s3EventRecordSchema = z.object({
   eventName: z.string(),
   s3: z.object({
     bucket: z.object({ name: z.string().check(z.minLength(1)) }),
@@ -20,8 +20,6 @@ export const s3EventRecordSchema = z.object({
 export const s3TestEventSchema = z.object({ Event: z.literal('s3:TestEvent') });
 
 export const s3EventMessageSchema = z.object({ Records: z.array(s3EventRecordSchema) });
-export type S3EventMessage = z.infer<typeof s3EventMessageSchema>;
-export type S3EventRecord = z.infer<typeof s3EventRecordSchema>;
 
 /** What the schedule sends to run the lease sweep (lib/constructs/ingest-recovery.ts). */
 export const leaseSweepEventSchema = z.object({ groundwork: z.literal('lease-sweep') });

@@ -32,10 +32,10 @@ import { DEFAULT_GENERATION_OPTIONS } from './schema';
 export const CHAT_ROUTE = 'chat-messages';
 
 /** The seed's memory settings for this route: 5 similar past messages, 2,000 tokens at most. */
-export const CHAT_MEMORY: AnswerRequest['memory'] = { limit: 5, tokenBudget: 2000 };
+const CHAT_MEMORY: AnswerRequest['memory'] = { limit: 5, tokenBudget: 2000 };
 
 /** One event as the seed writes it: a `data:` line and no `event:` name. */
-export function chatEvent(event: ChatEvent): string {
+function chatEvent(event: ChatEvent): string {
   return `data: ${JSON.stringify(event)}\n\n`;
 }
 
@@ -47,7 +47,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * (RFC 9562 version 5) of the tenant, the user and the id, so the same id always reaches the same
  * thread and two users' `abc-123` never meet. 422 naming the parameter for anything else.
  */
-export function conversationIdOf(
+function conversationIdOf(
   pathParameters: Readonly<Record<string, string | undefined>>,
   owner: Owner,
 ): string {
@@ -71,10 +71,7 @@ export function conversationIdOf(
  * The chat message as an answer request: the conversation's thread (created on first use),
  * memory on, greetings answered without retrieval, retrieval failures degraded.
  */
-export function toChatAnswerRequest(
-  conversationId: string,
-  body: ChatMessageRequestBody,
-): AnswerRequest {
+function toChatAnswerRequest(conversationId: string, body: ChatMessageRequestBody): AnswerRequest {
   return {
     queryText: body.content,
     threadId: conversationId,
@@ -95,7 +92,7 @@ export function toChatAnswerRequest(
  * Writes the seed's events for one chat message: a `chunk` per piece of answer text, then
  * `complete` with the stored answer's id.
  */
-export async function chatEvents(
+async function chatEvents(
   answering: Answering,
   identity: Owner & { readonly isAdmin: boolean },
   conversationId: string,
@@ -115,7 +112,7 @@ export async function chatEvents(
 }
 
 /** The seed-shaped event for an error after the first event (the status line is already sent). */
-export const chatErrorEvent = ({ error }: ErrorBody): string => chatEvent({ type: 'error', error });
+const chatErrorEvent = ({ error }: ErrorBody): string => chatEvent({ type: 'error', error });
 
 /**
  * The route as a buffered Lambda result (a transport that buffers responses): every event in one

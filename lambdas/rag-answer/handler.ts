@@ -43,7 +43,7 @@ export function debugFor(
 }
 
 /** The API's JSON shape of an answer, as `viewer` may see it. */
-export function toResponseBody(
+function toResponseBody(
   r: AnswerResult,
   viewer: { readonly isAdmin: boolean },
 ): AnswerResponseBody {
@@ -78,7 +78,7 @@ export function toResponseBody(
   };
 }
 
-export function toAnswerRequest(body: AnswerRequestBody) {
+function toAnswerRequest(body: AnswerRequestBody) {
   return {
     queryText: body.query_text,
     ...(body.thread_id ? { threadId: body.thread_id } : {}),
@@ -102,7 +102,7 @@ export function toAnswerRequest(body: AnswerRequestBody) {
  * otherwise. The body is the error model and, beside it, the answer made of the retrieved
  * sources, so nothing retrieved is lost. Null when the LLM did not fail.
  */
-export function llmFailureResponse(
+function llmFailureResponse(
   r: AnswerResult,
   body: AnswerResponseBody,
 ): { status: number; body: unknown } | null {
@@ -197,7 +197,7 @@ const threadFields = (t: ThreadRecord) => ({
   last_message_at: t.lastMessageAt.toISOString(),
 });
 
-export function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: ConversationStore }) {
+function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: ConversationStore }) {
   const { conversations } = deps;
   return {
     'threads.list': createHttpHandler(

@@ -10,7 +10,6 @@ export const harnessRequestSchema = z.pick(answerRequestSchema, {
   filters: true,
   options: true,
 });
-export type HarnessRequestBody = z.infer<typeof harnessRequestSchema>;
 
 const sourceTypesSchema = z.object({
   mode: z.enum(['permissive', 'strict']),
@@ -22,7 +21,7 @@ const sourceTypesSchema = z.object({
   dropped: z.array(z.string()),
 });
 
-export const harnessChunkSchema = z.object({
+const harnessChunkSchema = z.object({
   rank: z.int(),
   chunk_id: z.string(),
   document_id: z.string(),

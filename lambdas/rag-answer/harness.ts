@@ -11,7 +11,7 @@ import { harnessRequestSchema, type HarnessResponseBody } from './harness-schema
 const round = (x: number) => Math.round(x * 10000) / 10000;
 
 /** The API's JSON shape of a preparation. */
-export function toHarnessBody(tenantId: string, p: PreparedAnswer): HarnessResponseBody {
+function toHarnessBody(tenantId: string, p: PreparedAnswer): HarnessResponseBody {
   return {
     tenant_id: tenantId,
     query_text: p.question,

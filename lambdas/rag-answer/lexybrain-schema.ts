@@ -7,20 +7,19 @@
 import * as z from '../core/zod';
 
 /** The seed's five capabilities, each a built-in profile of the `lexybrain` family (0017). */
-export const LEXYBRAIN_CAPABILITIES = [
+const LEXYBRAIN_CAPABILITIES = [
   'market_brief',
   'competitor_intel',
   'keyword_explanation',
   'alert_explanation',
   'general_chat',
 ] as const;
-export type LexyBrainCapability = (typeof LEXYBRAIN_CAPABILITIES)[number];
 
 /** The profile family the capabilities are chosen in (`prompt_configs.constraints.family`). */
 export const LEXYBRAIN_PROFILE_FAMILY = 'lexybrain';
 
 /** The seed's source types; a document's `source_type` maps onto one (see `seedSourceType`). */
-export const LEXYBRAIN_SOURCE_TYPES = ['keyword', 'listing', 'alert', 'doc'] as const;
+const LEXYBRAIN_SOURCE_TYPES = ['keyword', 'listing', 'alert', 'doc'] as const;
 export type LexyBrainSourceType = (typeof LEXYBRAIN_SOURCE_TYPES)[number];
 
 /** An ISO 8601 date-time with an offset, or a plain date, from year 0001 on. */
@@ -50,9 +49,8 @@ const contextSchema = z.strictObject({
     ),
   ),
 });
-export type LexyBrainContext = z.infer<typeof contextSchema>;
 
-export const LEXYBRAIN_OPTION_DEFAULTS = { maxTokens: 1024, temperature: 0.7, language: 'en' };
+const LEXYBRAIN_OPTION_DEFAULTS = { maxTokens: 1024, temperature: 0.7, language: 'en' };
 
 const optionsSchema = z.strictObject({
   maxTokens: z._default(z.int().check(z.gte(256), z.lte(2048)), 1024),

@@ -18,10 +18,10 @@ import {
 } from './lexybrain-schema';
 
 /** The route's name for limits and metrics (it draws on the `answers` quota). */
-export const LEXYBRAIN_RAG_ROUTE = 'lexybrain-rag';
+const LEXYBRAIN_RAG_ROUTE = 'lexybrain-rag';
 
 /** 503: the deployment has turned the route off (`LEXYBRAIN_RAG_ENABLED=false`). */
-export class FeatureDisabledError extends AppError {
+class FeatureDisabledError extends AppError {
   override name = 'FeatureDisabledError';
   constructor() {
     super('feature_disabled', 'Ask LexyBrain is turned off on this deployment.', 503, {
@@ -31,7 +31,7 @@ export class FeatureDisabledError extends AppError {
 }
 
 /** 500: the answer could not be produced (a failure the pipeline does not degrade around). */
-export class GenerationFailedError extends AppError {
+class GenerationFailedError extends AppError {
   override name = 'GenerationFailedError';
   constructor(cause: unknown) {
     super('generation_failed', 'The answer could not be generated; try again.', 500, {
@@ -46,7 +46,7 @@ export class GenerationFailedError extends AppError {
  * watchlists are keyword data; listings and shops, listing data; alerts and risk rules, alerts;
  * anything else (help pages, uploads: `doc`) a document.
  */
-export function seedSourceType(sourceType: string): LexyBrainSourceType {
+function seedSourceType(sourceType: string): LexyBrainSourceType {
   switch (sourceType) {
     case 'keyword':
     case 'keyword_history':
@@ -65,7 +65,7 @@ export function seedSourceType(sourceType: string): LexyBrainSourceType {
 }
 
 /** The seed's request as the use case's. */
-export function toLexyBrainAnswerRequest(body: LexyBrainRagRequest): AnswerRequest {
+function toLexyBrainAnswerRequest(body: LexyBrainRagRequest): AnswerRequest {
   const context = body.context ?? {};
   const pinned = [
     ...(context.keywordIds ?? []),
@@ -97,7 +97,7 @@ export function toLexyBrainAnswerRequest(body: LexyBrainRagRequest): AnswerReque
 }
 
 /** The use case's result as the seed's response. */
-export function toLexyBrainResponse(result: AnswerResult): LexyBrainRagResponse {
+function toLexyBrainResponse(result: AnswerResult): LexyBrainRagResponse {
   const sources = result.citations.map((c) => ({
     id: c.source_id,
     type: seedSourceType(c.source_type),
@@ -139,7 +139,7 @@ export function toLexyBrainResponse(result: AnswerResult): LexyBrainRagResponse 
  * The core's errors in the seed's codes: the caller's faults (4xx), a cost cap and a dependency
  * that is down (503, retryable) keep theirs; anything else is 500 `generation_failed`.
  */
-export function toLexyBrainError(err: unknown): AppError {
+function toLexyBrainError(err: unknown): AppError {
   if (err instanceof AppError && err.status < 500) return err;
   if (err instanceof AppError && err.status === 503) return err;
   return new GenerationFailedError(err);

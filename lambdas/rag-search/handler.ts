@@ -8,9 +8,9 @@ import type { Search } from '../core/retrieval/search';
 import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
 import { searchRequestSchema, type SearchResponseBody } from './schema';
 
-export const SNIPPET_LENGTH = 200;
+const SNIPPET_LENGTH = 200;
 
-export function makeHandler(deps: HttpHandlerDeps & { search: Search }) {
+function makeHandler(deps: HttpHandlerDeps & { search: Search }) {
   return createHttpHandler(
     deps,
     { route: 'search', schema: searchRequestSchema },

@@ -9,9 +9,8 @@ export const searchRequestSchema = z.strictObject({
   filters: z._default(searchFiltersSchema, {}),
   min_score: z.optional(z.number().check(z.gte(0), z.lte(1))),
 });
-export type SearchRequestBody = z.infer<typeof searchRequestSchema>;
 
-export const searchResultSchema = z.object({
+const searchResultSchema = z.object({
   chunk_id: z.string(),
   source_id: z.string(),
   /** The score the ranking used, 0 to 1, descending. */

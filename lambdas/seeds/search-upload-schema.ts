@@ -8,7 +8,7 @@ import * as z from '../core/zod';
 import { documentDetailSchema } from '../documents/schema';
 
 /** The longest `q` accepted, as `query_text` on POST /search. */
-export const MAX_QUERY_CHARS = 500;
+const MAX_QUERY_CHARS = 500;
 
 /** `?q=` (required, 1 to 500 characters after trimming) and `?rag=true|false`; nothing else. */
 export const seedSearchQuerySchema = z.strictObject({
@@ -18,7 +18,7 @@ export const seedSearchQuerySchema = z.strictObject({
 export type SeedSearchQuery = z.infer<typeof seedSearchQuerySchema>;
 
 /** One chunk, in the seed's `RetrievedChunk` shape. */
-export const retrievedChunkSchema = z.object({
+const retrievedChunkSchema = z.object({
   doc_id: z.string(),
   /** The file name of the document's object (the last segment of its key). */
   filename: z.string(),
@@ -31,14 +31,14 @@ export const retrievedChunkSchema = z.object({
 });
 
 /** A result of the results-only search: a retrieved chunk with the seed's excerpt and match count. */
-export const seedSearchResultSchema = z.extend(retrievedChunkSchema, {
+const seedSearchResultSchema = z.extend(retrievedChunkSchema, {
   /** The first 200 characters of the chunk. */
   excerpt: z.string(),
   /** Case-insensitive occurrences of `q` in the chunk's text. */
   matches: z.int(),
 });
 
-export const agentStepSchema = z.object({
+const agentStepSchema = z.object({
   type: z.enum(['thought', 'action', 'tool_result']),
   text: z.string(),
   tool: z.optional(z.string()),
@@ -46,7 +46,7 @@ export const agentStepSchema = z.object({
   tool_output: z.optional(z.string()),
 });
 
-export const ragObjectSchema = z.object({
+const ragObjectSchema = z.object({
   query: z.string(),
   final_answer: z.string(),
   /** The model that wrote the answer: an LLM's id, `extractive`, or `none` (no model wrote it). */

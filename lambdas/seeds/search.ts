@@ -29,9 +29,9 @@ import {
 } from './search-upload-schema';
 
 /** Results of the results-only search (the project's default `top_k`). */
-export const SEED_SEARCH_TOP_K = 8;
+const SEED_SEARCH_TOP_K = 8;
 /** Chunks retrieved for `rag=true` (the seed's `performRAGSearch(query, 5)`). */
-export const SEED_RAG_TOP_K = 5;
+const SEED_RAG_TOP_K = 5;
 /** Generation and memory settings: POST /api/rag/answer's defaults, from its schema. */
 const ANSWER_DEFAULTS = answerRequestSchema.parse({ query_text: '-' });
 const EXCERPT_LENGTH = 200;

@@ -9,7 +9,7 @@ import { unixSeconds } from '../core/limits/periods';
 import { createHttpHandler, type HttpHandlerDeps } from '../http/http-handler';
 import { usageRequestSchema, type UsageResponseBody } from './schema';
 
-export const USAGE_ROUTE = 'usage';
+const USAGE_ROUTE = 'usage';
 
 const quotaBody = (q: QuotaReport) => ({
   limit: q.limit,
@@ -45,10 +45,10 @@ export function makeHandler(deps: HttpHandlerDeps & { limiter: Limiter }) {
 }
 
 /** The route name of GET /api/health in metrics. */
-export const HEALTH_ROUTE = 'health';
+const HEALTH_ROUTE = 'health';
 
 /** GET /api/health: liveness, no authorizer; touches neither the database nor DynamoDB. */
-export function makeHealthHandler(deps: Pick<HttpHandlerDeps, 'logger' | 'metrics' | 'tracer'>) {
+function makeHealthHandler(deps: Pick<HttpHandlerDeps, 'logger' | 'metrics' | 'tracer'>) {
   return createHttpHandler(
     deps,
     { route: HEALTH_ROUTE, schema: z.looseObject({}), authenticated: false },

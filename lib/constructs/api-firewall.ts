@@ -22,7 +22,7 @@ export interface ApiFirewallProps {
 }
 
 /** The managed rule groups, in evaluation order. */
-export const MANAGED_RULE_GROUPS = [
+const MANAGED_RULE_GROUPS = [
   'AWSManagedRulesAmazonIpReputationList',
   'AWSManagedRulesCommonRuleSet',
   'AWSManagedRulesKnownBadInputsRuleSet',

@@ -108,10 +108,7 @@ export class DatabaseMigration extends Construct {
 }
 
 /** The findings of the CDK Provider framework's own function, which this project does not write. */
-export function acknowledgeProviderFramework(
-  provider: cr.Provider,
-  onEvent: lambda.IFunction,
-): void {
+function acknowledgeProviderFramework(provider: cr.Provider, onEvent: lambda.IFunction): void {
   acknowledge(
     provider,
     BASIC_EXECUTION_ROLE_FINDING,

@@ -16,7 +16,7 @@ import {
 import { CORS_EXPOSE_HEADERS } from '../../lambdas/http/cors';
 
 /** What API Gateway answers itself, by gateway response type. */
-export const GATEWAY_ERRORS: readonly (readonly [apigateway.ResponseType, AppError])[] = [
+const GATEWAY_ERRORS: readonly (readonly [apigateway.ResponseType, AppError])[] = [
   // No token, a malformed, expired or foreign token: the authorizer's 401.
   [apigateway.ResponseType.UNAUTHORIZED, new AuthenticationError()],
   [

@@ -38,7 +38,7 @@ export interface FunctionNetwork {
 }
 
 /** Memory, time and concurrency of a function. */
-export interface FunctionSizing {
+interface FunctionSizing {
   /** @default 512 */
   readonly memorySize?: number;
   /** @default Duration.seconds(30) */
@@ -48,7 +48,7 @@ export interface FunctionSizing {
 }
 
 /** Files that ship next to the bundle. */
-export interface FunctionAssets {
+interface FunctionAssets {
   /**
    * Keys of SIDE_LOADED_MODULES: left out of the bundle, shipped under `node_modules/` beside it
    * (copied or bundled on their own, as lib/bundling.ts says). @default none
@@ -78,7 +78,7 @@ export interface GroundworkFunctionProps {
 }
 
 /** The Lambda runtime matching the bundles' esbuild target. */
-export const RUNTIME = new lambda.Runtime(`nodejs${NODE_MAJOR}.x`, lambda.RuntimeFamily.NODEJS, {
+const RUNTIME = new lambda.Runtime(`nodejs${NODE_MAJOR}.x`, lambda.RuntimeFamily.NODEJS, {
   supportsInlineCode: true,
 });
 

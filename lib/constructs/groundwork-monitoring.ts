@@ -38,7 +38,7 @@ import {
 } from '../metrics';
 
 /** When the alarms fire. */
-export interface AlarmThresholds {
+interface AlarmThresholds {
   /** API Gateway 5xx responses as a share of requests, percent (5-minute windows, 10+ requests). @default 5 */
   readonly serverErrorRatePercent: number;
   /** p95 of POST /api/rag/search, milliseconds. @default 3000 */
@@ -59,7 +59,7 @@ export interface AlarmThresholds {
   readonly proxyBorrowMs: number;
 }
 
-export const DEFAULT_THRESHOLDS: AlarmThresholds = {
+const DEFAULT_THRESHOLDS: AlarmThresholds = {
   serverErrorRatePercent: 5,
   searchP95Ms: 3000,
   answerP95Ms: 20000,

@@ -41,7 +41,7 @@ import { addErrorModelResponses } from './error-model-responses';
 import type { GroundworkFunction } from './groundwork-function';
 
 /** Steady-state and burst request limits of the stage. */
-export interface StageThrottle {
+interface StageThrottle {
   readonly rateLimit: number;
   readonly burstLimit: number;
 }

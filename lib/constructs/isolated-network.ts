@@ -35,13 +35,13 @@ export interface IsolatedNetworkProps {
 }
 
 /** The interface endpoints the functions need, by name. */
-export const REQUIRED_INTERFACE_ENDPOINTS = {
+const REQUIRED_INTERFACE_ENDPOINTS = {
   SecretsManager: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
   BedrockRuntime: ec2.InterfaceVpcEndpointAwsService.BEDROCK_RUNTIME,
 } as const;
 
 /** Interface endpoints for services the code does not call today (see the module comment). */
-export const OPTIONAL_INTERFACE_ENDPOINTS = {
+const OPTIONAL_INTERFACE_ENDPOINTS = {
   Sqs: ec2.InterfaceVpcEndpointAwsService.SQS,
   CloudWatchLogs: ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
   CloudWatchMonitoring: ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,

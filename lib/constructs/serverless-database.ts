@@ -36,11 +36,11 @@ import { acknowledge } from '../nag';
  * takes AWS's minor upgrades in its maintenance window; `auroraEngineVersion` overrides this
  * (never lower than the running version: Aurora does not downgrade).
  */
-export const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_9;
+const AURORA_POSTGRES_VERSION = rds.AuroraPostgresEngineVersion.VER_17_9;
 /** The database the migrations and the functions use. */
-export const DATABASE_NAME = 'groundwork';
+const DATABASE_NAME = 'groundwork';
 /** The application's login (DML only), created by the migration function on its first run. */
-export const APP_DATABASE_USER = 'groundwork_app';
+const APP_DATABASE_USER = 'groundwork_app';
 
 /**
  * Characters the application's passwords never contain, when the secret is generated and at every
@@ -52,7 +52,7 @@ const DATABASE_PASSWORD_EXCLUDED = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\';
 const PORT = 5432;
 
 /** Aurora Serverless v2 capacity. */
-export interface DatabaseCapacity {
+interface DatabaseCapacity {
   /** ACUs; 0 pauses the instance after `autoPause` without connections. @default 0 */
   readonly min?: number;
   /** @default 4 */

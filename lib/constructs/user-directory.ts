@@ -14,9 +14,9 @@ import { Construct } from 'constructs';
 import { acknowledge } from '../nag';
 
 /** The plan groups, most privileged first (Cognito puts the lowest precedence first in the token). */
-export const PLAN_GROUPS = ['admin', 'growth', 'pro', 'basic', 'free'] as const;
+const PLAN_GROUPS = ['admin', 'growth', 'pro', 'basic', 'free'] as const;
 /** The custom attribute holding the tenant (the token claim is `custom:tenant_id`). */
-export const TENANT_ATTRIBUTE = 'tenant_id';
+const TENANT_ATTRIBUTE = 'tenant_id';
 
 export interface UserDirectoryProps {
   /**

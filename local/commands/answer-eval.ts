@@ -56,7 +56,7 @@ export type Pair = {
   readonly smallAbsent: Hits;
 };
 
-export type GateCase = keyof Pair;
+type GateCase = keyof Pair;
 /** Per case, the share of questions the gate gets right (medium/high with the gold, else low). */
 export type GateRates = Record<GateCase, number>;
 
@@ -211,7 +211,7 @@ async function documentIds(stack: LocalStack, tenant: string): Promise<Map<strin
  * four paragraphs of other articles, drawn with a seeded generator) and the same corpus with the
  * gold paragraph replaced by a fifth paragraph of another article.
  */
-export async function collectPairs(
+async function collectPairs(
   stack: LocalStack,
   data: BeirDataset,
   tenant: string,
@@ -280,21 +280,18 @@ export async function collectPairs(
 const naturalTenant = (set: NaturalSet) => `natural-${set.name}`.slice(0, 60);
 
 /** Indexes each natural set's documents in a tenant of its own (unchanged ones cost nothing). */
-export async function indexNaturalSets(
-  stack: LocalStack,
-  sets: readonly NaturalSet[],
-): Promise<void> {
+async function indexNaturalSets(stack: LocalStack, sets: readonly NaturalSet[]): Promise<void> {
   for (const set of sets)
     await loadCorpus(stack, await naturalCorpus(set), naturalTenant(set), false);
 }
 
 /** A natural question with the gate's evidence from its retrieval (as the answer use case runs it). */
-export interface NaturalProbe {
+interface NaturalProbe {
   readonly question: NaturalQuestion;
   readonly evidence: Hits;
 }
 
-export async function collectNatural(
+async function collectNatural(
   stack: LocalStack,
   sets: readonly NaturalSet[],
 ): Promise<NaturalProbe[]> {
@@ -319,7 +316,7 @@ export async function collectNatural(
 }
 
 /** The natural questions of a split as two fit groups: answerable and unanswerable. */
-export function naturalGroups(probes: readonly NaturalProbe[], split: Split): GateGroup[] {
+function naturalGroups(probes: readonly NaturalProbe[], split: Split): GateGroup[] {
   const of = (answerable: boolean) =>
     probes
       .filter((p) => p.question.split === split && (p.question.facts !== null) === answerable)
@@ -331,7 +328,7 @@ export function naturalGroups(probes: readonly NaturalProbe[], split: Split): Ga
 }
 
 /** Per set and split, each question asked through the answer use case (no LLM) with a calibration. */
-export async function naturalAnswerRates(
+async function naturalAnswerRates(
   stack: LocalStack,
   sets: readonly NaturalSet[],
   calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>,

@@ -5,7 +5,7 @@ import { callApi, openApiSession } from '../client';
 import type { LocalEnv } from '../config';
 import { DEMO_TENANT, DEMO_USER } from './start';
 
-export function formatAnswer(res: AnswerResponseBody): string {
+function formatAnswer(res: AnswerResponseBody): string {
   const lines = [
     res.answer.text,
     '',

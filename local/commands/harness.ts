@@ -29,7 +29,7 @@ const oneLine = (text: string, max: number) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-export function formatHarness(res: HarnessResponseBody): string {
+function formatHarness(res: HarnessResponseBody): string {
   const lines: string[] = [];
   lines.push(`question: ${res.query_text}`);
   if (res.standalone_query !== res.query_text) lines.push(`standalone: ${res.standalone_query}`);

@@ -23,7 +23,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** Every regular, non-hidden file below `root`, as paths relative to it (with `/`). */
-export async function listFiles(root: string): Promise<string[]> {
+async function listFiles(root: string): Promise<string[]> {
   const out: string[] = [];
   async function walk(dir: string): Promise<void> {
     for (const entry of await readdir(dir, { withFileTypes: true })) {

@@ -5,7 +5,7 @@ import type { LocalEnv } from '../config';
 import type { SearchResponseBody } from '../../lambdas/rag-search/schema';
 import { DEMO_TENANT, DEMO_USER } from './start';
 
-export function formatSearch(res: SearchResponseBody): string {
+function formatSearch(res: SearchResponseBody): string {
   if (res.results.length === 0) return 'no results';
   return res.results
     .map(

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { createLocalIssuer } from '../../lambdas/adapters/auth/local-issuer';
 import { TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
 
-export const TOKEN_USAGE =
+const TOKEN_USAGE =
   'Usage: groundwork token --user <id> --tenant <id> [--plan <plan>] [--admin] [--expires <seconds>]';
 
 /** Where the embedded default keeps its signing key (the server must use the same folder). */

@@ -27,12 +27,12 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { fakeRerankResults, rerankRequestProblem } from './fake-rerank';
 
 /** Operations the fake routes (the last path segment). */
-export type FakeOperation = 'invoke' | 'converse' | 'converse-stream';
+type FakeOperation = 'invoke' | 'converse' | 'converse-stream';
 
 const OPERATIONS: readonly FakeOperation[] = ['invoke', 'converse', 'converse-stream'];
 
 /** How the fake answers the next requests. */
-export type FakeBehaviour =
+type FakeBehaviour =
   /** Answer successfully. */
   | { kind: 'succeed' }
   /** Throttle the next `times` requests (HTTP 429, ThrottlingException), then succeed. */
@@ -65,11 +65,10 @@ export type FakeBehaviour =
  * On converse-stream every reply but `not-json` streams the deltas, then ends the body without
  * `messageStop` or `metadata`.
  */
-export type MalformedReply =
-  'missing-embedding' | 'wrong-dimension' | 'not-json' | 'missing-output';
+type MalformedReply = 'missing-embedding' | 'wrong-dimension' | 'not-json' | 'missing-output';
 
 /** The text the converse operations answer with. */
-export interface ScriptedAnswer {
+interface ScriptedAnswer {
   /** The whole answer; converse-stream sends it in pieces (see {@link splitIntoDeltas}). */
   readonly text: string;
   /** @default 'end_turn' */
@@ -82,12 +81,12 @@ export interface ScriptedAnswer {
 }
 
 /** The answer the fake gives until `setAnswer` is called (and after `reset`). */
-export const DEFAULT_ANSWER: ScriptedAnswer = {
+const DEFAULT_ANSWER: ScriptedAnswer = {
   text: 'Groundwork answers from your documents, with citations.',
 };
 
 /** One request as the fake received it. */
-export interface RecordedRequest {
+interface RecordedRequest {
   readonly operation: FakeOperation;
   /** Decoded model id, e.g. `amazon.titan-embed-text-v2:0`. */
   readonly modelId: string;

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { fakeTitanEmbedding } from './fake-bedrock';
 
 /** How the fake answers the next requests. */
-export type FakeEmbeddingsBehaviour =
+type FakeEmbeddingsBehaviour =
   /** Answer successfully. */
   | { kind: 'succeed' }
   /** Fail the next `times` requests with `status`, then succeed. */
@@ -31,7 +31,7 @@ export type FakeEmbeddingsBehaviour =
   | { kind: 'malformed'; reply: 'not-json' | 'missing-data' | 'too-few' | 'wrong-dimension' };
 
 /** The model the fake serves. */
-export interface FakeEmbeddingsModel {
+interface FakeEmbeddingsModel {
   /** @default 768 */
   readonly nativeDimension?: number;
   /** `truncate`: honour `dimensions` as text-embedding-3 does; `reject`: answer 400. @default 'truncate' */
@@ -47,7 +47,7 @@ export interface FakeEmbeddingsModel {
 }
 
 /** One request as the fake received it. */
-export interface RecordedEmbeddingsRequest {
+interface RecordedEmbeddingsRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: IncomingHttpHeaders;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { splitIntoDeltas } from './fake-bedrock';
 
 /** How the fake answers the next requests. */
-export type FakeOpenAiBehaviour =
+type FakeOpenAiBehaviour =
   /** Answer successfully. */
   | { kind: 'succeed' }
   /** Fail the next `times` requests with `status` (429 or 5xx, OpenAI's error JSON), then succeed. */
@@ -28,7 +28,7 @@ export type FakeOpenAiBehaviour =
   | { kind: 'stream-close-socket'; afterDeltas: number };
 
 /** The text the fake answers with. */
-export interface FakeOpenAiAnswer {
+interface FakeOpenAiAnswer {
   readonly text: string;
   /** @default 'stop' */
   readonly finishReason?: string;
@@ -40,7 +40,7 @@ export interface FakeOpenAiAnswer {
 }
 
 /** One request as the fake received it. */
-export interface RecordedChatRequest {
+interface RecordedChatRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
@@ -63,7 +63,7 @@ export interface FakeOpenAi {
 }
 
 /** The answer the fake gives until `setAnswer` is called (and after `reset`). */
-export const DEFAULT_OPENAI_ANSWER: FakeOpenAiAnswer = {
+const DEFAULT_OPENAI_ANSWER: FakeOpenAiAnswer = {
   text: 'Local models answer through the same port.',
 };
 

@@ -9,7 +9,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 
 /** How the fake answers the next requests. */
-export type FakeRerankBehaviour =
+type FakeRerankBehaviour =
   | { kind: 'succeed' }
   /** Answer every request with `status`. */
   | { kind: 'always-fail'; status: number }
@@ -18,7 +18,7 @@ export type FakeRerankBehaviour =
   /** 200 with `not-json`, `missing-results` or `bad-index` (an index past the documents). */
   | { kind: 'malformed'; reply: 'not-json' | 'missing-results' | 'bad-index' };
 
-export interface RecordedRerankRequest {
+interface RecordedRerankRequest {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: unknown;
@@ -41,7 +41,7 @@ function words(text: string): Set<string> {
  * The relevance the fakes give `document` for `query`: the share of the query's distinct words
  * it contains, so tests can predict the order.
  */
-export function fakeRelevance(query: string, document: string): number {
+function fakeRelevance(query: string, document: string): number {
   const asked = words(query);
   if (asked.size === 0) return 0;
   const present = words(document);

@@ -33,8 +33,8 @@ export interface JwtVerifierConfig {
   readonly graceSeconds?: number;
 }
 
-export const TOKEN_EXPIRED_MESSAGE = 'The token has expired';
-export const TOKEN_INVALID_MESSAGE = 'The token is invalid';
+const TOKEN_EXPIRED_MESSAGE = 'The token has expired';
+const TOKEN_INVALID_MESSAGE = 'The token is invalid';
 
 function audiencesOf(payload: JwtPayload): string[] {
   const aud = payload.aud;

@@ -19,10 +19,10 @@ import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { errorCode } from '../../core/errors';
 
-export const DEFAULT_LOCAL_ISSUER = 'http://localhost/groundwork-local';
-export const DEFAULT_LOCAL_AUDIENCE = 'groundwork-local';
+const DEFAULT_LOCAL_ISSUER = 'http://localhost/groundwork-local';
+const DEFAULT_LOCAL_AUDIENCE = 'groundwork-local';
 /** Twelve hours, like a long Cognito ID token session. */
-export const DEFAULT_TOKEN_LIFETIME_SECONDS = 12 * 60 * 60;
+const DEFAULT_TOKEN_LIFETIME_SECONDS = 12 * 60 * 60;
 
 const KEY_FILE = 'signing-key.pem';
 const MIN_MODULUS_BITS = 2048;
@@ -38,7 +38,7 @@ export interface LocalIssuerOptions {
   readonly now?: () => number;
 }
 
-export interface IssueTokenInput {
+interface IssueTokenInput {
   /** The user id (`sub`, also `cognito:username`). */
   readonly sub: string;
   /** The `custom:tenant_id` claim. */
@@ -59,7 +59,7 @@ export interface IssueTokenInput {
 }
 
 /** A public JWK as published in a JWKS, with the fields JWT verifiers look for. */
-export type PublicJwk = JsonWebKey & { kid: string; alg: 'RS256'; use: 'sig'; kty: 'RSA' };
+type PublicJwk = JsonWebKey & { kid: string; alg: 'RS256'; use: 'sig'; kty: 'RSA' };
 
 export interface LocalIssuer {
   readonly issuer: string;

@@ -15,7 +15,7 @@ import { chunked, mapWithConcurrency, normalised } from './concurrency';
 export const TITAN_EMBED_TEXT_V2 = 'amazon.titan-embed-text-v2:0';
 
 /** Output sizes Titan Text Embeddings v2 supports. */
-export type TitanDimension = 256 | 512 | 1024;
+type TitanDimension = 256 | 512 | 1024;
 
 const TITAN_DIMENSIONS: readonly number[] = [256, 512, 1024];
 
@@ -41,11 +41,10 @@ export interface BedrockEmbedderOptions {
 }
 
 /** The body Titan Text Embeddings v2 returns; other fields (`embeddingsByType`) are ignored. */
-export const titanEmbeddingResponseSchema = z.object({
+const titanEmbeddingResponseSchema = z.object({
   embedding: z.array(z.number()),
   inputTextTokenCount: z.optional(z.int().check(z.nonnegative())),
 });
-export type TitanEmbeddingResponse = z.infer<typeof titanEmbeddingResponseSchema>;
 
 /**
  * Creates an Embedder backed by Titan Text Embeddings v2; `modelId` is reported as
@@ -151,9 +150,8 @@ function parseJson(body: string, modelId: string): unknown {
   }
 }
 
-/** Cohere Embed v3 models on Bedrock (both 1,024 dimensions). */
-export const COHERE_EMBED_ENGLISH_V3 = 'cohere.embed-english-v3';
-export const COHERE_EMBED_MULTILINGUAL_V3 = 'cohere.embed-multilingual-v3';
+/** The Cohere Embed v3 model used when none is named (`cohere.embed-multilingual-v3` is the other; both 1,024 dimensions). */
+const COHERE_EMBED_ENGLISH_V3 = 'cohere.embed-english-v3';
 
 /** Whether `modelId` (a model id, inference profile or ARN) names a Cohere Embed model. */
 export function isCohereEmbedModel(modelId: string): boolean {
@@ -163,9 +161,9 @@ export function isCohereEmbedModel(modelId: string): boolean {
 /** Cohere Embed v3's vector size. */
 export const COHERE_EMBED_V3_DIMENSION = 1024;
 /** Most texts Cohere Embed accepts per InvokeModel call. */
-export const COHERE_MAX_TEXTS = 96;
+const COHERE_MAX_TEXTS = 96;
 /** Most characters Bedrock accepts per Cohere Embed text. */
-export const COHERE_MAX_CHARACTERS = 2048;
+const COHERE_MAX_CHARACTERS = 2048;
 
 /** Options of {@link createCohereEmbedder}. */
 export interface CohereEmbedderOptions {
@@ -189,12 +187,11 @@ export interface CohereEmbedderOptions {
 }
 
 /** The body Cohere Embed returns with float embeddings (`response_type: embeddings_floats`). */
-export const cohereEmbeddingResponseSchema = z.object({
+const cohereEmbeddingResponseSchema = z.object({
   embeddings: z.array(z.array(z.number())),
   id: z.optional(z.string()),
   response_type: z.optional(z.string()),
 });
-export type CohereEmbeddingResponse = z.infer<typeof cohereEmbeddingResponseSchema>;
 
 const COHERE_INPUT_TYPES: Record<EmbeddingPurpose, string> = {
   document: 'search_document',

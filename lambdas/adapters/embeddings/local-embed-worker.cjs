@@ -88,4 +88,4 @@ if (!isMainThread && parentPort && workerData && workerData.role === WORKER_ROLE
   runWorker(parentPort);
 }
 
-module.exports = { loadLocalModel, clipToModelWindow, MODEL_MAX_TOKENS, WORKER_ROLE };
+module.exports = { loadLocalModel, clipToModelWindow, WORKER_ROLE };

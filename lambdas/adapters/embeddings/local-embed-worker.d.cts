@@ -3,9 +3,6 @@
  * (it stays JavaScript so that a worker thread can start it without a TS transform).
  */
 
-/** The model's input window: tokens after the 128th do not change the embedding. */
-export declare const MODEL_MAX_TOKENS: number;
-
 /** Value of `workerData.role` that makes the script run as an embedding worker. */
 export declare const WORKER_ROLE: string;
 

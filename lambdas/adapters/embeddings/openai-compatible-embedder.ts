@@ -61,7 +61,7 @@ export interface OpenAiCompatibleEmbedderOptions {
 }
 
 /** The reply of `POST /embeddings`; other fields (`object`, `model`, `usage`) are not needed. */
-export const embeddingsResponseSchema = z.object({
+const embeddingsResponseSchema = z.object({
   data: z.array(
     z.object({
       index: z.int().check(z.nonnegative()),
@@ -69,7 +69,6 @@ export const embeddingsResponseSchema = z.object({
     }),
   ),
 });
-export type EmbeddingsResponse = z.infer<typeof embeddingsResponseSchema>;
 
 /** Longest `Retry-After` honoured; longer ones fall back to the adapter's own backoff. */
 const MAX_RETRY_AFTER_MS = 10_000;

@@ -43,7 +43,7 @@ const tokenUsageSchema = z.object({
 });
 
 /** The parts of a Converse reply the adapter reads; other fields (`metrics`, ...) are ignored. */
-export const converseReplySchema = z.object({
+const converseReplySchema = z.object({
   output: z.object({
     message: z.object({
       content: z.array(z.object({ text: z.optional(z.string()) })),
@@ -52,7 +52,6 @@ export const converseReplySchema = z.object({
   stopReason: z.nullish(z.string()),
   usage: z.nullish(tokenUsageSchema),
 });
-export type ConverseReply = z.infer<typeof converseReplySchema>;
 
 /** Bedrock errors that retrying the same request cannot fix. */
 const PERMANENT_ERRORS = new Set([

@@ -52,7 +52,7 @@ export function startDeadline(timeoutMs: number, callerSignal: AbortSignal | und
 }
 
 /** The abort reason as an Error (callers may abort with any value). */
-export function abortReason(signal: AbortSignal): Error {
+function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return typeof reason === 'object' && reason !== null && 'message' in reason
     ? (reason as Error)

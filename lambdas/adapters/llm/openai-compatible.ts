@@ -51,7 +51,7 @@ const usageSchema = z.object({
 });
 
 /** The parts of a chat completion the adapter reads. */
-export const chatCompletionSchema = z.object({
+const chatCompletionSchema = z.object({
   choices: z
     .array(
       z.object({
@@ -62,10 +62,9 @@ export const chatCompletionSchema = z.object({
     .check(z.minLength(1)),
   usage: z.nullish(usageSchema),
 });
-export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
 /** The parts of one streamed chunk the adapter reads; the usage chunk has no choices. */
-export const chatCompletionChunkSchema = z.object({
+const chatCompletionChunkSchema = z.object({
   choices: z.array(
     z.object({
       delta: z.nullish(z.object({ content: z.nullish(z.string()) })),
@@ -74,7 +73,7 @@ export const chatCompletionChunkSchema = z.object({
   ),
   usage: z.nullish(usageSchema),
 });
-export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
+type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
 
 /** An error object some servers send instead of a chunk, mid-stream. */
 const streamedErrorSchema = z.object({

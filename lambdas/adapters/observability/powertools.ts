@@ -56,7 +56,7 @@ export function createObservability(serviceName: string): Observability {
  * POWERTOOLS_TRACE_ENABLED is `false`. Powertools applies the same rule (and turns tracing off
  * under SAM CLI and Amplify mocks on top of it).
  */
-export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.AWS_EXECUTION_ENV) && env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
 }
 
@@ -71,7 +71,7 @@ export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
  * the whole process (`captureHTTPsRequests: false`), which would also report every request made
  * outside an invocation's segment as an error.
  */
-export function createTracer(serviceName: string): Tracer | undefined {
+function createTracer(serviceName: string): Tracer | undefined {
   if (!tracingWanted()) return undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Tracer: PowertoolsTracer } = require('@aws-lambda-powertools/tracer') as {

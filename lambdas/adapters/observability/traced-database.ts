@@ -37,14 +37,14 @@ const STATEMENT_KINDS: ReadonlySet<string> = new Set([
 const PREAMBLE = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/;
 
 /** The statement's kind: its first keyword when it is a known one, else `OTHER`. */
-export function statementKind(sql: string): string {
+function statementKind(sql: string): string {
   const rest = sql.slice(PREAMBLE.exec(sql)?.[0].length ?? 0);
   const word = /^[A-Za-z]+/.exec(rest)?.[0].toUpperCase();
   return word !== undefined && STATEMENT_KINDS.has(word) ? word : 'OTHER';
 }
 
 /** The subsegments' common prefix (the X-Ray console's timeline groups them by name). */
-export const DB_SUBSEGMENT_PREFIX = 'postgres';
+const DB_SUBSEGMENT_PREFIX = 'postgres';
 
 type Segment = NonNullable<ReturnType<Tracer['getSegment']>>;
 

@@ -23,8 +23,6 @@ import {
 } from './shared';
 import { charsetOf, extractText, looksBinary } from './text';
 
-export { ParserUnavailableError } from './shared';
-
 const LABELS: Readonly<Record<SourceFormat, string>> = {
   text: 'text file',
   markdown: 'Markdown file',

@@ -39,7 +39,7 @@ export function corruptFile(what: string, cause: unknown): DocumentRejectedError
 }
 
 /** First line of an error message, without a trailing period, at most 160 characters. */
-export function shortCause(cause: unknown): string {
+function shortCause(cause: unknown): string {
   const raw = cause instanceof Error ? cause.message : String(cause);
   const line = (raw.split('\n')[0] ?? '').trim().replace(/[.:;,\s]+$/, '');
   if (line === '') return 'unknown error';

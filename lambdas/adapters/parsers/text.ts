@@ -25,7 +25,7 @@ function iconv(): typeof Iconv {
  * Decodes bytes as text in the charset `charsetOf` finds. A UTF-8 BOM is dropped. Invalid
  * sequences become U+FFFD rather than failing.
  */
-export function decodeText(bytes: Uint8Array, charset?: string): string {
+function decodeText(bytes: Uint8Array, charset?: string): string {
   return decodeAs(bytes, charsetOf(bytes, charset));
 }
 

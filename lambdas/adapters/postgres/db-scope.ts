@@ -23,7 +23,7 @@ export interface DbScope {
 }
 
 /** The settings the policies read (migrations/0013). */
-export const SCOPE_SETTINGS = {
+const SCOPE_SETTINGS = {
   tenant: 'groundwork.tenant_id',
   user: 'groundwork.user_id',
   allUsers: 'groundwork.all_users',

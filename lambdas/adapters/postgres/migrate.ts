@@ -18,7 +18,7 @@ import { searchRoutines } from './search-routines';
 const MIGRATION_LOCK_KEY = 727_150_001;
 
 /** Where the repository keeps its SQL migrations. */
-export const DEFAULT_MIGRATIONS_DIR = path.join(__dirname, '..', '..', '..', 'migrations');
+const DEFAULT_MIGRATIONS_DIR = path.join(__dirname, '..', '..', '..', 'migrations');
 
 export interface Migration {
   readonly version: string;

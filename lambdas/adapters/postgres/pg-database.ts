@@ -29,7 +29,7 @@ const CONNECTION_ERRNOS = new Set([
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
 
 /** Whether `err` says the database is unreachable (rather than the query being wrong). */
-export function isConnectionFailure(err: unknown): boolean {
+function isConnectionFailure(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (CONNECTION_ERRNOS.has(code) || UNAVAILABLE_SQLSTATE.test(code)))

@@ -24,7 +24,7 @@ function wrap(db: PGlite | Transaction): Queryable {
 }
 
 /** Wraps an existing PGlite instance (created with the `vector` extension). */
-export function fromPGlite(db: PGlite, options: DatabaseOptions = {}): Database {
+function fromPGlite(db: PGlite, options: DatabaseOptions = {}): Database {
   const root = wrap(db);
   const transaction: Database['transaction'] = (fn, settings = {}) =>
     db.transaction(async (tx) => {

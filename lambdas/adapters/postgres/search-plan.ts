@@ -123,7 +123,7 @@ export function efSearchFor(candidates: number): number {
  * PostgreSQL and PGlite alike. 1.1, the usual figure for SSD or cached storage (Aurora's storage,
  * PGlite in memory), keeps the index (docs/decisions/0103-search-planner-settings.md).
  */
-export const SEARCH_RANDOM_PAGE_COST = 1.1;
+const SEARCH_RANDOM_PAGE_COST = 1.1;
 
 /**
  * The settings a search's transaction runs with (`SET LOCAL`, or `set_config(.., true)` in a

@@ -10,7 +10,6 @@ import { UnavailableError } from '../../core/errors';
 import type { Reranker } from '../../core/retrieval/rerank';
 
 export const AMAZON_RERANK_V1 = 'amazon.rerank-v1:0';
-export const COHERE_RERANK_V3_5 = 'cohere.rerank-v3-5:0';
 
 /** Options of {@link createBedrockReranker}. */
 export interface BedrockRerankerOptions {
@@ -20,7 +19,7 @@ export interface BedrockRerankerOptions {
 }
 
 /** The body both rerank models return. */
-export const bedrockRerankResponseSchema = z.object({
+const bedrockRerankResponseSchema = z.object({
   results: z.array(
     z.object({ index: z.int().check(z.nonnegative()), relevance_score: z.number() }),
   ),

@@ -20,7 +20,7 @@ export interface HttpRerankerOptions {
 }
 
 /** The reply of `POST /rerank`; other fields (`id`, `meta`, `usage`, `document`) are not needed. */
-export const rerankResponseSchema = z.object({
+const rerankResponseSchema = z.object({
   results: z.array(
     z.object({ index: z.int().check(z.nonnegative()), relevance_score: z.number() }),
   ),

@@ -56,7 +56,7 @@ export interface FeedbackEntry {
 }
 
 /** Keyset position in the feedback list (newest first). */
-export interface FeedbackCursor {
+interface FeedbackCursor {
   readonly updatedAt: string;
   readonly messageId: string;
   readonly userId: string;

@@ -45,11 +45,8 @@ import { openThread, recordQuestion, storeAnswer, threadHistory } from './thread
 import { createTimeline, type PipelineStep, type Timeline } from './timeline';
 
 export { chooseProfile } from './profile';
-export { evidenceFrom } from './preparation';
-export { fallbackAnswer, INSUFFICIENT_CONTEXT_TEXT } from './reply';
+export { INSUFFICIENT_CONTEXT_TEXT } from './reply';
 export type { PipelineStep } from './timeline';
-export type { AnswerOutcome } from './outcome';
-
 export interface AnswerSettings {
   readonly calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>;
   /** Values the deployment sets over the model's calibration (see resolveCalibration). */
@@ -60,7 +57,7 @@ export interface AnswerSettings {
   readonly snippetLength: number;
 }
 
-export const DEFAULT_ANSWER_SETTINGS: AnswerSettings = {
+const DEFAULT_ANSWER_SETTINGS: AnswerSettings = {
   calibrationByModel: CALIBRATIONS,
   context: DEFAULT_CONTEXT_SETTINGS,
   defaultTopK: 8,
@@ -107,7 +104,7 @@ export interface AnswerRequest {
 /** What a failing retrieval does: answer without context (`degrade`) or throw (`fail`). */
 export type RetrievalFailurePolicy = 'degrade' | 'fail';
 
-export type AnswerCitation = StoredCitation;
+type AnswerCitation = StoredCitation;
 
 export interface AnswerResult {
   readonly status: 'success' | 'insufficient_context';

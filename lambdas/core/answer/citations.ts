@@ -7,7 +7,7 @@ import type { ContextBlock } from './context';
 import type { StoredCitation } from './conversations';
 import { contentWords, sentences } from './text';
 
-export const MAX_CITATIONS = 5;
+const MAX_CITATIONS = 5;
 
 export interface Citation {
   readonly block: ContextBlock;

@@ -52,9 +52,9 @@ export const DEFAULT_CALIBRATION: ConfidenceCalibration = {
 };
 
 /** Standard deviations of the background that make a normalised cosine of 1. */
-export const BACKGROUND_SCALE = 10;
+const BACKGROUND_SCALE = 10;
 
-export const TOP_FOR_CONFIDENCE = 5;
+const TOP_FOR_CONFIDENCE = 5;
 
 export interface ConfidenceAssessment {
   /** Mean relevance of the evidence chunks; 0 when none of the top 5 reaches the floor. */

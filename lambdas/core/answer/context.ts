@@ -45,7 +45,7 @@ export interface ContextBlock {
  * A document's own bracketed numbers ("see [2]", "[99]") read as our citation markers once quoted
  * in an answer: they become parentheses. Length is kept, so offsets into the source still hold.
  */
-export function neutraliseCitationMarkers(text: string): string {
+function neutraliseCitationMarkers(text: string): string {
   return text.replace(/\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]/g, '($1)');
 }
 

@@ -26,7 +26,7 @@ const GREETINGS = [
 ];
 
 /** Messages shorter than this (after trimming) are answered conversationally. */
-export const MIN_RETRIEVAL_LENGTH = 10;
+const MIN_RETRIEVAL_LENGTH = 10;
 
 export function isConversational(message: string): boolean {
   const text = message

@@ -42,7 +42,7 @@ export interface SettledAnswer {
 }
 
 /** The answer's flags (AnswerFlags) from its outcome. */
-export function flagsOf(outcome: AnswerOutcome): AnswerFlags {
+function flagsOf(outcome: AnswerOutcome): AnswerFlags {
   const conversational = outcome.kind === 'conversational';
   const retrievalFailed = !conversational && outcome.prepared.retrievalFailed;
   return {

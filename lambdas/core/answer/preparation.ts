@@ -51,12 +51,12 @@ interface MemoryLookup {
 }
 
 /** The question retrieval runs for: the question as asked, or a follow-up made standalone. */
-export type StandaloneQuestion =
+type StandaloneQuestion =
   | { readonly kind: 'as_asked'; readonly query: string }
   | { readonly kind: 'rewritten'; readonly query: string };
 
 /** What retrieval came to; a failure the route's policy degrades is `failed`. */
-export type Retrieval =
+type Retrieval =
   | {
       readonly kind: 'retrieved';
       /** Pointed-at documents' chunks first, then retrieval's, each chunk once. */
@@ -73,7 +73,7 @@ interface Gate {
 }
 
 /** A follow-up ("and in 2019?") becomes a standalone question before retrieval. */
-export async function standaloneQuestion(
+async function standaloneQuestion(
   llm: LlmProvider | null,
   timeline: Timeline,
   question: string,
@@ -92,7 +92,7 @@ export async function standaloneQuestion(
  * embedded, else the standalone question's; null when the embedding model fails (retrieval then
  * fails too).
  */
-export async function queryEmbedding(
+async function queryEmbedding(
   embedder: Embedder,
   standalone: StandaloneQuestion,
   questionEmbedding: number[] | null,
@@ -175,7 +175,7 @@ function distinctChunks(hits: readonly SearchHit[]): SearchHit[] {
  * without context) and thrown under `fail` (a retryable 5xx); the caller's own errors are thrown
  * under either.
  */
-export async function retrieve(
+async function retrieve(
   deps: PipelineDeps,
   timeline: Timeline,
   identity: Owner,
@@ -246,7 +246,7 @@ function withinTokenBudget(
  * The caller's own similar past questions, never anyone else's, within the token budget; none
  * when not asked for, without a query vector, or when the lookup fails.
  */
-export async function recallMemory(
+async function recallMemory(
   deps: PipelineDeps,
   timeline: Timeline,
   identity: Owner,
@@ -284,7 +284,7 @@ export async function recallMemory(
  * The confidence gate on the retrieved chunks, with cosines measured against the query's
  * similarity to unrelated text (its background); on raw cosine when that cannot be embedded.
  */
-export async function assessGate(
+async function assessGate(
   deps: PipelineDeps,
   timeline: Timeline,
   query: string,
@@ -314,7 +314,7 @@ export async function assessGate(
 }
 
 /** What generation does with the preparation (see NextStep). */
-export function nextStep(
+function nextStep(
   retrievalFailed: boolean,
   gate: ConfidenceAssessment,
   llm: LlmProvider | null,
@@ -325,7 +325,7 @@ export function nextStep(
 }
 
 /** The evidence an answer can cite: each context block by its marker, as its citation. */
-export function evidenceFrom(blocks: readonly ContextBlock[], snippetLength: number): Evidence[] {
+function evidenceFrom(blocks: readonly ContextBlock[], snippetLength: number): Evidence[] {
   return blocks.map((block) => ({
     marker: `[${block.index}]`,
     citation: storedCitation({ block, sentences: [] }, snippetLength),

@@ -24,8 +24,8 @@ export interface PromptInput {
 }
 
 /** Limits applied to the history part of the prompt. */
-export const HISTORY_MESSAGES = 10;
-export const HISTORY_TOKEN_BUDGET = 1500;
+const HISTORY_MESSAGES = 10;
+const HISTORY_TOKEN_BUDGET = 1500;
 
 /**
  * Neutralises markup inside untrusted text: every angle bracket (and the look-alikes a model may
@@ -46,7 +46,7 @@ function attr(value: string): string {
   );
 }
 
-export function renderContext(blocks: readonly ContextBlock[]): string {
+function renderContext(blocks: readonly ContextBlock[]): string {
   if (blocks.length === 0)
     return '<documents>\n(no documents were found for this question)\n</documents>';
   const parts = blocks.map((b) => {

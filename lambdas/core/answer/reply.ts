@@ -43,7 +43,7 @@ export type Reply =
     };
 
 /** The degraded answer when the LLM is down: the top sources, summarised by their first sentences. */
-export function fallbackAnswer(blocks: readonly ContextBlock[]): string {
+function fallbackAnswer(blocks: readonly ContextBlock[]): string {
   if (blocks.length === 0)
     return 'The answer service is temporarily unavailable and no relevant passages were found.';
   const lines = blocks.slice(0, 3).map((b) => {

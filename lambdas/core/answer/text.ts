@@ -44,7 +44,7 @@ const STOP = new Set(
  * A light stemmer: enough to match plurals and common suffixes across question and text
  * ("shipping" and "ship", "refunds" and "refund", "addresses" and "address").
  */
-export function stem(word: string): string {
+function stem(word: string): string {
   let w = word;
   if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
   if (w.length > 5 && w.endsWith('sses')) return w.slice(0, -2);

@@ -59,7 +59,7 @@ export interface DocumentView {
 }
 
 /** One chunk of a passage, with its offsets into the document's extracted text. */
-export interface PassageChunk {
+interface PassageChunk {
   readonly index: number;
   readonly start: number;
   readonly end: number;
@@ -111,7 +111,7 @@ export interface DocumentCatalog {
 }
 
 /** What GET /api/documents narrows a page to. */
-export interface DocumentListFilter {
+interface DocumentListFilter {
   readonly status?: string;
   readonly sourceType?: string;
   readonly uriPrefix?: string;
@@ -159,7 +159,7 @@ export interface DocumentsSettings {
   readonly processingLeaseSeconds: number;
 }
 
-export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
+const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
   maxUploadBytes: 50 * 1024 * 1024,
   uploadUrlTtlSeconds: 900,
   uploadGraceSeconds: 2700,
@@ -172,7 +172,7 @@ export const DEFAULT_DOCUMENTS_SETTINGS: DocumentsSettings = {
  * Metadata naming a reserved attribute (owner, visibility, tenant, ...) is refused, naming the key;
  * `global` needs an admin of a publishing tenant.
  */
-export function checkUploadScope(
+function checkUploadScope(
   caller: Caller,
   request: Pick<UploadRequest, 'visibility' | 'metadata'>,
   globalPublishers: readonly string[],
@@ -196,7 +196,7 @@ export function checkUploadScope(
   }
 }
 
-export interface UploadRequest {
+interface UploadRequest {
   readonly filename: string;
   readonly contentType: string;
   readonly sizeBytes: number;
@@ -211,7 +211,7 @@ export interface UploadRequest {
   readonly metadata?: Readonly<Record<string, string | number | boolean | string[]>>;
 }
 
-export interface UploadTicket {
+interface UploadTicket {
   readonly documentId: string;
   /** The reserved document, as GET /api/documents/{id} shows it (status `queued`). */
   readonly document: DocumentView;
@@ -227,7 +227,7 @@ export interface UploadTicket {
 }
 
 /** A file received whole by the API (`POST /api/upload`), stored by the server itself. */
-export interface StoredUpload {
+interface StoredUpload {
   readonly documentId: string;
   /** The reserved document, as GET /api/documents/{id} shows it (status `queued`). */
   readonly document: DocumentView;
@@ -266,7 +266,7 @@ export interface Documents {
 }
 
 /** A file name that is safe as the last segment of an S3 key, or a 422. */
-export function safeFileName(name: string): string {
+function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   const cleaned = base
     .normalize('NFC')
@@ -281,7 +281,7 @@ export function safeFileName(name: string): string {
 }
 
 /** Checks that the file's extension and declared type are a supported, matching pair. */
-export function checkUploadType(fileName: string, contentType: string): void {
+function checkUploadType(fileName: string, contentType: string): void {
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   const byType = CONTENT_TYPES[mediaType];
   if (!byType) {

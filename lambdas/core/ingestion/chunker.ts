@@ -14,7 +14,7 @@ import type { TokenCounter } from '../ports';
 import type { Chunk, ChunkingOptions } from './types';
 
 /** Smallest accepted `targetTokens`. */
-export const MIN_TARGET_TOKENS = 16;
+const MIN_TARGET_TOKENS = 16;
 
 /**
  * A chunk also holds at most `targetTokens * MAX_CHARS_PER_TOKEN` characters. Prose is about

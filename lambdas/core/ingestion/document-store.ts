@@ -45,7 +45,7 @@ export interface SourceState {
 }
 
 /** A `processing` document whose lease ran out, claimed by one sweep. */
-export interface ExpiredLease {
+interface ExpiredLease {
   readonly tenantId: string;
   readonly sourceUri: string;
   /** How often its lease has run out since it was last indexed, this time included. */
@@ -60,7 +60,7 @@ export interface ExpiredLease {
 export const DEFAULT_PROCESSING_LEASE_SECONDS = 900;
 
 /** Progress of a document being processed. */
-export interface IngestionProgress {
+interface IngestionProgress {
   readonly stage: 'embedding';
   readonly chunks_total: number;
   readonly chunks_embedded: number;
@@ -113,7 +113,7 @@ export interface DocumentStore {
 }
 
 /** The document a copy duplicates, as named to the user. */
-export interface DuplicateOf {
+interface DuplicateOf {
   readonly id: string;
   readonly title: string | null;
   readonly sourceUri: string;

@@ -82,13 +82,12 @@ const attributeValue = z.union([
 ]);
 
 /** The sidecar file, as Bedrock Knowledge Bases defines it. */
-export const sidecarSchema = z.object({
+const sidecarSchema = z.object({
   metadataAttributes: z._default(
     z.record(z.string().check(z.minLength(1), z.maxLength(100)), attributeValue),
     {},
   ),
 });
-export type Sidecar = z.infer<typeof sidecarSchema>;
 
 function plain(value: z.infer<typeof attributeValue>): unknown {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {

@@ -38,7 +38,7 @@ export interface RecoverySettings {
   readonly keyLayout: KeyLayout;
 }
 
-export const DEFAULT_RECOVERY_SETTINGS: RecoverySettings = {
+const DEFAULT_RECOVERY_SETTINGS: RecoverySettings = {
   leaseSeconds: DEFAULT_PROCESSING_LEASE_SECONDS,
   maxLeaseExpiries: 3,
   sweepBatch: 10,

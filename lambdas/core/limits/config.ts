@@ -24,7 +24,7 @@ export type QuotaKind = (typeof QUOTA_KINDS)[number];
 
 const quotaLimitSchema = z.nullable(z.int().check(z.nonnegative()));
 
-export const planSchema = z.strictObject({
+const planSchema = z.strictObject({
   /** Answers per calendar month (UTC); `null` is unlimited. */
   answersPerMonth: quotaLimitSchema,
   /** Searches per calendar month (UTC); `null` is unlimited. */
@@ -34,7 +34,7 @@ export const planSchema = z.strictObject({
 });
 export type Plan = z.infer<typeof planSchema>;
 
-export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
+const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
   free: { answersPerMonth: 50, searchesPerMonth: 500, requestsPerMinute: 60 },
   basic: { answersPerMonth: 500, searchesPerMonth: 5_000, requestsPerMinute: 60 },
   pro: { answersPerMonth: 2_000, searchesPerMonth: 20_000, requestsPerMinute: 60 },
@@ -43,9 +43,9 @@ export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
 };
 
 /** The plan reserved for members of the admin group (a `custom:plan` claim cannot select it). */
-export const ADMIN_PLAN = 'admin';
+const ADMIN_PLAN = 'admin';
 
-export const modelPriceSchema = z.strictObject({
+const modelPriceSchema = z.strictObject({
   /** USD per million input (prompt) tokens. */
   inputPerMillionTokens: z.number().check(z.nonnegative()),
   /** USD per million output (completion) tokens. */
@@ -59,7 +59,7 @@ export type ModelPrice = z.infer<typeof modelPriceSchema>;
  * cross-region inference profile prefix (`us.`, `eu.`, ...); the longest matching key wins.
  * Check them against the current price list before relying on a cap.
  */
-export const DEFAULT_MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
+const DEFAULT_MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
   extractive: { inputPerMillionTokens: 0, outputPerMillionTokens: 0 },
   'anthropic.claude-3-haiku': { inputPerMillionTokens: 0.25, outputPerMillionTokens: 1.25 },
   'anthropic.claude-3-5-haiku': { inputPerMillionTokens: 0.8, outputPerMillionTokens: 4 },
@@ -73,7 +73,7 @@ export const DEFAULT_MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
 };
 
 /** Routes (the `route` name given to `createHttpHandler`) that draw on a monthly quota. */
-export const DEFAULT_ROUTE_QUOTAS: Readonly<Record<string, QuotaKind>> = {
+const DEFAULT_ROUTE_QUOTAS: Readonly<Record<string, QuotaKind>> = {
   answer: 'answers',
   'answer-stream': 'answers',
   search: 'searches',
@@ -122,7 +122,7 @@ const plansSchema = z.pipe(
   }),
 );
 
-export const limitsConfigSchema = z
+const limitsConfigSchema = z
   .strictObject({
     plans: plansSchema,
     /** The plan of a caller whose token names no plan, or one that is not configured. */

@@ -1,7 +1,7 @@
 /** The rate-limit response headers (`X-RateLimit-*`, `Retry-After`) every API response carries. */
 import { secondsUntil, unixSeconds } from './periods';
 
-export const RATE_LIMIT_HEADERS = {
+const RATE_LIMIT_HEADERS = {
   limit: 'X-RateLimit-Limit',
   remaining: 'X-RateLimit-Remaining',
   reset: 'X-RateLimit-Reset',

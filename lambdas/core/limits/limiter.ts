@@ -25,9 +25,9 @@ import { periodsAt, secondsUntil, unixSeconds, type Periods } from './periods';
 import type { ConsumeResult, LimitStore, Spend } from './store';
 
 /** Monthly counters are kept a month after their month ends (for support questions). */
-export const USAGE_RETENTION_SECONDS = 32 * 24 * 3600;
+const USAGE_RETENTION_SECONDS = 32 * 24 * 3600;
 /** Daily cost counters are kept a week after their day ends. */
-export const SPEND_RETENTION_SECONDS = 7 * 24 * 3600;
+const SPEND_RETENTION_SECONDS = 7 * 24 * 3600;
 /** Rate-limited users remembered per process (see `rateLimited` in `createLimiter`). */
 const RATE_LIMITED_CACHE_SIZE = 10_000;
 
@@ -38,7 +38,7 @@ export interface Caller extends PlanHolder {
 }
 
 /** One LLM call made while serving a request. */
-export interface ModelUsage {
+interface ModelUsage {
   /** `null` when the provider did not report usage: the call is then not costed. */
   readonly usage: TokenCounts | null;
   readonly modelId: string;
@@ -48,10 +48,7 @@ export interface ModelUsage {
  * The key a caller's counters are kept under: the tenant and the user together, since the same
  * `sub` may exist in two tenants (tenant ids never contain `#`, so the key is unambiguous).
  */
-export function limitSubject(caller: {
-  readonly tenantId: string;
-  readonly userId: string;
-}): string {
+function limitSubject(caller: { readonly tenantId: string; readonly userId: string }): string {
   return `${caller.tenantId}#${caller.userId}`;
 }
 
@@ -95,7 +92,7 @@ export interface Admission {
   readonly waived: boolean;
 }
 
-export interface SettleOutcome {
+interface SettleOutcome {
   /** The HTTP status of the response: anything but 2xx or 3xx refunds the quota unit. */
   readonly status: number;
   /** Token usage of an LLM call not yet recorded on the admission. */
@@ -103,7 +100,7 @@ export interface SettleOutcome {
   readonly modelId?: string;
 }
 
-export interface Settlement {
+interface Settlement {
   readonly refunded: boolean;
   readonly costMicroUsd: number;
   /** Today's spend after adding this request's cost, when there was a cost and it was counted. */
@@ -118,7 +115,7 @@ export interface QuotaReport {
   readonly resetsAt: Date;
 }
 
-export interface UsageReport {
+interface UsageReport {
   readonly plan: string;
   /** `yyyy-mm`. */
   readonly month: string;

@@ -50,7 +50,7 @@ export const MAX_FILTER_CONDITIONS = 100;
  * MAX_FILTER_CONDITIONS: a message saying which it exceeds, or null. Iterative, and it stops at
  * the first bound crossed, so a filter nested a million levels deep costs a few steps.
  */
-export function filterBudgetExceeded(raw: unknown): string | null {
+function filterBudgetExceeded(raw: unknown): string | null {
   const stack: { node: unknown; depth: number }[] = [{ node: raw, depth: 1 }];
   let operators = 0;
   while (stack.length > 0) {
@@ -98,7 +98,7 @@ export const metadataFilterNodeSchema: z.ZodMiniType<MetadataFilter> = z.lazy(()
  * A metadata filter, its depth and size checked ({@link filterBudgetExceeded}) before the
  * recursive schema parses it.
  */
-export const metadataFilterSchema = z.pipe(
+const metadataFilterSchema = z.pipe(
   z.transform((raw: unknown, ctx) => {
     const exceeded = filterBudgetExceeded(raw);
     if (exceeded) ctx.issues.push({ code: 'custom', message: exceeded, input: raw });

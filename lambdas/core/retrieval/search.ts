@@ -19,7 +19,7 @@ import { applySourceTypePolicy, type AppliedSourceTypes } from './source-types';
 import type { FusionSettings, SearchHit, SearchMode, SearchScope, SearchStore } from './types';
 
 /** How one embedding model's vectors are fused with BM25 (the candidate count is per request). */
-export type ModelFusion = Omit<FusionSettings, 'candidates'>;
+type ModelFusion = Omit<FusionSettings, 'candidates'>;
 
 export interface SearchSettings {
   /**

@@ -29,7 +29,7 @@ export const DEFAULT_SOURCE_TYPE_POLICY: SourceTypePolicy = {
 };
 
 /** How many types an allowlist may hold. */
-export const MAX_ALLOWED_SOURCE_TYPES = 50;
+const MAX_ALLOWED_SOURCE_TYPES = 50;
 
 /** A strict policy: only `types`, and a request for any other is refused. */
 export function strictPolicy(types: readonly string[]): SourceTypePolicy {

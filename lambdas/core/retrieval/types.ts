@@ -15,7 +15,7 @@ export type SearchScope = Reader;
  * keyword hit; this keeps such a match from outranking a clear semantic one. Per embedding model,
  * since margins depend on the model (docs/decisions/0106-dense-lead.md).
  */
-export interface DenseLead {
+interface DenseLead {
   /** The vector arm's best cosine exceeds its second best by at least this. */
   readonly minMargin: number;
   /** The keyword arm's best match covers less than this share of the question's idf. */
@@ -76,7 +76,7 @@ export interface SearchHit {
   readonly ownerUserId?: string | null;
 }
 
-export interface TenantPolicy {
+interface TenantPolicy {
   readonly allowedSourceTypes: readonly string[] | null;
   /** What a request for a type outside `allowedSourceTypes` gets (./source-types.ts). */
   readonly sourceTypeMode: SourceTypeMode;
