@@ -284,7 +284,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         from: models.live?.modelId,
         to: configured.modelId,
       });
-    const live = await createLiveEmbedder({
+    const live = createLiveEmbedder({
       // Read where search reads (a replica may lag the writer): the query model and the column
       // it is compared with change together.
       registry: { models: () => readModels(dbs.reads) },
@@ -292,6 +292,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       build:
         options.recordedEmbedder ?? ((record) => embedderFromRecord(record, { local: loadLocal })),
     });
+    await live.refresh();
     embedder = live;
 
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();

@@ -26,8 +26,11 @@ export interface LiveEmbedder extends Embedder {
   refresh(): Promise<Embedder>;
 }
 
-/** Creates the embedder, reading the recorded model once. */
-export async function createLiveEmbedder(deps: LiveEmbedderDeps): Promise<LiveEmbedder> {
+/**
+ * Creates the embedder. It reads the recorded model on its first call (no I/O here, so a Lambda's
+ * init makes no network call); until then `modelId` and `dimension` are the configured model's.
+ */
+export function createLiveEmbedder(deps: LiveEmbedderDeps): LiveEmbedder {
   const ttlMs = deps.ttlMs ?? 5000;
   const clock = deps.clock ?? systemClock;
   const built = new Map<string, Promise<Embedder>>();
@@ -59,7 +62,6 @@ export async function createLiveEmbedder(deps: LiveEmbedderDeps): Promise<LiveEm
     return active;
   }
 
-  await refresh();
   return {
     get modelId() {
       return active.modelId;
