@@ -28,6 +28,7 @@ import {
   type EmbedderSpec,
 } from '../lambdas/adapters/embeddings/embedder-spec';
 import { createLiveEmbedder } from '../lambdas/core/embedding/live-embedder';
+import { answeringPerLiveModel } from '../lambdas/core/embedding/per-live-model';
 import type { ModelRecord } from '../lambdas/core/embedding/models';
 import {
   createModelSwitch,
@@ -348,17 +349,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const tokens = createTokenCounter();
     const conversations = createConversationRepository(db);
-    const answering = createAnswering({
-      search,
-      embedder,
-      tokens,
-      conversations,
-      prompts: createPromptRepository(db),
-      llm: options.llm ?? null,
-      settings: options.answer,
-      log: logPort(logger),
-      metrics: metricsSink(metrics),
-    });
+    // After a model switch, the gate's calibration follows the new model.
+    const answering = answeringPerLiveModel(embedder, () =>
+      createAnswering({
+        search,
+        embedder,
+        tokens,
+        conversations,
+        prompts: createPromptRepository(db),
+        llm: options.llm ?? null,
+        settings: options.answer,
+        log: logPort(logger),
+        metrics: metricsSink(metrics),
+      }),
+    );
     const limiter = createLimiter({
       store: createDynamoLimitStore({ client: dynamo.client, tableName: dynamo.tableName }),
       config: options.limits ?? DEFAULT_LIMITS_CONFIG,

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Database } from '../../lambdas/adapters/postgres/database';
+import { DEFAULT_CALIBRATION } from '../../lambdas/core/answer/confidence';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase, type EngineName } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
@@ -34,6 +35,20 @@ const LATE_DOC =
   'Public holidays are added on top and carry over to the next year. '.repeat(3);
 
 const SCOPE = { tenantId: 'acme', userId: 'u' };
+/** Model A has a calibration of its own; model B has none (the uncalibrated gate). */
+const CALIBRATED_A = { ...DEFAULT_CALIBRATION, high: 0.91, medium: 0.81 };
+const ask = (stack: LocalStack) =>
+  stack.answering.answer(SCOPE, {
+    queryText: 'How long do refunds take?',
+    filters: {},
+    useMemory: true,
+    memory: { limit: 3, tokenBudget: 500 },
+    maxTokens: 300,
+    temperature: 0,
+    debug: false,
+    greetings: false,
+    onRetrievalFailure: 'fail',
+  });
 const query = (queryText: string) => ({ queryText, topK: 3, mode: 'vector', filters: {} }) as const;
 
 describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
@@ -75,6 +90,7 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
       },
       logLevel: 'SILENT',
       ingestion: { chunking: { targetTokens: 24, overlapTokens: 0 } },
+      answer: { calibrationByModel: { 'test/model-a': CALIBRATED_A } },
       ...extra,
     });
 
@@ -128,6 +144,10 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
     expect(during.hits[0]?.sourceUri).toMatch(/refunds\.md$/);
     expect(modelA.calls).toBe(aCalls + 1);
     expect(modelB.calls).toBe(bCalls);
+    // Answers gate with the live model's calibration, and remember with its vectors.
+    const answered = await ask(second);
+    expect(answered.thresholds).toEqual({ high: 0.91, medium: 0.81 });
+    expect(modelB.calls).toBe(bCalls);
 
     // A document ingested during the switch is written with the live model...
     await put(second, LATE_KEY, LATE_DOC);
@@ -151,9 +171,13 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
     expect(await second.modelSwitch.finish()).toBe('pending');
     await second.stop();
 
-    // The restarted process continues in the background and completes the switch.
+    // The restarted process continues in the background; its first batch fails (the model is
+    // down), so it answers with model A's gate until the retry completes the switch.
+    modelB.failNext = 1;
     const third = await start(modelB, { modelSwitch: { pauseMs: 0, batchChunks: 4 } });
+    expect((await ask(third)).thresholds).toEqual({ high: 0.91, medium: 0.81 });
     await expect(third.switchJob).resolves.toBe('switched');
+    expect(modelB.failNext).toBe(0);
     const after = await third.modelSwitch.status();
     expect(after.target).toBeNull();
     expect(after.live?.modelId).toBe('test/model-b');
@@ -164,6 +188,14 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
     const afterSearch = await third.search.search(SCOPE, query('How long do refunds take?'));
     expect(afterSearch.hits[0]?.sourceUri).toMatch(/refunds\.md$/);
     expect(modelB.calls).toBe(bBefore + 1);
+    expect(modelA.calls).toBe(aBefore);
+    // Same process: the gate is now the uncalibrated one of a model without a calibration, and
+    // memory uses model B.
+    const answeredAfter = await ask(third);
+    expect(answeredAfter.thresholds).toEqual({
+      high: DEFAULT_CALIBRATION.high,
+      medium: DEFAULT_CALIBRATION.medium,
+    });
     expect(modelA.calls).toBe(aBefore);
 
     // One live column per table, at the new dimension, with its HNSW index under its name.
