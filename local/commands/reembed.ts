@@ -51,7 +51,7 @@ export async function reembedCommand(env: LocalEnv & { dataDir: string }): Promi
   const lock = await acquireLock(env.dataDir, { command: 'reembed' });
   const stack = await startLocalStack({
     ...(await stackOptionsFromEnv(env)),
-    modelSwitch: { background: false, pauseMs: 0 },
+    modelSwitch: { background: false, pauseMs: 0, restRatio: 0 },
     reconcile: false,
   });
   try {

@@ -45,11 +45,20 @@ export interface ModelSwitchStore extends ModelRegistry {
 export interface ModelSwitchSettings {
   /** Chunks per batch (one transaction, embedding calls of `embedBatchSize`). @default 64 */
   readonly batchChunks: number;
-  /** Pause between batches, in milliseconds. @default 200 */
+  /** Shortest pause between batches, in milliseconds. @default 200 */
   readonly pauseMs: number;
+  /**
+   * The pause is at least this many times the batch's own duration, so the job takes at most
+   * 1 / (1 + restRatio) of the time (the local model shares its threads with queries). @default 1
+   */
+  readonly restRatio: number;
 }
 
-export const DEFAULT_MODEL_SWITCH_SETTINGS: ModelSwitchSettings = { batchChunks: 64, pauseMs: 200 };
+export const DEFAULT_MODEL_SWITCH_SETTINGS: ModelSwitchSettings = {
+  batchChunks: 64,
+  pauseMs: 200,
+  restRatio: 1,
+};
 
 export interface ModelSwitchStatus extends RecordedModels {
   /** Chunks re-embedded so far, and all chunks (both 0 without a switch). */
@@ -153,13 +162,15 @@ export function createModelSwitch(deps: ModelSwitchDeps): ModelSwitch {
       for (;;) {
         if (options.shouldStop?.()) return 'stopped';
         if (!(await ours())) return 'no-switch';
+        const started = performance.now();
         const n = await step();
         if (n === 0) {
           const outcome = await finish();
           if (outcome === 'done') return 'switched';
           if (outcome === 'none') return 'no-switch';
         }
-        await sleep(settings.pauseMs);
+        const took = performance.now() - started;
+        await sleep(Math.max(settings.pauseMs, settings.restRatio * took));
       }
     },
   };
