@@ -141,7 +141,14 @@ export interface LocalStackOptions {
    * The model switch (core/embedding/model-switch.ts): its throttle, and whether this process
    * re-embeds in the background while it serves. @default background
    */
-  readonly modelSwitch?: Partial<ModelSwitchSettings> & { readonly background?: boolean };
+  readonly modelSwitch?: Partial<ModelSwitchSettings> & {
+    readonly background?: boolean;
+    /**
+     * Fail at start when the live model of a switch cannot be built (queries could not be
+     * embedded); `groundwork reembed`, which serves no query, does without. @default true
+     */
+    readonly requireLiveModel?: boolean;
+  };
   /**
    * Compare the bucket with the index at start and re-announce what a previous process left
    * unfinished (core/ingestion/recovery.ts). @default true with a dataDir, false without
@@ -293,7 +300,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       build:
         options.recordedEmbedder ?? ((record) => embedderFromRecord(record, { local: loadLocal })),
     });
-    await live.refresh();
+    if (options.modelSwitch?.requireLiveModel !== false) await live.refresh();
     embedder = live;
 
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();

@@ -51,7 +51,8 @@ export async function reembedCommand(env: LocalEnv & { dataDir: string }): Promi
   const lock = await acquireLock(env.dataDir, { command: 'reembed' });
   const stack = await startLocalStack({
     ...(await stackOptionsFromEnv(env)),
-    modelSwitch: { background: false, pauseMs: 0, restRatio: 0 },
+    // It serves no query: the model being replaced need not be buildable.
+    modelSwitch: { background: false, pauseMs: 0, restRatio: 0, requireLiveModel: false },
     reconcile: false,
   });
   try {
