@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- part ...]`: the benchmarks, each printing ratios measured in one run.
  * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL),
- * limiter (DynamoDB calls and over-admission on dynalite), cold-start (Lambda bundle sizes and
+ * limiter (DynamoDB calls and over-admission on dynalite), model-switch (search latency during
+ * an embedding model switch on PostgreSQL; BENCH_SWITCH_DOCUMENTS), cold-start (Lambda bundle sizes and
  * init times; BENCH_COLD_START_RUNS, BENCH_COLD_START_SOURCE_MAPS=1), load (50 clients on the
  * embedded default's API for 60 s; BENCH_LOAD_SECONDS, BENCH_LOAD_CLIENTS).
  * Nothing here asserts on time: the machines are shared and noisy.
@@ -10,6 +11,7 @@ import { benchColdStart, parseColdStartArgs } from './cold-start';
 import { benchIngest } from './ingest';
 import { benchLimiter } from './limiter';
 import { benchLoad } from './load';
+import { benchModelSwitch } from './model-switch';
 import { benchSearch } from './search';
 
 const PARTS: Record<string, () => Promise<unknown>> = {
@@ -22,6 +24,12 @@ const PARTS: Record<string, () => Promise<unknown>> = {
       process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
     ),
   limiter: () => benchLimiter(),
+  'model-switch': () =>
+    benchModelSwitch(
+      process.env.BENCH_SWITCH_DOCUMENTS
+        ? { documents: Number(process.env.BENCH_SWITCH_DOCUMENTS) }
+        : {},
+    ),
   load: () =>
     benchLoad({
       ...(process.env.BENCH_LOAD_SECONDS

@@ -88,9 +88,15 @@ const groundworkConfigSchema = z
     /**
      * Vector size: Titan v2 256, 512 or 1024; Cohere Embed v3 1024; the server's model its own.
      * The first deploy fits the embedding columns to it (the migrations declare vector(512));
-     * changing it later means re-embedding (the migration function refuses to mix dimensions).
+     * changing the model later begins a switch: the ingest function re-embeds on its schedule.
      */
     embeddingDimension: num.pipe(z.number().int().min(1).max(16_000)).default(512),
+    /**
+     * While a switch from a Bedrock embedding model to the configured one runs (docs/retrieval.md),
+     * that model's id: the functions keep InvokeModel on it, since search embeds queries with the
+     * index's live model until the switch completes. Remove it once the switch is done.
+     */
+    previousEmbeddingModelId: z.string().trim().min(1).optional(),
     /** `openai`: the server's base URL up to the API version, e.g. `https://tei.internal:8443/v1`. */
     embeddingBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
     /** `openai`: a Secrets Manager secret (ARN) whose text is the server's bearer key. */

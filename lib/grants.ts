@@ -199,7 +199,7 @@ export function grantModels(
   use: ModelUse = {},
 ): void {
   const ids = bedrockModelIds(config);
-  const invoke = [ids.embedding, use.rerank ? ids.rerank : null].filter(
+  const invoke = [ids.embedding, ids.previousEmbedding, use.rerank ? ids.rerank : null].filter(
     (id): id is string => id !== null,
   );
   const arns: string[] = [];

@@ -22,6 +22,8 @@ export interface ModelsConfig {
   readonly embeddingProvider: 'bedrock' | 'openai';
   readonly embeddingModelId: string;
   readonly embeddingDimension: number;
+  /** A Bedrock embedding model being switched from (still invoked for queries until done). */
+  readonly previousEmbeddingModelId?: string | undefined;
   readonly embeddingBaseUrl?: string | undefined;
   readonly embeddingApiKeySecretArn?: string | undefined;
   readonly embeddingSendDimensions?: boolean | undefined;
@@ -74,11 +76,13 @@ export function rerankEnvironment(c: ModelsConfig): Record<string, string> {
 /** The Bedrock models the functions call (embedding, rerank, generation), each once. */
 export function bedrockModelIds(c: ModelsConfig): {
   embedding: string | null;
+  previousEmbedding: string | null;
   rerank: string | null;
   generation: string | null;
 } {
   return {
     embedding: c.embeddingProvider === 'bedrock' ? c.embeddingModelId : null,
+    previousEmbedding: c.previousEmbeddingModelId ?? null,
     rerank: c.rerankProvider === 'bedrock' ? (c.rerankModelId ?? AMAZON_RERANK_V1) : null,
     generation: c.generationModelId ?? null,
   };

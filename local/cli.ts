@@ -32,7 +32,7 @@ Commands:
                                                   retrieval quality on a BEIR dataset
   calibrate <squad-dir> [--sample N]              fit the confidence gate for the embedding model
   eval-answers <squad-dir> [--sample N]           extractive gold-span rate and /api/rag/answer latency
-  reembed                                         re-embed every document with the configured model
+  reembed                                         switch the index to the configured embedding model in the foreground
   training consent --tenant <id> [--user <id>] on|off
   training export [--tenant <id>] [--out f.jsonl]  opted-in answers with feedback, as JSONL
   help                                            this text

@@ -10,6 +10,9 @@ import { rerankEnvShape } from '../lambdas/adapters/rerank/rerank-env';
 // dynamic import() of a relative TypeScript path does not resolve.
 import { createBedrockRuntimeClient } from '../lambdas/adapters/embeddings/bedrock-runtime-client';
 import { createConfiguredEmbedder } from '../lambdas/adapters/embeddings/embedder-factory';
+import { embedderFromRecord, embedderSpec } from '../lambdas/adapters/embeddings/embedder-spec';
+import { createLocalEmbedder } from '../lambdas/adapters/embeddings/local-embedder';
+import type { ModelRecord } from '../lambdas/core/embedding/models';
 import { createBedrockLlm } from '../lambdas/adapters/llm/bedrock-converse';
 import { createOpenAiCompatibleLlm } from '../lambdas/adapters/llm/openai-compatible';
 import { rerankFromEnv } from '../lambdas/adapters/rerank/rerank-factory';
@@ -115,6 +118,28 @@ async function embedderFromEnv(env: LocalEnv): Promise<Embedder | undefined> {
   );
 }
 
+/**
+ * What the index records of the configured model, and how to build a recorded one (the live
+ * model while a switch to the configured one runs).
+ */
+function recordedModelOptions(env: LocalEnv) {
+  const settings = embeddingSettings(env, 'GROUNDWORK_EMBED_');
+  return {
+    embedderSpec: embedderSpec(env.GROUNDWORK_EMBEDDER, settings),
+    recordedEmbedder: (record: ModelRecord) =>
+      embedderFromRecord(record, {
+        bedrockClient: () => createBedrockRuntimeClient({ region: env.AWS_REGION }),
+        local: () =>
+          createLocalEmbedder(
+            env.GROUNDWORK_EMBED_THREADS === undefined
+              ? {}
+              : { threads: env.GROUNDWORK_EMBED_THREADS },
+          ),
+        configured: settings,
+      }),
+  };
+}
+
 /** The rerank stage the environment asks for (null reranker: none). */
 export async function rerankFromLocalEnv(env: LocalEnv) {
   return rerankFromEnv(env.GROUNDWORK_RERANKER, env, 'GROUNDWORK_RERANK_', {
@@ -135,6 +160,7 @@ export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
     dataDir: env.dataDir,
     bucket: env.GROUNDWORK_BUCKET,
     publishingTenants: env.GROUNDWORK_PUBLISHING_TENANTS,
+    ...recordedModelOptions(env),
     answer: { calibrationOverrides: calibrationOverridesFromEnv(env) },
     logLevel: env.GROUNDWORK_LOG_LEVEL,
     ...(env.GROUNDWORK_DATABASE_URL

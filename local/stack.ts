@@ -18,7 +18,24 @@ import {
 import { createDocumentParser } from '../lambdas/adapters/parsers';
 import type { Database } from '../lambdas/adapters/postgres/database';
 import { createDocumentRepository } from '../lambdas/adapters/postgres/document-repository';
-import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
+import { reconcileEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
+import {
+  createModelSwitchStore,
+  readModels,
+} from '../lambdas/adapters/postgres/model-switch-store';
+import {
+  embedderFromRecord,
+  type EmbedderSpec,
+} from '../lambdas/adapters/embeddings/embedder-spec';
+import { createLiveEmbedder } from '../lambdas/core/embedding/live-embedder';
+import { answeringPerLiveModel } from '../lambdas/core/embedding/per-live-model';
+import type { ModelRecord } from '../lambdas/core/embedding/models';
+import {
+  createModelSwitch,
+  type ModelSwitch,
+  type ModelSwitchSettings,
+  type RunOutcome,
+} from '../lambdas/core/embedding/model-switch';
 import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { openPGlite } from '../lambdas/adapters/postgres/pglite-database';
 import {
@@ -117,8 +134,29 @@ export interface LocalStackOptions {
   readonly llm?: LlmProvider | null;
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   readonly embedThreads?: number;
-  /** Skip the check that the index was built with this embedder (only `groundwork reembed` does). */
-  readonly skipEmbeddingGuard?: boolean;
+  /**
+   * The configured model's settings, recorded with it so that a process configured with
+   * another model can build it for queries during a switch. @default the local model's; none
+   * (null) for another `embedder`
+   */
+  readonly embedderSpec?: EmbedderSpec;
+  /**
+   * Builds the embedder of a recorded model other than the configured one (the live model
+   * during a switch). @default the local model only
+   */
+  readonly recordedEmbedder?: (record: ModelRecord) => Promise<Embedder>;
+  /**
+   * The model switch (core/embedding/model-switch.ts): its throttle, and whether this process
+   * re-embeds in the background while it serves. @default background
+   */
+  readonly modelSwitch?: Partial<ModelSwitchSettings> & {
+    readonly background?: boolean;
+    /**
+     * Fail at start when the live model of a switch cannot be built (queries could not be
+     * embedded); `groundwork reembed`, which serves no query, does without. @default true
+     */
+    readonly requireLiveModel?: boolean;
+  };
   /**
    * Compare the bucket with the index at start and re-announce what a previous process left
    * unfinished (core/ingestion/recovery.ts). @default true with a dataDir, false without
@@ -132,7 +170,12 @@ export interface LocalStack {
   /** The writer (and the database of every command); `databases.reads` is the read connection. */
   readonly db: Database;
   readonly databases: Databases;
+  /** The index's live model (during a switch, the model search reads), as queries embed. */
   readonly embedder: Embedder;
+  /** The switch to the configured model, when one is in progress. */
+  readonly modelSwitch: ModelSwitch;
+  /** The background re-embedding: what it ended with, or undefined when none ran. */
+  readonly switchJob: Promise<RunOutcome | undefined>;
   readonly ingestion: Ingestion;
   readonly search: Search;
   readonly conversations: ConversationStore;
@@ -224,11 +267,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       : undefined);
   const dbs = databases(db, readDb);
   const closeOpened = () => Promise.all(opened.map((d) => d.close()));
-  const embedder =
-    options.embedder ??
-    (await createLocalEmbedder(
+  const loadLocal = () =>
+    createLocalEmbedder(
       options.embedThreads === undefined ? {} : { threads: options.embedThreads },
-    ));
+    );
+  const configured = options.embedder ?? (await loadLocal());
+  const spec: EmbedderSpec | null =
+    options.embedderSpec ?? (options.embedder ? null : { provider: 'local', settings: {} });
+  let embedder: Embedder = configured;
   let gate: S3Gate | undefined;
   const dynamo = await startLocalDynamo(
     options.dataDir ? { dataDir: path.join(options.dataDir, 'dynamodb') } : {},
@@ -244,7 +290,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       const login = await readDb.query<{ login: string }>('SELECT session_user AS login');
       await ensureReadRole(db, { member: login.rows[0]!.login });
     }
-    if (!options.skipEmbeddingGuard) await ensureEmbeddingModel(db, embedder);
+    const models = await reconcileEmbeddingModel(db, {
+      modelId: configured.modelId,
+      dimension: configured.dimension,
+      settings: spec,
+    });
+    if (models.began)
+      logger.info('embedding model switch started', {
+        from: models.live?.modelId,
+        to: configured.modelId,
+      });
+    const live = createLiveEmbedder({
+      // Read where search reads (a replica may lag the writer): the query model and the column
+      // it is compared with change together.
+      registry: { models: () => readModels(dbs.reads) },
+      configured,
+      build:
+        options.recordedEmbedder ?? ((record) => embedderFromRecord(record, { local: loadLocal })),
+    });
+    if (options.modelSwitch?.requireLiveModel !== false) await live.refresh();
+    embedder = live;
 
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();
     const s3rver = new S3rver({
@@ -301,17 +366,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const tokens = createTokenCounter();
     const conversations = createConversationRepository(db);
-    const answering = createAnswering({
-      search,
-      embedder,
-      tokens,
-      conversations,
-      prompts: createPromptRepository(db),
-      llm: options.llm ?? null,
-      settings: options.answer,
-      log: logPort(logger),
-      metrics: metricsSink(metrics),
-    });
+    // After a model switch, the gate's calibration follows the new model.
+    const answering = answeringPerLiveModel(embedder, () =>
+      createAnswering({
+        search,
+        embedder,
+        tokens,
+        conversations,
+        prompts: createPromptRepository(db),
+        llm: options.llm ?? null,
+        settings: options.answer,
+        log: logPort(logger),
+        metrics: metricsSink(metrics),
+      }),
+    );
     const limiter = createLimiter({
       store: createDynamoLimitStore({ client: dynamo.client, tableName: dynamo.tableName }),
       config: options.limits ?? DEFAULT_LIMITS_CONFIG,
@@ -362,11 +430,31 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       (options.reconcile ?? options.dataDir !== undefined) ? await recovery.reconcile(bucket) : [];
     for (const r of reconciled) queue.push(localS3Event(bucket, r.key, r.exists));
 
+    // The switch to the configured model runs beside the server, throttled (docs/retrieval.md).
+    const pause = interruptibleSleep();
+    const modelSwitch = createModelSwitch({
+      store: createModelSwitchStore(db),
+      target: configured,
+      tokens: createTokenCounter(),
+      embedding: { ...DEFAULT_INGESTION_SETTINGS, ...options.ingestion },
+      settings: options.modelSwitch ?? {},
+      onSwitched: () => live.refresh(),
+      sleep: (ms) => pause.wait(ms),
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    });
+    const switchJob =
+      models.target && options.modelSwitch?.background !== false
+        ? runInBackground(modelSwitch, pause, logger)
+        : Promise.resolve(undefined);
+
     const running = gate;
     return {
       db,
       databases: dbs,
       embedder,
+      modelSwitch,
+      switchJob,
       ingestion,
       search,
       conversations,
@@ -380,6 +468,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       s3: { client, endpoint, bucket, credentials, allowOrigin: (o) => running.allowOrigin(o) },
       logger,
       async stop() {
+        pause.stop();
+        await switchJob;
         await queue.stop();
         client.destroy();
         await running.close();
@@ -394,6 +484,52 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await embedder.close?.();
     await closeOpened();
     throw err;
+  }
+}
+
+/** A sleep that `stop` ends at once, for good. */
+function interruptibleSleep() {
+  let stopped = false;
+  const waiting = new Set<() => void>();
+  return {
+    get stopped() {
+      return stopped;
+    },
+    wait(ms: number): Promise<void> {
+      if (stopped) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiting.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        waiting.add(done);
+      });
+    },
+    stop() {
+      stopped = true;
+      for (const done of [...waiting]) done();
+    },
+  };
+}
+
+/** Runs the switch until it completes or the stack stops; a failed batch is retried later. */
+async function runInBackground(
+  modelSwitch: ModelSwitch,
+  pause: ReturnType<typeof interruptibleSleep>,
+  logger: Logger,
+): Promise<RunOutcome> {
+  for (;;) {
+    try {
+      const outcome = await modelSwitch.run({ shouldStop: () => pause.stopped });
+      if (outcome === 'switched') logger.info('embedding model switch completed');
+      return outcome;
+    } catch (err) {
+      logger.error('embedding model switch batch failed; retrying', { err });
+      await pause.wait(5000);
+      if (pause.stopped) return 'stopped';
+    }
   }
 }
 

@@ -22,6 +22,11 @@ export interface Embedder {
   embed(texts: readonly string[], purpose?: EmbeddingPurpose): Promise<number[][]>;
   /** Releases worker threads or sockets. */
   close?(): Promise<void>;
+  /**
+   * The model to use for a whole piece of work, for an embedder that follows the index's
+   * recorded model during a model switch (core/embedding/live-embedder.ts).
+   */
+  current?(): Promise<Embedder>;
 }
 
 /** Counts tokens with a real tokenizer (used for chunk sizing and context budgets). */

@@ -20,12 +20,20 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { decodeS3EventKey } from '../core/ingestion/object-attributes';
 import type { Ingestion, SyncOutcome } from '../core/ingestion/ingest';
 import type { IngestRecovery } from '../core/ingestion/recovery';
+import type { ModelSwitch } from '../core/embedding/model-switch';
 import { leaseSweepEventSchema, s3EventMessageSchema, s3TestEventSchema } from './s3-event';
 
 export interface IngestHandlerDeps {
   readonly ingestion: Ingestion;
   /** Dead letters and the lease sweep; without it both are ignored (with a log line). */
   readonly recovery?: IngestRecovery;
+  /**
+   * The switch to the configured embedding model, stepped after each lease sweep within the
+   * invocation's time (core/embedding/model-switch.ts); absent: never stepped here.
+   */
+  readonly modelSwitch?: ModelSwitch;
+  /** Time kept back from a scheduled invocation's budget when stepping the switch. @default 60000 */
+  readonly switchReserveMs?: number;
   /** Records from this queue are dead letters of the ingest queue. */
   readonly deadLetterQueueArn?: string;
   readonly logger: Logger;
@@ -140,6 +148,7 @@ export function makeHandler(deps: IngestHandlerDeps) {
     if (leaseSweepEventSchema.safeParse(event).success) {
       const outcomes = recovery ? await recovery.sweepExpiredLeases() : [];
       logger.info('lease sweep', { swept: outcomes.length, outcomes });
+      if (deps.modelSwitch) await stepModelSwitch(deps.modelSwitch, context);
       return { batchItemFailures: [] };
     }
     const { first, again } = splitRedeliveries((event as SQSEvent).Records, deadLetterQueueArn);
@@ -165,6 +174,22 @@ export function makeHandler(deps: IngestHandlerDeps) {
     }
     return { batchItemFailures: failures };
   };
+  /** Re-embeds batches until the switch completes or the invocation's time runs short. */
+  async function stepModelSwitch(modelSwitch: ModelSwitch, context: Context): Promise<void> {
+    const reserve = deps.switchReserveMs ?? 60_000;
+    const outcome = await modelSwitch.run({
+      shouldStop: () => context.getRemainingTimeInMillis() < reserve,
+    });
+    if (outcome === 'no-switch') return;
+    const status = await modelSwitch.status();
+    logger.info('embedding model switch', {
+      outcome,
+      live: status.live?.modelId,
+      target: status.target?.modelId,
+      chunksDone: status.chunksDone,
+      chunksTotal: status.chunksTotal,
+    });
+  }
   const handler = middy(base);
   // The batch's result lists message ids only, but keep responses out of traces everywhere.
   if (deps.tracer) handler.use(captureLambdaHandler(deps.tracer, { captureResponse: false }));

@@ -8,7 +8,7 @@
  * (see adapters/tokenizer); in AWS all four ship beside the bundle (lib/bundling.ts).
  */
 import { databaseFromEnv } from '../adapters/aws/lambda-wiring';
-import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
+import { embedderFromEnv, liveEmbedderFromEnv } from '../adapters/aws/embedder-from-env';
 import { S3Client } from '@aws-sdk/client-s3';
 // A namespace import lets esbuild tree-shake zod (a named `{ z }` import keeps all of it).
 import * as z from '../core/zod';
@@ -26,7 +26,10 @@ import { createDocumentRepository } from '../adapters/postgres/document-reposito
 import { createS3ObjectStore } from '../adapters/s3/s3-object-store';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { dbTenantScope } from '../adapters/postgres/db-scope';
-import { createIngestion } from '../core/ingestion/ingest';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { createModelSwitchStore } from '../adapters/postgres/model-switch-store';
+import { createModelSwitch } from '../core/embedding/model-switch';
+import { createIngestion, DEFAULT_INGESTION_SETTINGS } from '../core/ingestion/ingest';
 import { DEFAULT_KEY_LAYOUT } from '../core/ingestion/object-attributes';
 import { createIngestRecovery } from '../core/ingestion/recovery';
 import { makeHandler } from './handler';
@@ -36,6 +39,9 @@ export const ingestEnvSchema = z.extend(lambdaEnvSchema, {
   POWERTOOLS_SERVICE_NAME: z._default(z.string().check(z.minLength(1)), 'ingest'),
   /** The ingest queue's dead-letter queue, which this function also consumes (IngestRecovery). */
   DEAD_LETTER_QUEUE_ARN: z.optional(z.string().check(z.minLength(1))),
+  /** Model switch: chunks per batch and the pause between batches (core/embedding/model-switch.ts). */
+  EMBEDDING_SWITCH_BATCH_CHUNKS: z.optional(z.pipe(z.coerce.number(), z.int().check(z.gte(1)))),
+  EMBEDDING_SWITCH_PAUSE_MS: z.optional(z.pipe(z.coerce.number(), z.int().check(z.gte(0)))),
 });
 export type IngestEnv = z.infer<typeof ingestEnvSchema>;
 
@@ -45,12 +51,17 @@ const { logger, metrics, tracer } = createObservability(env.POWERTOOLS_SERVICE_N
 const db: Database = databaseFromEnv(env, tracer);
 
 // Bulk ingestion: adaptive retries slow the whole Bedrock client down once Bedrock throttles.
-const embedder = embedderFromEnv(env, () =>
-  traceClient(
+let bedrock: BedrockRuntimeClient | undefined;
+const bedrockClient = () =>
+  (bedrock ??= traceClient(
     tracer,
     createBedrockRuntimeClient({ region: env.AWS_REGION, retryMode: 'adaptive' }),
-  ),
-);
+  ));
+// The configured model; documents are embedded with the index's live model (the one replaced,
+// while a switch to the configured model runs), which the switch's job re-embeds meanwhile.
+const configured = embedderFromEnv(env, bedrockClient);
+const embedder = liveEmbedderFromEnv(env, configured, db, bedrockClient);
+const tokens = createTokenCounter();
 
 const store = createDocumentRepository(db);
 const keyLayout = { ...DEFAULT_KEY_LAYOUT, globalPublishers: env.PUBLISHING_TENANTS };
@@ -60,7 +71,7 @@ const ingestion = createIngestion({
   objects,
   parser: createDocumentParser(),
   embedder,
-  tokens: createTokenCounter(),
+  tokens,
   settings: { maxObjectBytes: env.MAX_OBJECT_BYTES, keyLayout },
   log: logPort(logger),
   metrics: metricsSink(metrics),
@@ -77,6 +88,24 @@ const recovery = createIngestRecovery({
   tenantScope: dbTenantScope,
 });
 
+const modelSwitch = createModelSwitch({
+  store: createModelSwitchStore(db),
+  target: configured,
+  tokens,
+  embedding: DEFAULT_INGESTION_SETTINGS,
+  settings: {
+    ...(env.EMBEDDING_SWITCH_BATCH_CHUNKS
+      ? { batchChunks: env.EMBEDDING_SWITCH_BATCH_CHUNKS }
+      : {}),
+    ...(env.EMBEDDING_SWITCH_PAUSE_MS !== undefined
+      ? { pauseMs: env.EMBEDDING_SWITCH_PAUSE_MS }
+      : {}),
+  },
+  onSwitched: () => embedder.refresh(),
+  log: logPort(logger),
+  metrics: metricsSink(metrics),
+});
+
 /**
  * SQS batch handler with partial batch responses (`reportBatchItemFailures`), for the ingest
  * queue and its dead-letter queue; the scheduled lease sweep.
@@ -84,6 +113,7 @@ const recovery = createIngestRecovery({
 export const handler = makeHandler({
   ingestion,
   recovery,
+  modelSwitch,
   ...(env.DEAD_LETTER_QUEUE_ARN ? { deadLetterQueueArn: env.DEAD_LETTER_QUEUE_ARN } : {}),
   logger,
   metrics,

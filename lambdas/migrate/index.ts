@@ -5,8 +5,9 @@
  * migrations' hash, so a deploy that changes them triggers a run). The runner is idempotent:
  * applied files are skipped, a changed applied file is an error that fails the deploy.
  *
- * It then records the configured embedding model on a new database, or fails the deploy with
- * instructions when the index was built with another model (the vectors would not compare).
+ * It then records the configured embedding model on a new database or, when the index was built
+ * with another model, begins a switch to the configured one: the ingest function re-embeds on
+ * its schedule while search keeps the live model (docs/decisions/0148-switching-embedding-models.md).
  * Delete does nothing: removing the stack never drops data.
  *
  * The SQL files are copied next to the bundle (`migrations/`) by the function's bundling hook.
@@ -21,11 +22,11 @@ import {
   readDatabaseSecret,
 } from '../adapters/aws/database-from-secret';
 import { lambdaEnvSchema, parseEnv } from '../adapters/aws/lambda-env';
-import { embedderFromEnv } from '../adapters/aws/embedder-from-env';
+import { configuredSpec, embedderFromEnv } from '../adapters/aws/embedder-from-env';
 import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runtime-client';
 import { createLogger } from '../adapters/observability/powertools';
 import { APP_GROUP_ROLE, ensureAppRole } from '../adapters/postgres/app-role';
-import { ensureEmbeddingModel } from '../adapters/postgres/embedding-guard';
+import { reconcileEmbeddingModel } from '../adapters/postgres/embedding-guard';
 import { loadMigrations, migrate } from '../adapters/postgres/migrate';
 
 /** The `migrate` function's environment (set by the CDK app's grant helpers). */
@@ -98,7 +99,11 @@ export async function handler(
   );
   try {
     const { applied, routines } = await migrate(db, migrations);
-    await ensureEmbeddingModel(db, embedder);
+    const models = await reconcileEmbeddingModel(db, {
+      modelId: embedder.modelId,
+      dimension: embedder.dimension,
+      settings: configuredSpec(env),
+    });
     const app = await readDatabaseSecret(env.APP_DB_SECRET_ARN, env.AWS_REGION);
     const role = await ensureAppRole(db, {
       group: env.APP_DB_GROUP_ROLE,
@@ -110,6 +115,11 @@ export async function handler(
       routines,
       latest: migrations[migrations.length - 1]?.version,
       appRole: { created: role.created },
+      embeddingModel: {
+        live: models.live?.modelId,
+        switchingTo: models.target?.modelId,
+        began: models.began,
+      },
     });
     return {
       PhysicalResourceId: PHYSICAL_RESOURCE_ID,

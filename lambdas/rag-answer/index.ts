@@ -81,28 +81,37 @@ async function buildSearch() {
 let pipeline: Promise<Answering> | undefined;
 /** Builds the answer pipeline on the first answer or chat message (its modules are the heavy ones). */
 async function buildAnswering(): Promise<Answering> {
-  const [{ createAnswering }, { createTokenCounter }, llm, { client, search, embedder }] =
-    await Promise.all([
-      import('../core/answer/answer'),
-      import('../adapters/tokenizer/gpt-token-counter'),
-      import('../adapters/llm/bedrock-converse'),
-      (searching ??= buildSearch()),
-    ]);
-  return createAnswering({
-    search,
-    embedder,
-    tokens: createTokenCounter(),
-    conversations,
-    prompts: createPromptRepository(writer),
-    llm: env.GENERATION_MODEL_ID
-      ? llm.createBedrockLlm({ client, modelId: env.GENERATION_MODEL_ID })
-      : null,
-    settings: {
-      calibrationOverrides: calibrationOverridesFromEnv(env),
-    },
-    log: logPort(logger),
-    metrics: metricsSink(metrics),
-  });
+  const [
+    { createAnswering },
+    { answeringPerLiveModel },
+    { createTokenCounter },
+    llm,
+    { client, search, embedder },
+  ] = await Promise.all([
+    import('../core/answer/answer'),
+    import('../core/embedding/per-live-model'),
+    import('../adapters/tokenizer/gpt-token-counter'),
+    import('../adapters/llm/bedrock-converse'),
+    (searching ??= buildSearch()),
+  ]);
+  // After a model switch, the gate's calibration follows the new model.
+  return answeringPerLiveModel(embedder, () =>
+    createAnswering({
+      search,
+      embedder,
+      tokens: createTokenCounter(),
+      conversations,
+      prompts: createPromptRepository(writer),
+      llm: env.GENERATION_MODEL_ID
+        ? llm.createBedrockLlm({ client, modelId: env.GENERATION_MODEL_ID })
+        : null,
+      settings: {
+        calibrationOverrides: calibrationOverridesFromEnv(env),
+      },
+      log: logPort(logger),
+      metrics: metricsSink(metrics),
+    }),
+  );
 }
 const answering: Answering = {
   answer: async (...args) => (await (pipeline ??= buildAnswering())).answer(...args),

@@ -41,6 +41,7 @@ import {
 } from '../adapters/postgres/conversation-repository';
 import { createTokenCounter } from '../adapters/tokenizer/gpt-token-counter';
 import { createAnswering } from '../core/answer/answer';
+import { answeringPerLiveModel } from '../core/embedding/per-live-model';
 import { NotFoundError } from '../core/errors';
 import { routeKeyOf, type ApiEvent } from '../http/api-event';
 import { apiRoute, routeKey } from '../http/api-routes';
@@ -91,21 +92,24 @@ const log = logPort(logger);
 const sink = metricsSink(metrics);
 const bedrock = traceClient(tracer, createBedrockRuntimeClient({ region: env.AWS_REGION }));
 const { search, embedder } = searchFromEnv(env, { reads, bedrock, log, metrics: sink });
-const answering = createAnswering({
-  search,
-  embedder,
-  tokens: createTokenCounter(),
-  conversations: createConversationRepository(writer),
-  prompts: createPromptRepository(writer),
-  llm: env.GENERATION_MODEL_ID
-    ? createBedrockLlm({ client: bedrock, modelId: env.GENERATION_MODEL_ID })
-    : null,
-  settings: {
-    calibrationOverrides: calibrationOverridesFromEnv(env),
-  },
-  log,
-  metrics: sink,
-});
+// After a model switch, the gate's calibration follows the new model.
+const answering = answeringPerLiveModel(embedder, () =>
+  createAnswering({
+    search,
+    embedder,
+    tokens: createTokenCounter(),
+    conversations: createConversationRepository(writer),
+    prompts: createPromptRepository(writer),
+    llm: env.GENERATION_MODEL_ID
+      ? createBedrockLlm({ client: bedrock, modelId: env.GENERATION_MODEL_ID })
+      : null,
+    settings: {
+      calibrationOverrides: calibrationOverridesFromEnv(env),
+    },
+    log,
+    metrics: sink,
+  }),
+);
 const limiter = limiterFromEnv(env, observability);
 
 const ANSWER_KEY = routeKey(apiRoute('answer'));

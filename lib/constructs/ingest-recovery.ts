@@ -2,7 +2,9 @@
  * IngestRecovery: nothing stranded in AWS (docs/ingestion.md). The ingest function also consumes
  * the ingest queue's dead-letter queue (each document a dead message names is marked `failed`
  * with the reason) and runs, on a schedule, the lease sweep that processes again the documents
- * left `processing` past their lease by a worker that timed out or was killed.
+ * left `processing` past their lease by a worker that timed out or was killed. The same scheduled
+ * invocation then steps an embedding model switch, if one is in progress, within its time
+ * (lambdas/ingest/handler.ts; docs/decisions/0148-switching-embedding-models.md).
  */
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';

@@ -1,61 +1,74 @@
 /**
- * `groundwork reembed`: moves the index to the configured embedding model. Every indexed
- * document is synced again from the bucket; since its recorded model differs, the ingestion
- * pipeline re-chunks and re-embeds it exactly as a new upload would. The new model is recorded
- * only when every document has been processed, so an interrupted run can simply be repeated.
- * Run it with the server stopped.
+ * The model switch from the command line. `groundwork start` begins a switch when the configured
+ * embedding model differs from the index's and re-embeds in the background while it serves
+ * (core/embedding/model-switch.ts); its progress is printed here. `groundwork reembed` runs the
+ * same switch in the foreground, without serving, as fast as the throttle allows, and can be
+ * interrupted and run again: it continues where it stopped.
  */
-import { recordEmbeddingModel } from '../../lambdas/adapters/postgres/embedding-guard';
+import type { ModelSwitchStatus } from '../../lambdas/core/embedding/model-switch';
 import { stackOptionsFromEnv, type LocalEnv } from '../config';
 import { acquireLock } from '../data-dir-lock';
 import { startLocalStack, type LocalStack } from '../stack';
 
-/** Re-indexes every document not made with the stack's embedder; records the model when all succeeded. */
-export async function reembedAll(
+/** One line on the switch in progress, or null when none is. */
+export function formatSwitchStatus(status: ModelSwitchStatus): string | null {
+  if (!status.target) return null;
+  const share = status.chunksTotal > 0 ? status.chunksDone / status.chunksTotal : 1;
+  return (
+    `switching embedding model from ${status.live?.modelId ?? '(none)'} to ${status.target.modelId}: ` +
+    `${status.chunksDone} of ${status.chunksTotal} chunks re-embedded (${Math.floor(share * 100)}%); ` +
+    `search uses ${status.live?.modelId ?? 'the live model'} until it completes`
+  );
+}
+
+/**
+ * Prints the switch's progress every `intervalMs` while the stack's background job runs, and its
+ * end. Returns a function that stops printing.
+ */
+export function printSwitchProgress(
   stack: LocalStack,
-): Promise<{ total: number; done: number; failed: number }> {
-  const { rows } = await stack.db.query<{ source_uri: string }>(
-    `SELECT source_uri FROM documents WHERE status IN ('indexed', 'processing')
-          AND embedding_model IS DISTINCT FROM $1 ORDER BY source_uri`,
-    [stack.embedder.modelId],
-  );
-  let done = 0;
-  let failed = 0;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < rows.length) {
-        const uri = rows[next++]!.source_uri;
-        const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
-        if (!match) continue;
-        const outcome = await stack.ingestion
-          .syncObject(match[1]!, match[2]!)
-          .catch(() => ({ action: 'error' as const }));
-        if (outcome.action === 'indexed' || outcome.action === 'deleted') done += 1;
-        else if (outcome.action !== 'unchanged') failed += 1;
-      }
-    }),
-  );
-  if (failed === 0) await recordEmbeddingModel(stack.db, stack.embedder);
-  return { total: rows.length, done, failed };
+  print: (line: string) => void,
+  intervalMs = 30_000,
+): () => void {
+  const timer = setInterval(() => {
+    void stack.modelSwitch
+      .status()
+      .then((s) => {
+        const line = formatSwitchStatus(s);
+        if (line) print(line);
+      })
+      .catch(() => undefined);
+  }, intervalMs);
+  timer.unref();
+  void stack.switchJob.then((outcome) => {
+    clearInterval(timer);
+    if (outcome === 'switched') print(`embedding model switched to ${stack.embedder.modelId}`);
+  });
+  return () => clearInterval(timer);
 }
 
 export async function reembedCommand(env: LocalEnv & { dataDir: string }): Promise<number> {
   const lock = await acquireLock(env.dataDir, { command: 'reembed' });
   const stack = await startLocalStack({
     ...(await stackOptionsFromEnv(env)),
-    skipEmbeddingGuard: true,
+    // It serves no query: the model being replaced need not be buildable.
+    modelSwitch: { background: false, pauseMs: 0, restRatio: 0, requireLiveModel: false },
+    reconcile: false,
   });
   try {
-    const { total, done, failed } = await reembedAll(stack);
-    if (failed > 0) {
-      console.error(
-        `re-embedded ${done} of ${total} documents; ${failed} failed. Run again to retry.`,
-      );
+    const before = await stack.modelSwitch.status();
+    if (!before.target) {
+      console.log(`the index already uses ${stack.embedder.modelId}; nothing to re-embed.`);
+      return 0;
+    }
+    console.log(formatSwitchStatus(before));
+    const outcome = await stack.modelSwitch.run();
+    if (outcome !== 'switched') {
+      console.error(`the switch did not complete (${outcome}); run again to continue.`);
       return 1;
     }
     console.log(
-      `re-embedded ${done} documents with ${stack.embedder.modelId}; the index now records this model.`,
+      `re-embedded ${before.chunksTotal} chunks; the index now uses ${stack.embedder.modelId}.`,
     );
     return 0;
   } finally {

@@ -12,6 +12,7 @@ import { stackOptionsFromEnv, type LocalEnv } from '../config';
 import { acquireLock } from '../data-dir-lock';
 import { startLocalStack } from '../stack';
 import { formatReport, ingestFolder } from './ingest';
+import { formatSwitchStatus, printSwitchProgress } from './reembed';
 
 export const SAMPLE_CORPUS = path.join(__dirname, '..', '..', 'samples', 'handbook');
 export const DEMO_TENANT = 'demo';
@@ -69,6 +70,7 @@ export async function startCommand(
     console.log(`sample handbook (tenant "${DEMO_TENANT}"): ${formatReport(report)}`);
   }
 
+  const switching = formatSwitchStatus(await stack.modelSwitch.status());
   const token = api.issuer.issueToken({ sub: DEMO_USER, tenantId: DEMO_TENANT });
   console.log(`
 Groundwork is running (embedded default, data in ${env.dataDir})
@@ -76,6 +78,7 @@ Groundwork is running (embedded default, data in ${env.dataDir})
   API          ${api.server.url}
   Playground   ${api.server.url}/   (sign in with any user id and tenant "${DEMO_TENANT}")
   S3 emulator  ${stack.s3.endpoint}  bucket "${stack.s3.bucket}"; objects under tenants/<tenant>/ are indexed
+  Embedding    ${switching ?? stack.embedder.modelId}
 
 A development token for user "${DEMO_USER}" in tenant "${DEMO_TENANT}" (valid 12 h):
   export TOKEN=${token}
@@ -87,6 +90,7 @@ Try:
 Index your own folder (in another terminal): npx groundwork ingest ./my-docs --tenant ${DEMO_TENANT}
 Other tokens: npx groundwork token --user <id> --tenant <id>
 Press Ctrl+C to stop.`);
+  if (switching) printSwitchProgress(stack, (line) => console.log(line));
   await new Promise<never>(() => undefined);
   return 0;
 }

@@ -118,6 +118,8 @@ describe('Cohere Embed v3 with Bedrock reranking', () => {
         stage: 'test',
         embeddingModelId: 'cohere.embed-multilingual-v3',
         embeddingDimension: 1024,
+        // A switch from Titan v2 in progress: queries still embed with it.
+        previousEmbeddingModelId: 'amazon.titan-embed-text-v2:0',
         rerankProvider: 'bedrock',
         rerankModelId: 'cohere.rerank-v3-5:0',
       },
@@ -146,6 +148,9 @@ describe('Cohere Embed v3 with Bedrock reranking', () => {
       true,
     );
     expect(resources.some((r) => r.includes('foundation-model/cohere.rerank-v3-5:0'))).toBe(true);
+    expect(resources.some((r) => r.includes('foundation-model/amazon.titan-embed-text-v2:0'))).toBe(
+      true,
+    );
     const [schema] = Object.values(resourcesOfType(built.apiTemplate, 'Custom::GroundworkSchema'));
     expect(schema?.Properties?.EmbeddingModel).toBe('cohere.embed-multilingual-v3/1024');
   });

@@ -8,7 +8,7 @@ import { createSearch, type Search } from '../../core/retrieval/search';
 import type { Database } from '../postgres/database';
 import { createSearchRepository } from '../postgres/search-repository';
 import { rerankFromEnv } from '../rerank/rerank-factory';
-import { embedderFromEnv } from './embedder-from-env';
+import { embedderFromEnv, liveEmbedderFromEnv } from './embedder-from-env';
 import type { LambdaEnv } from './lambda-env';
 import { secretReader } from './secret-string';
 
@@ -23,7 +23,13 @@ export function searchFromEnv(
     readonly metrics: MetricsSink;
   },
 ): { search: Search; embedder: Embedder } {
-  const embedder = embedderFromEnv(env, () => deps.bedrock);
+  // During a model switch, queries are embedded with the model search still reads.
+  const embedder = liveEmbedderFromEnv(
+    env,
+    embedderFromEnv(env, () => deps.bedrock),
+    deps.reads,
+    () => deps.bedrock,
+  );
   const rerank = rerankFromEnv(env.RERANK_PROVIDER, env, 'RERANK_', {
     bedrockClient: () => deps.bedrock,
     readSecret: secretReader(env.AWS_REGION),

@@ -27,7 +27,7 @@ import { SEARCH_ROLE } from './search-repository';
 import { quoteIdentifier } from './sql-params';
 
 /** Tables the application reads but never writes: the schema is the migrations' business. */
-const READ_ONLY_TABLES = ['schema_migrations', 'embedding_config'] as const;
+const READ_ONLY_TABLES = ['schema_migrations', 'embedding_config', 'embedding_switch'] as const;
 
 /** The default group role holding the application's grants. */
 export const APP_GROUP_ROLE = 'groundwork_app_rw';
@@ -107,6 +107,13 @@ async function grantGroup(
           `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
           `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
           `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
+          // The model switch's job (migrations/0019), run by the ingest function.
+          ...[
+            'gw_embedding_switch_claim(integer)',
+            'gw_embedding_switch_write(uuid[], text[])',
+            'gw_embedding_switch_progress()',
+            'gw_embedding_switch_finish()',
+          ].map((f) => `GRANT EXECUTE ON FUNCTION ${s}.${f} TO ${g}`),
         ]
     ).join(';\n'),
   );

@@ -145,6 +145,17 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
           return { documentId: existing.rows[0]?.id ?? '', written: false };
         }
         await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+        // Holding its lock on chunks, the write sees a model switch that completed while the
+        // document was embedded (the swap waits for it otherwise): the old model's vectors must
+        // not land in the new model's column. The retry embeds with the new model.
+        const { rows: recorded } = await tx.query<{ model_id: string }>(
+          'SELECT model_id FROM embedding_config WHERE singleton',
+        );
+        const live = recorded[0]?.model_id;
+        if (live !== undefined && live !== content.embeddingModel)
+          throw new Error(
+            `The index switched to embedding model ${live} while this document was embedded with ${content.embeddingModel}`,
+          );
         await insertChunks(tx, documentId, attrs, chunks);
         return { documentId, written: true };
       });

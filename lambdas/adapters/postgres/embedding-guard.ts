@@ -1,6 +1,8 @@
 /**
- * Refuses to mix embedding models in one index. The first start records the configured model;
- * later starts compare and fail with instructions when it differs.
+ * The index's embedding model at start-up. `reconcileEmbeddingModel` (the embedded default's
+ * start and the `migrate` Lambda) records the configured model on a fresh index and begins a
+ * switch when another one is configured; `ensureEmbeddingModel` only compares, and fails with
+ * instructions when they differ.
  *
  * The migrations declare the embedding columns as `vector(512)`. On a fresh index (no model
  * recorded, no vector stored), the first start fits those columns to the configured model's
@@ -8,7 +10,9 @@
  * any supported dimension deploys from the same migrations.
  */
 import { ConfigError } from '../../core/errors';
+import type { ModelRecord, RecordedModels } from '../../core/embedding/models';
 import type { Database, Queryable } from './database';
+import { readModels } from './model-switch-store';
 import { quoteIdentifier } from './sql-params';
 
 export interface EmbeddingModelRef {
@@ -60,8 +64,7 @@ export async function embeddingColumns(
  * vector yet; a column that does is a ConfigError (its vectors would have to be re-made).
  */
 async function fitEmbeddingColumns(db: Queryable, dimension: number): Promise<void> {
-  if (!Number.isInteger(dimension) || dimension < 1 || dimension > 16000)
-    throw new ConfigError(`Embedding dimension must be a whole number 1-16000, got ${dimension}`);
+  checkDimension(dimension);
   for (const col of await embeddingColumns(db)) {
     if (col.dimension === dimension) continue;
     const table = quoteIdentifier(col.table);
@@ -101,11 +104,71 @@ async function ensureSame(
   }
 }
 
-/** Records a new model after every chunk was re-embedded with it. */
-export async function recordEmbeddingModel(db: Database, model: EmbeddingModelRef): Promise<void> {
-  await db.query(
-    `INSERT INTO embedding_config (singleton, model_id, dimension) VALUES (true, $1, $2)
-     ON CONFLICT (singleton) DO UPDATE SET model_id = EXCLUDED.model_id, dimension = EXCLUDED.dimension, recorded_at = now()`,
-    [model.modelId, model.dimension],
+/**
+ * Brings the index in line with the configured model, as the migrating role (the embedded
+ * default's start, the `migrate` Lambda): on a fresh index it fits the columns and records the
+ * model; with the live model configured it cancels a switch left in progress; with another
+ * model it begins a switch to it (or lets one to it continue). Search keeps the live model until
+ * the switch completes (core/embedding/model-switch.ts).
+ */
+export async function reconcileEmbeddingModel(
+  db: Database,
+  configured: ModelRecord,
+): Promise<RecordedModels & { readonly began: boolean }> {
+  checkDimension(configured.dimension);
+  const began = await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('groundwork:embedding-config'))");
+    const { live, target } = await readModels(tx);
+    if (!live) {
+      await fitEmbeddingColumns(tx, configured.dimension);
+      await tx.query(
+        `INSERT INTO embedding_config (singleton, model_id, dimension, settings) VALUES (true, $1, $2, $3::jsonb)`,
+        [configured.modelId, configured.dimension, JSON.stringify(configured.settings ?? null)],
+      );
+      return false;
+    }
+    if (sameModel(live, configured)) {
+      if (target) await cancelSwitch(tx);
+      if (live.settings === null)
+        await tx.query('UPDATE embedding_config SET settings = $1::jsonb', [
+          JSON.stringify(configured.settings ?? null),
+        ]);
+      return false;
+    }
+    if (target && sameModel(target, configured)) return false;
+    if (target) await cancelSwitch(tx);
+    await beginSwitch(tx, configured);
+    return true;
+  });
+  return { ...(await readModels(db)), began };
+}
+
+function sameModel(a: Omit<ModelRecord, 'settings'>, b: Omit<ModelRecord, 'settings'>): boolean {
+  return a.modelId === b.modelId && a.dimension === b.dimension;
+}
+
+/** Records the target and adds the second column, with its own HNSW index, beside the live one. */
+async function beginSwitch(tx: Queryable, target: ModelRecord): Promise<void> {
+  await tx.query(
+    'INSERT INTO embedding_switch (singleton, model_id, dimension, settings) VALUES (true, $1, $2, $3::jsonb)',
+    [target.modelId, target.dimension, JSON.stringify(target.settings ?? null)],
   );
+  // The dimension is checked to be a whole number (checkDimension): safe in the statement.
+  await tx.exec(
+    `ALTER TABLE chunks ADD COLUMN embedding_next vector(${target.dimension});
+     ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE MAIN;
+     CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops);`,
+  );
+}
+
+/** Drops a switch in progress and its vectors; the live model is untouched. */
+async function cancelSwitch(tx: Queryable): Promise<void> {
+  await tx.exec(
+    'ALTER TABLE chunks DROP COLUMN IF EXISTS embedding_next; DELETE FROM embedding_switch;',
+  );
+}
+
+function checkDimension(dimension: number): void {
+  if (!Number.isInteger(dimension) || dimension < 1 || dimension > 16000)
+    throw new ConfigError(`Embedding dimension must be a whole number 1-16000, got ${dimension}`);
 }

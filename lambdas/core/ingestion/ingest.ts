@@ -25,22 +25,18 @@ import {
 import type { ObjectStore } from './object-store';
 import { DocumentRejectedError, type ChunkingOptions, type DocumentParser } from './types';
 import { toStorableText } from '../text/storable';
+import {
+  chunkEmbeddingInput,
+  embedChunkInputs,
+  type ChunkEmbeddingSettings,
+  type OnEmbedded,
+} from './chunk-embedding';
 
-export interface IngestionSettings {
+export interface IngestionSettings extends ChunkEmbeddingSettings {
   readonly chunking: ChunkingOptions;
   /** Objects larger than this fail with a reason instead of being downloaded. */
   readonly maxObjectBytes: number;
   readonly keyLayout: KeyLayout;
-  /** Prefix each chunk with its document title when embedding (the stored text is unchanged). */
-  readonly embedWithTitle: boolean;
-  /** Chunks per embedding call. */
-  readonly embedBatchSize: number;
-  /**
-   * For models that read only the start of their input (the local model reads about 128
-   * tokens): embed a longer chunk as sentence-aligned windows of this many tokens and store the
-   * normalised mean. Null embeds each chunk whole.
-   */
-  readonly embedWindowTokens: number | null;
 }
 
 /**
@@ -129,31 +125,11 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
   const log = deps.log ?? silentLog;
   const metrics = deps.metrics ?? noMetrics;
   const clock = deps.clock ?? systemClock;
-  const { store, objects, parser, embedder, tokens } = deps;
+  const { store, objects, parser, tokens } = deps;
   // The content hash covers the bytes and the chunking settings: changing either re-indexes.
   const pipelineKey = `chunk:${settings.chunking.targetTokens}/${settings.chunking.overlapTokens};title:${settings.embedWithTitle};window:${settings.embedWindowTokens ?? 0}`;
 
   const elapsed = (start: number) => performance.now() - start;
-
-  /** Called after each embedding batch with the share of the document's inputs done (0-1). */
-  type OnEmbedded = (fraction: number) => Promise<void>;
-
-  async function embedBatches(
-    texts: string[],
-    timings: StageTimings,
-    onEmbedded?: OnEmbedded,
-  ): Promise<number[][]> {
-    const vectors: number[][] = [];
-    for (let i = 0; i < texts.length; i += settings.embedBatchSize) {
-      const t0 = performance.now();
-      const batch = await embedder.embed(texts.slice(i, i + settings.embedBatchSize));
-      timings.embedMs += elapsed(t0);
-      timings.embedCalls += 1;
-      vectors.push(...batch);
-      if (vectors.length < texts.length) await onEmbedded?.(vectors.length / texts.length);
-    }
-    return vectors;
-  }
 
   /**
    * Reports embedding progress on the document's row, at most once per second, so a long
@@ -172,35 +148,6 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         chunks_embedded: Math.floor(fraction * chunksTotal),
       }).catch((err: unknown) => log.warn('could not record progress', { err }));
     };
-  }
-
-  /** One vector per text; with windows, the normalised mean of the windows' vectors. */
-  async function embedChunks(
-    texts: string[],
-    timings: StageTimings,
-    onEmbedded?: OnEmbedded,
-  ): Promise<number[][]> {
-    const window = settings.embedWindowTokens;
-    if (!window) return embedBatches(texts, timings, onEmbedded);
-    const t0 = performance.now();
-    const windows = texts.map((t) => {
-      const parts = chunkText(t, { targetTokens: window, overlapTokens: 0 }, tokens).map(
-        (c) => c.text,
-      );
-      return parts.length > 0 ? parts : [t];
-    });
-    timings.chunkMs += elapsed(t0);
-    const flat = await embedBatches(windows.flat(), timings, onEmbedded);
-    let k = 0;
-    return windows.map((w) => {
-      const sum = new Array<number>(embedder.dimension).fill(0);
-      for (let i = 0; i < w.length; i++) {
-        const v = flat[k++] ?? [];
-        for (let d = 0; d < sum.length; d++) sum[d]! += v[d] ?? 0;
-      }
-      const norm = Math.hypot(...sum) || 1;
-      return sum.map((x) => x / norm);
-    });
   }
 
   /** Records a rejected document under its tenant (or the reserved unassigned tenant). */
@@ -314,6 +261,9 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       if (existing?.sourceUpdatedAt && existing.sourceUpdatedAt > object.info.lastModified) {
         return { action: 'stale', documentId: existing.id };
       }
+      // One model for the whole document, even if a model switch completes meanwhile (the
+      // store refuses the write then, and the retry embeds with the new model).
+      const embedder = (await deps.embedder.current?.()) ?? deps.embedder;
       const contentUnchanged =
         existing?.status === 'indexed' &&
         existing.contentHash === contentHash &&
@@ -371,10 +321,10 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       }
 
       const title = attrs.title;
-      const inputs = chunks.map((c) =>
-        settings.embedWithTitle && title ? `${title}\n${c.text}` : c.text,
-      );
-      const vectors = await embedChunks(
+      const inputs = chunks.map((c) => chunkEmbeddingInput(settings, title, c.text));
+      const vectors = await embedChunkInputs(
+        { embedder, tokens },
+        settings,
         inputs,
         timings,
         progressReporter(processingId, chunks.length),

@@ -119,9 +119,9 @@ export function createSearch(deps: {
   const log = deps.log ?? silentLog;
   const metrics = deps.metrics ?? noMetrics;
   const reranker = deps.reranker ?? null;
-  const modelFusion: ModelFusion = settings.fusionByModel[deps.embedder.modelId] ?? {
-    denseWeight: settings.defaultDenseWeight,
-  };
+  // Per call: after a model switch the embedder's model changes (core/embedding/live-embedder.ts).
+  const modelFusion = (): ModelFusion =>
+    settings.fusionByModel[deps.embedder.modelId] ?? { denseWeight: settings.defaultDenseWeight };
 
   async function searchWithEmbedding(
     identity: { tenantId: string; userId: string },
@@ -154,7 +154,7 @@ export function createSearch(deps: {
       // With a reranker the store returns more fused hits, for it to choose the pool from.
       const storeTopK = reranker ? Math.max(poolK, settings.rerank.candidates) : poolK;
       const fusion: FusionSettings = {
-        ...modelFusion,
+        ...modelFusion(),
         candidates: Math.max(settings.candidates, request.topK * 4, storeTopK),
       };
       const hits = await deps.store.search(
