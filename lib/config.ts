@@ -97,6 +97,11 @@ const groundworkConfigSchema = z
      * index's live model until the switch completes. Remove it once the switch is done.
      */
     previousEmbeddingModelId: z.string().trim().min(1).optional(),
+    /**
+     * While a switch from an OpenAI-compatible model whose key is a Secrets Manager secret runs,
+     * that secret (ARN): the functions keep reading it until the switch completes.
+     */
+    previousEmbeddingApiKeySecretArn: secretArn.optional(),
     /** `openai`: the server's base URL up to the API version, e.g. `https://tei.internal:8443/v1`. */
     embeddingBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
     /** `openai`: a Secrets Manager secret (ARN) whose text is the server's bearer key. */

@@ -24,6 +24,7 @@ export interface ModelsConfig {
   readonly embeddingDimension: number;
   /** A Bedrock embedding model being switched from (still invoked for queries until done). */
   readonly previousEmbeddingModelId?: string | undefined;
+  readonly previousEmbeddingApiKeySecretArn?: string | undefined;
   readonly embeddingBaseUrl?: string | undefined;
   readonly embeddingApiKeySecretArn?: string | undefined;
   readonly embeddingSendDimensions?: boolean | undefined;
@@ -92,6 +93,7 @@ export function bedrockModelIds(c: ModelsConfig): {
 export function modelSecretArns(c: ModelsConfig): string[] {
   return [
     c.embeddingProvider === 'openai' ? c.embeddingApiKeySecretArn : undefined,
+    c.previousEmbeddingApiKeySecretArn,
     c.rerankProvider === 'http' ? c.rerankApiKeySecretArn : undefined,
   ].filter((arn): arn is string => arn !== undefined);
 }
