@@ -26,10 +26,14 @@ export const UNBOUNDED_BUDGET = 2 ** 31 - 1;
 export const AGREEMENT_QUERIES = 30;
 /** Shares of the big tenant's documents a metadata filter selects (section 5). */
 export const SELECTIVE_SHARES = [0.002, 0.02, 0.2] as const;
-export const SELECTIVE_QUERIES = 20;
+export const SELECTIVE_QUERIES = 40;
+/** Queries per tenant of section 6 (each answered by the four plans). */
+export const PLAN_QUERIES = 100;
+/** Queries of section 7 (halfvec against vector). */
+export const HALFVEC_QUERIES = 100;
 
 export interface SearchBenchOptions {
-  /** Chunks in the corpus, a multiple of 500 so that the 1% and 10% tenants are exact. @default 100_000 */
+  /** Chunks in the corpus, a multiple of 5,000 so that the 10%, 1% and 0.1% tenants are exact. @default 100_000 */
   readonly chunks?: number;
   /** Queries of the recall measurements (sections 2 and 3). @default 100 */
   readonly queries?: number;
@@ -103,7 +107,63 @@ export interface SelectiveRun {
 export interface SelectivePlanRun {
   readonly vectorMs: number;
   readonly hybridMs: number;
+  readonly hybridP95Ms: number;
   readonly vectorRecallAt8: number;
+}
+
+/** A plan of the vector arm timed in one tenant (section 6). */
+export interface PlanTiming {
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  /** Mean share of the exact top 8 the plan returned. */
+  readonly recallAt8: number;
+  /** Queries timed: a plan far slower than the others stops after its first few. */
+  readonly queries: number;
+}
+
+/** Section 7: halfvec against vector for the big tenant's HNSW search. */
+export interface HalfvecResult {
+  readonly tenantId: string;
+  readonly queries: number;
+  readonly efSearch: number;
+  /** Seconds to build the side table and its indexes; null when an earlier run built them. */
+  readonly build: {
+    readonly copySeconds: number;
+    readonly vectorSeconds: number;
+    readonly halfvecSeconds: number;
+    readonly vacuumSeconds: number;
+  } | null;
+  readonly vectorIndexBytes: number;
+  readonly halfvecIndexBytes: number;
+  readonly vector: PlanTiming;
+  readonly halfvec: PlanTiming;
+}
+
+/** Section 6: the vector arm's plans in one tenant, interleaved query by query. */
+export interface PlanGridRow {
+  readonly tenantId: string;
+  /** The scope's chunks (n) and the table's (N), as the plan choice reads them. */
+  readonly chunks: number;
+  readonly tableChunks: number;
+  readonly queries: number;
+  /** The product's vector statement with each plan forced, and with the plan the rule picks. */
+  readonly statement: {
+    readonly exact: PlanTiming;
+    readonly hnsw: PlanTiming;
+    readonly rule: PlanTiming;
+  };
+  readonly ruleUsesIndex: boolean;
+  /**
+   * The arm alone (its CTE's predicate and candidate LIMIT) with each plan forced, and as
+   * PostgreSQL plans it unaided.
+   */
+  readonly arm: {
+    readonly exact: PlanTiming;
+    readonly hnsw: PlanTiming;
+    readonly planner: PlanTiming;
+  };
+  /** How PostgreSQL planned the arm alone (a sample of statements). */
+  readonly plannerPlan: Readonly<Record<PlanKind, number>>;
 }
 
 export interface CteTiming {
@@ -173,6 +233,9 @@ export interface SearchBenchResult {
    * forced.
    */
   readonly selective: readonly SelectiveRun[];
+  /** The vector arm's plans in every tenant (section 6). */
+  readonly plans: readonly PlanGridRow[];
+  readonly halfvec: HalfvecResult;
   /** Logical CPUs and the 1-minute load average before and after the latency runs. */
   readonly machine: {
     readonly cpus: number;

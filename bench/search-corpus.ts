@@ -172,7 +172,9 @@ export async function ensureCorpus(
     const ginIndexSeconds = seconds(t0);
     t0 = performance.now();
     await db.transaction(async (tx) => {
-      await tx.exec(`SET LOCAL maintenance_work_mem = '2GB'`);
+      // The graph of 1M vectors of 512 dimensions takes about 3 GB; a build that outgrows
+      // maintenance_work_mem goes on far more slowly.
+      await tx.exec(`SET LOCAL maintenance_work_mem = '6GB'`);
       await tx.exec(hnswDef);
     });
     const hnswIndexSeconds = seconds(t0);
@@ -194,6 +196,9 @@ export async function corpusSizes(db: Database): Promise<Record<string, string>>
     `SELECT pg_size_pretty(pg_total_relation_size('chunks') - pg_indexes_size('chunks')) AS "chunks (heap+TOAST)",
             pg_size_pretty(pg_relation_size('chunks_embedding_hnsw_idx')) AS "HNSW index",
             pg_size_pretty(pg_relation_size('chunks_tenant_lexemes_idx')) AS "GIN index",
+            pg_size_pretty(pg_indexes_size('chunks')) AS "chunk indexes in all",
+            pg_size_pretty(pg_total_relation_size('documents') + pg_total_relation_size('term_stats')
+                           + pg_total_relation_size('tenant_stats')) AS "documents and term statistics",
             current_setting('shared_buffers') AS "shared_buffers"`,
   );
   return rows[0] ?? {};

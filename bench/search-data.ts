@@ -26,14 +26,15 @@
  * matches more chunks per query than it would on English prose.
  *
  * Tenants: documents are assigned round-robin by index: 1 in 100 to the 1% tenant, 10 in 100
- * to the 10% tenant, the rest to the big tenant, independently of their topic (the hard case
- * for filtered vector search: the filter does not follow the vector space).
+ * to the 10% tenant, 1 in 1,000 to the 0.1% tenant and the rest (88.9%) to the big tenant,
+ * independently of their topic (the hard case for filtered vector search: the filter does not
+ * follow the vector space).
  */
 import { createPrng, createZipf, type Prng } from '../test/support/prng';
 
 /** Everything that determines the data; stored with the loaded schema to detect stale data. */
 export const GENERATOR = {
-  version: 1,
+  version: 2,
   seed: 'groundwork-bench-search-v1',
   dimension: 512,
   topics: 50,
@@ -56,13 +57,15 @@ export const TENANTS = {
   big: 'bench-big',
   tenPercent: 'bench-10pct',
   onePercent: 'bench-1pct',
+  tenthPercent: 'bench-0.1pct',
 } as const;
 
-/** The tenant of the document with this index (1% / 10% / the rest). */
+/** The tenant of the document with this index (1% / 10% / 0.1% / the rest). */
 function tenantOfDocument(index: number): string {
   const r = index % 100;
   if (r === 0) return TENANTS.onePercent;
   if (r <= 10) return TENANTS.tenPercent;
+  if (index % 1000 === 999) return TENANTS.tenthPercent;
   return TENANTS.big;
 }
 

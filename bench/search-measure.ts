@@ -127,7 +127,7 @@ function vectorPlanKind(root: PlanNode): PlanKind {
   return 'other';
 }
 
-async function planKinds(
+export async function planKinds(
   db: Database,
   stmts: readonly Statement[],
   s: ScanSettings,
@@ -230,18 +230,26 @@ export function hnswArmStatement(
   return { text, values: p.values };
 }
 
+const truths = new WeakMap<Database, Map<string, { k: number; ids: string[][] }>>();
+
 /**
  * The exact top-k of every query in one statement, in the same scope as the search statement.
  * Each vector is read (and de-TOASTed) once for all queries instead of once per query; the
  * `+ zero` makes that in-memory copy, since a bare column would carry the TOAST pointer into
- * the CTE and every distance would fetch the vector again.
+ * the CTE and every distance would fetch the vector again. Answers are kept for the run: a later
+ * section asking the same queries of the same tenant for as many or fewer rows reuses them.
  */
-async function groundTruth(
+export async function groundTruth(
   db: Database,
   tenantId: string,
   queries: readonly BenchQuery[],
   k: number,
 ): Promise<string[][]> {
+  const memo = truths.get(db) ?? new Map<string, { k: number; ids: string[][] }>();
+  truths.set(db, memo);
+  const key = [tenantId, ...queries.map((q) => q.text)].join('\n');
+  const known = memo.get(key);
+  if (known && known.k >= k) return known.ids.map((ids) => ids.slice(0, k));
   const p = new SqlParams();
   const zero = p.add(toVectorLiteral(new Array<number>(GENERATOR.dimension).fill(0)), 'vector');
   const where = `${visibilitySql(scopeOf(tenantId), p)} AND ${filtersSql({}, null, p)}`;
@@ -256,7 +264,9 @@ async function groundTruth(
   const text = `WITH c AS MATERIALIZED (
       SELECT c.id, c.embedding + ${zero} AS e FROM chunks c JOIN documents d ON d.id = c.document_id WHERE ${where}),
     q AS MATERIALIZED (SELECT i, v FROM unnest(${ordinals}, ${vectors}) AS t(i, v))
-    SELECT q.i, t.id FROM q CROSS JOIN LATERAL (SELECT c.id FROM c ORDER BY c.e <=> q.v LIMIT ${p.add(k, 'int')}) t`;
+    SELECT q.i, t.id FROM q CROSS JOIN LATERAL (
+      SELECT c.id, c.e <=> q.v AS d FROM c ORDER BY c.e <=> q.v LIMIT ${p.add(k, 'int')}) t
+    ORDER BY q.i, t.d, t.id`;
   const rows = await db.transaction(async (tx) => {
     // The copies stay in memory (about 2 KB per chunk of the scope).
     await tx.exec(`SET LOCAL work_mem = '1GB'`);
@@ -264,6 +274,7 @@ async function groundTruth(
   });
   const out = queries.map((): string[] => []);
   for (const r of rows) out[r.i]?.push(r.id);
+  memo.set(key, { k, ids: out });
   return out;
 }
 

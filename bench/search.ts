@@ -10,14 +10,17 @@
  *     query by query) with the machine's load average and the CPU time other guests took during
  *     each run, the keyword arm's document-frequency budget swept (latency, and agreement with
  *     the unbounded arm), and when the target is missed, the time per CTE of the statement
- *     planned per search (EXPLAIN ANALYZE).
+ *     planned per search (EXPLAIN ANALYZE);
+ *  5. selective metadata filters in the big tenant, the plan chosen against HNSW forced;
+ *  6. the vector arm's plans (exact scan, HNSW, the rule's pick, PostgreSQL's own) per tenant;
+ *  7. halfvec against vector: index size, recall and latency of the big tenant's HNSW search.
  * Every figure is measured in the run that prints it; nothing asserts on time.
  *
  * This module runs the parts in order; each lives in a module of its own: the corpus
  * (search-data.ts generates it, search-corpus.ts loads it), the settings and result types
  * (search-config.ts), what the experiments share (search-measure.ts), the experiments
  * (search-vector-arm.ts: sections 2 and 3, search-latency.ts: 4, search-selective.ts: 5, a
- * selective metadata filter, search-breakdown.ts: time per CTE) and the report (search-report.ts).
+ * selective metadata filter, search-plans.ts: 6, search-halfvec.ts: 7, search-breakdown.ts: time per CTE) and the report (search-report.ts).
  *
  *   node -r tsx/cjs bench/search.ts [--chunks 100000] [--queries 100]
  *   GROUNDWORK_BENCH_DATABASE_URL overrides the server (default: the local groundwork_bench).
@@ -43,6 +46,8 @@ import {
   UNBOUNDED_BUDGET,
   AGREEMENT_QUERIES,
   SELECTIVE_QUERIES,
+  PLAN_QUERIES,
+  HALFVEC_QUERIES,
   SearchBenchOptions,
   LatencyRun,
   SearchBenchResult,
@@ -52,6 +57,8 @@ import { recall, mean, scopeOf, statisticsOf } from './search-measure';
 import { measureVectorArm, measureFiltered } from './search-vector-arm';
 import { UNUSED_EMBEDDER, HYBRID_TOP_K, storeQuery, measureLatency } from './search-latency';
 import { measureSelective } from './search-selective';
+import { measurePlans } from './search-plans';
+import { measureHalfvec } from './search-halfvec';
 import { cteBreakdown } from './search-breakdown';
 import { report } from './search-report';
 
@@ -65,9 +72,9 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
   // Progress lines carry the elapsed time; the report is printed as is.
   const log = (line: string) => out(`[${seconds(started).toFixed(0).padStart(4)} s] ${line}`);
   const url = options.databaseUrl ?? BENCH_DATABASE_URL;
-  if (!Number.isInteger(chunks) || chunks <= 0 || chunks % 500 !== 0) {
+  if (!Number.isInteger(chunks) || chunks <= 0 || chunks % 5000 !== 0) {
     throw new Error(
-      `chunks must be a positive multiple of 500 (so the 1% and 10% tenants are exact), got ${chunks}`,
+      `chunks must be a positive multiple of 5,000 (so the 10%, 1% and 0.1% tenants are exact), got ${chunks}`,
     );
   }
   if (!Number.isInteger(queryCount) || queryCount <= 0)
@@ -95,6 +102,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
     const filtered = [
       await measureFiltered(db, recallQueries, TENANTS.onePercent, 0.01, log),
       await measureFiltered(db, recallQueries, TENANTS.tenPercent, 0.1, log),
+      await measureFiltered(db, recallQueries, TENANTS.tenthPercent, 0.001, log),
     ];
 
     // The use case as POST /api/rag/search runs it, with the store's keyword budget given.
@@ -118,6 +126,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       [TENANTS.big, `${Math.round((100 * (tenants[TENANTS.big] ?? 0)) / chunks)}%`],
       [TENANTS.tenPercent, '10%'],
       [TENANTS.onePercent, '1%'],
+      [TENANTS.tenthPercent, '0.1%'],
     ] as const;
     const warmed = await prewarm(db, schema);
     log(`buffer cache: ${warmed}`);
@@ -205,6 +214,14 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
     }
     const loadAfter = loadavg()[0] ?? 0;
     const selective = await measureSelective(db, latencyQueries.slice(0, SELECTIVE_QUERIES), log);
+    const plans = await measurePlans(
+      db,
+      latencyTenants.map(([tenantId]) => tenantId),
+      latencyQueries.slice(0, PLAN_QUERIES),
+      warmup,
+      log,
+    );
+    const halfvec = await measureHalfvec(db, recallQueries.slice(0, HALFVEC_QUERIES), warmup, log);
 
     const hybridBreakdown: SearchBenchResult['hybridBreakdown'][number][] = [];
     if (latency.some((x) => x.p95Ms > TARGETS.hybridP95Ms)) {
@@ -233,6 +250,8 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       hybridBreakdown,
       budgetSweep,
       selective,
+      plans,
+      halfvec,
       machine: { cpus: cpus().length, loadBefore, loadAfter, bufferCache: warmed },
       wallSeconds: seconds(started),
     };
