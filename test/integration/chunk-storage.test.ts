@@ -1,9 +1,10 @@
 /**
- * Where a chunk's columns are stored (migrations 0005, 0007 and 0011): its embedding, full-text
- * vector and term counts stay in the row, so that search reads them without a TOAST lookup; the
- * text, read only for the hits returned, may go to TOAST. The control writes chunks with the
- * embedding's storage set back to pgvector's default (EXTERNAL) and sees them move out, so the
- * check can fail.
+ * Where a chunk's columns are stored (migrations 0007, 0011 and 0020): its embedding and term
+ * counts stay in the row, so that search reads them without a TOAST lookup; the full-text vector,
+ * which search does not read, and the text, read only for the hits returned, go to TOAST, so that
+ * more chunks share a page. The controls write chunks with the embedding's storage set back to
+ * pgvector's default (EXTERNAL) and see them move out, and with the full-text vector's set back
+ * to MAIN and see it stay, so the checks can fail.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { ENGINES, openTestDatabase } from '../support/databases';
@@ -35,14 +36,14 @@ describe.each(ENGINES)('chunk storage on %s', (engine) => {
     texts: Array.from({ length: 20 }, (_, i) => `Note ${i} on where the vectors are kept.`),
   });
 
-  it('keeps the embedding, the full-text vector and the term counts in the row', async () => {
+  it('keeps the embedding and the term counts in the row, the full-text vector out of it', async () => {
     const { rows } = await db.query<{ attname: string; attstorage: string }>(
       `SELECT attname, attstorage FROM pg_attribute
         WHERE attrelid = 'chunks'::regclass AND attname IN ('embedding', 'fts', 'term_counts') ORDER BY 1`,
     );
     expect(rows).toEqual([
       { attname: 'embedding', attstorage: 'm' },
-      { attname: 'fts', attstorage: 'm' },
+      { attname: 'fts', attstorage: 'e' },
       { attname: 'term_counts', attstorage: 'm' },
     ]);
     await seedDocuments(db, embedder, [document('storage/inline')]);
@@ -54,6 +55,32 @@ describe.each(ENGINES)('chunk storage on %s', (engine) => {
       expect(await toastBytes()).toBeGreaterThanOrEqual(20 * 2048);
     } finally {
       await db.exec('ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN');
+    }
+  });
+
+  it('moves the full-text vector out of the row', async () => {
+    // Ten chunks of 250 distinct words: each full-text vector is about 3 KB, and with the
+    // embedding and the term counts a row still fits a page when the vector stays in it.
+    const long = (key: string) => ({
+      tenantId: 'storage',
+      key,
+      texts: Array.from({ length: 10 }, (_, c) =>
+        Array.from({ length: 250 }, (_, w) => `${key.slice(-3)}${c}q${w.toString(36)}`).join(' '),
+      ),
+    });
+    let before = await toastBytes();
+    await seedDocuments(db, embedder, [long('storage/out')]);
+    const external = (await toastBytes()) - before;
+
+    await db.exec('ALTER TABLE chunks ALTER COLUMN fts SET STORAGE MAIN');
+    try {
+      before = await toastBytes();
+      await seedDocuments(db, embedder, [long('storage/inn')]);
+      const main = (await toastBytes()) - before;
+      // Out of the row: at least 10 × 2.5 KB more in TOAST than the texts alone put there.
+      expect(external).toBeGreaterThanOrEqual(main + 10 * 2500);
+    } finally {
+      await db.exec('ALTER TABLE chunks ALTER COLUMN fts SET STORAGE EXTERNAL');
     }
   });
 });
