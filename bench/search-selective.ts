@@ -20,8 +20,8 @@ import { HYBRID_TOP_K, HYBRID_SETTINGS, storeQuery } from './search-latency';
 /**
  * Section 5: a metadata filter (`equals` on a key set for the measurement, cleared afterwards)
  * selecting a share of the big tenant's documents, picked by a hash of their ids. The truth is
- * a brute-force scan of the matching chunks (index scans off); the statement runs with the plan
- * it chooses and with HNSW forced (`filteredDocumentsCap` 0). Each marking and clearing is followed
+ * a brute-force scan of the matching chunks (index scans off), and the statement runs without a
+ * minimum score, so that recall measures the plan; it runs with the plan it chooses and with HNSW forced (`filteredDocumentsCap` 0). Each marking and clearing is followed
  * by a vacuum, as autovacuum would leave a live table: the dead versions of the marked documents
  * would otherwise slow every read of them.
  */
@@ -58,7 +58,7 @@ export async function measureSelective(
       const statement = (q: BenchQuery, mode: SearchMode, options: Partial<SearchSqlOptions>) =>
         buildSearchSql(
           scopeOf(TENANTS.big),
-          { ...storeQuery(q, mode), filters, maxChunksPerSource: HYBRID_TOP_K },
+          { ...storeQuery(q, mode), filters, maxChunksPerSource: HYBRID_TOP_K, minScore: 0 },
           statistics,
           options,
         );

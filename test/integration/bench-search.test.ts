@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- search` end to end on a small corpus (2,000 chunks) on the real PostgreSQL,
+ * `npm run bench -- search` end to end on a small corpus (5,000 chunks) on the real PostgreSQL,
  * so that the benchmark cannot rot unnoticed: every section runs and reports, and its recall
  * figures are computed against the ground truth. Nothing here asserts on time.
  */
@@ -16,7 +16,7 @@ describe('search benchmark (small corpus)', () => {
 
   beforeAll(async () => {
     result = await benchSearch({
-      chunks: 2_000,
+      chunks: 5_000,
       queries: 10,
       databaseUrl: TEST_DATABASE_URL,
       latencyBudgetSeconds: 1,
@@ -24,20 +24,24 @@ describe('search benchmark (small corpus)', () => {
     });
   });
 
-  it('loads the three tenants and measures every section', () => {
-    expect(result.corpus.chunks).toBe(2_000);
+  const tenants = [TENANTS.big, TENANTS.tenPercent, TENANTS.onePercent, TENANTS.tenthPercent];
+
+  it('loads the four tenants and measures every section', () => {
+    expect(result.corpus.chunks).toBe(5_000);
     expect(result.corpus.tenants).toEqual({
-      [TENANTS.big]: 1_780,
-      [TENANTS.tenPercent]: 200,
-      [TENANTS.onePercent]: 20,
+      [TENANTS.big]: 4_445,
+      [TENANTS.tenPercent]: 500,
+      [TENANTS.onePercent]: 50,
+      [TENANTS.tenthPercent]: 5,
     });
     expect(result.vectorArm.sweep.map((r) => r.efSearch)).toEqual([40, 64, 100, 200, 400]);
     expect(result.filtered.map((f) => f.tenantId)).toEqual([
       TENANTS.onePercent,
       TENANTS.tenPercent,
+      TENANTS.tenthPercent,
     ]);
     expect(result.latency.map((l) => l.label)).toEqual(
-      [TENANTS.big, TENANTS.tenPercent, TENANTS.onePercent].flatMap((t) =>
+      tenants.flatMap((t) =>
         [
           'hybrid',
           'keyword',
@@ -56,21 +60,26 @@ describe('search benchmark (small corpus)', () => {
       null,
     ]);
     expect(result.selective.map((x) => x.share)).toEqual([0.002, 0.02, 0.2]);
+    expect(result.plans.map((x) => x.tenantId)).toEqual(tenants);
+    expect(result.halfvec.halfvecIndexBytes).toBeGreaterThan(0);
+    expect(result.halfvec.halfvecIndexBytes).toBeLessThan(result.halfvec.vectorIndexBytes);
     expect(lines.some((l) => l.includes('SEARCH BENCHMARK'))).toBe(true);
   });
 
   it('measures recall against the exact answers, and search returns top_k rows', () => {
-    // The exact scan agrees with the batched ground truth, and at ef_search 400 HNSW over 1,780
+    // The exact scan agrees with the batched ground truth, and at ef_search 400 HNSW over 4,445
     // vectors is exact or nearly so.
     expect(result.vectorArm.exact.agreementWithTruth).toBe(1);
     expect(result.vectorArm.sweep.at(-1)!.recallAt10).toBeGreaterThan(0.9);
     for (const f of result.filtered) {
       const iterative = f.runs.find((r) => r.label === 'iterative scan on (relaxed_order)')!;
-      expect(iterative.fullTopK).toBe(1);
+      // The 0.1 % tenant holds 5 chunks here: fewer than top_k.
+      if ((result.corpus.tenants[f.tenantId] ?? 0) >= 10) expect(iterative.fullTopK).toBe(1);
     }
     // Hybrid and vector search fill top_k (8); keyword search returns only chunks holding a term.
+    // (The 0.1 % tenant's 5 chunks are one document, capped at 3 chunks per source.)
     for (const run of result.latency)
-      if (!run.label.startsWith('keyword'))
+      if (!run.label.startsWith('keyword') && run.tenantId !== TENANTS.tenthPercent)
         expect([run.label, run.avgHits]).toEqual([run.label, 8]);
     // The machine's stolen CPU time, read from /proc/stat on Linux (this suite's machines).
     for (const run of result.latency) {
@@ -78,18 +87,35 @@ describe('search benchmark (small corpus)', () => {
       expect(run.stealShare).toBeGreaterThanOrEqual(0);
       expect(run.stealShare).toBeLessThanOrEqual(1);
     }
-    // A budget above every lexeme's document frequency (5,000 > the 1,780-chunk tenant) scores
+    // A budget above every lexeme's document frequency (5,000 > the 4,445-chunk tenant) scores
     // every matching chunk, so it returns what the unbounded arm returns.
     const loose = result.budgetSweep.find((b) => b.dfBudget === 5_000)!;
     expect([loose.keywordAgreement, loose.hybridAgreement]).toEqual([1, 1]);
   });
 
   it('answers selective metadata filters exactly, against a brute-force scan', () => {
-    // On 1,780 chunks every share's scope is small enough for the exact scan from its documents.
-    for (const x of result.selective) {
-      expect(x.queries).toBe(20);
-      expect(x.chosen.vectorRecallAt8).toBe(1);
-    }
+    // On 4,445 chunks the scopes of 0.2 % and 2 % are small enough for the exact scan from their
+    // documents (n_f² < 75 N); 20 % (about 890 chunks) goes through HNSW.
+    for (const x of result.selective) expect(x.queries).toBe(40);
+    // At 0.2 % (two documents) most chunks lie far from every query: their cosines, clamped at
+    // 0, tie, and ties rank by id, not by the distance the brute-force truth orders by.
+    expect(result.selective[0]!.chosen.vectorRecallAt8).toBeGreaterThan(0.8);
+    expect(result.selective[1]!.chosen.vectorRecallAt8).toBe(1);
+    expect(result.selective[2]!.chosen.vectorRecallAt8).toBeGreaterThan(0.8);
     expect(result.selective.at(-1)!.documents).toBeGreaterThan(0);
+  });
+
+  it('times every vector plan in every tenant against the exact answers', () => {
+    for (const x of result.plans) {
+      // The forced exact scans are the truth's own answers; the others are measured against it.
+      expect([x.tenantId, x.statement.exact.recallAt8, x.arm.exact.recallAt8]).toEqual([
+        x.tenantId,
+        1,
+        1,
+      ]);
+      expect(x.statement.rule.queries).toBe(x.queries);
+      expect(x.statement.hnsw.recallAt8).toBeGreaterThan(0.5);
+    }
+    expect(result.halfvec.halfvec.recallAt8).toBeGreaterThan(0.5);
   });
 });

@@ -109,9 +109,10 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
     const expected = searchRoutines()
       .map((r) => r.name)
       .sort();
-    // Hybrid: two vector plans, document check deferred or not, lead or not; vector: two plans;
-    // keyword: document check deferred or not; and the read that prepares every search.
-    expect(expected).toHaveLength(13);
+    // Hybrid: two vector plans, document check deferred or not, lead or not; vector: HNSW, and
+    // the exact scan with its document check deferred or not; keyword: document check deferred
+    // or not; and the read that prepares every search.
+    expect(expected).toHaveLength(14);
     expect(await installedRoutines(db)).toEqual(expected);
     expect((await migrate(db)).routines).toEqual({ created: [], dropped: [] });
   });

@@ -171,6 +171,52 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
       }
     }
   });
+
+  it('checks documents after ranking in the exact scan, skipping what the caller cannot see', async () => {
+    // 40 notes the tenant sees and 2 of u2's own, nearest to the question: 2 of 42 chunks are
+    // restricted, so the exact scan ranks every chunk first and checks documents in that order.
+    await seedDocuments(db, embedder, [
+      ...Array.from({ length: 40 }, (_, i) => ({
+        tenantId: 'private',
+        key: `private/note-${i}`,
+        texts: [`Note ${i} on ${NOTE_TOPICS[i % NOTE_TOPICS.length]}, week ${i}.`],
+      })),
+      ...[0, 1].map((i) => ({
+        tenantId: 'private',
+        key: `private/own-${i}`,
+        texts: ['shipping times'],
+        visibility: 'user' as const,
+        owner: 'u2',
+      })),
+    ]);
+    const { Plan: plan } = await explainSearch(db, 'private', await storeQuery('shipping times'), {
+      indexCrossover: 1e9,
+    });
+    const vec = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE vec')!;
+    // The documents are checked by a subplan above the ranking, about `candidates` times.
+    const check = [...walk(vec)].find((n) => (n['Subplan Name'] ?? '').startsWith('SubPlan'));
+    expect(check).toBeDefined();
+    const exact = createSearch({
+      store: createSearchRepository(db, { indexCrossover: 1e9 }),
+      embedder,
+    });
+    const viaIndex = createSearch({
+      store: createSearchRepository(db, { indexCrossover: 0 }),
+      embedder,
+    });
+    const request = { queryText: 'shipping times', topK: 5, mode: 'vector' as const, filters: {} };
+    for (const userId of ['u1', 'u2']) {
+      const hits = (await exact.search({ tenantId: 'private', userId }, request)).hits;
+      expect(hits).toHaveLength(5);
+      const own = hits.filter((h) => h.sourceUri.includes('/own-'));
+      expect(own).toHaveLength(userId === 'u2' ? 2 : 0);
+      expect(hits.map((h) => h.chunkId)).toEqual(
+        (await viaIndex.search({ tenantId: 'private', userId }, request)).hits.map(
+          (h) => h.chunkId,
+        ),
+      );
+    }
+  });
 });
 
 /**

@@ -360,7 +360,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, deferred document check, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_8c77df8aa490938a(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_4d3c94df6fed3585(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -369,13 +369,14 @@ BEGIN
   PERFORM set_config(s.name, s.value, true) FROM unnest($20, $21) AS s(name, value);
   RETURN QUERY WITH terms AS MATERIALIZED (
       SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
+          ORDER BY distance OFFSET 0) c
+        WHERE coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-        ORDER BY (c.embedding <=> $1::vector) + 0
+      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
         LIMIT $6::int),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
@@ -453,7 +454,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, deferred document check, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_23f2674eae798543(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_2fd4643468ab8daf(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -462,13 +463,14 @@ BEGIN
   PERFORM set_config(s.name, s.value, true) FROM unnest($17, $18) AS s(name, value);
   RETURN QUERY WITH terms AS MATERIALIZED (
       SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
+          ORDER BY distance OFFSET 0) c
+        WHERE coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-        ORDER BY (c.embedding <=> $1::vector) + 0
+      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
         LIMIT $6::int),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
@@ -539,7 +541,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, document check per chunk, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_20a55a9b1d7ba45b(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_6ddc903f7f91a639(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -548,14 +550,15 @@ BEGIN
   PERFORM set_config(s.name, s.value, true) FROM unnest($20, $21) AS s(name, value);
   RETURN QUERY WITH terms AS MATERIALIZED (
       SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-        ORDER BY (c.embedding <=> $1::vector) + 0
-        LIMIT $6::int),
+          ORDER BY distance
+          LIMIT $6::int) c),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
@@ -632,7 +635,7 @@ END
 $routine$;
 
 -- hybrid search, exact vector scan, document check per chunk, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_fb3d7180826d0581(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_c64e9523423c93e4(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -641,14 +644,15 @@ BEGIN
   PERFORM set_config(s.name, s.value, true) FROM unnest($17, $18) AS s(name, value);
   RETURN QUERY WITH terms AS MATERIALIZED (
       SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-        ORDER BY (c.embedding <=> $1::vector) + 0
-        LIMIT $6::int),
+          ORDER BY distance
+          LIMIT $6::int) c),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
@@ -774,8 +778,8 @@ ranked AS (
 END
 $routine$;
 
--- vector search, exact vector scan
-CREATE OR REPLACE FUNCTION gw_routine_search_0748587616efb091(vector, text, text, text[], text[], int, float8, regconfig, text, text[], float8, int, int, text[], text[])
+-- vector search, exact vector scan, deferred document check
+CREATE OR REPLACE FUNCTION gw_routine_search_525ab2ed6ec03b41(vector, text, text, text[], text[], int, float8, regconfig, text, text[], float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -784,14 +788,73 @@ BEGIN
   PERFORM set_config(s.name, s.value, true) FROM unnest($14, $15) AS s(name, value);
   RETURN QUERY WITH terms AS MATERIALIZED (
       SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
+          ORDER BY distance OFFSET 0) c
+        WHERE coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
+        LIMIT $6::int),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, n.cos AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY n.cos DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $11::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $12::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $13::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+END
+$routine$;
+
+-- vector search, exact vector scan, document check per chunk
+CREATE OR REPLACE FUNCTION gw_routine_search_3af426c68af67614(vector, text, text, text[], text[], int, float8, regconfig, text, text[], float8, int, int, text[], text[])
+RETURNS SETOF record LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+SET role = groundwork_search
+AS $routine$
+BEGIN
+  PERFORM set_config(s.name, s.value, true) FROM unnest($14, $15) AS s(name, value);
+  RETURN QUERY WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-        ORDER BY (c.embedding <=> $1::vector) + 0
-        LIMIT $6::int),
+          ORDER BY distance
+          LIMIT $6::int) c),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
@@ -1030,8 +1093,8 @@ fscope AS MATERIALIZED (
       SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
-vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1042,8 +1105,8 @@ vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-          ORDER BY c.embedding <=> $1::vector
-          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+            ORDER BY distance
+            LIMIT $7::int) c) scope_scan WHERE (SELECT small FROM fscope)
         UNION ALL
         SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
         FROM chunks c JOIN documents d ON d.id = c.document_id
@@ -1157,8 +1220,8 @@ fscope AS MATERIALIZED (
       SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
-vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1169,8 +1232,8 @@ vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-          ORDER BY c.embedding <=> $1::vector
-          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+            ORDER BY distance
+            LIMIT $7::int) c) scope_scan WHERE (SELECT small FROM fscope)
         UNION ALL
         SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
         FROM chunks c JOIN documents d ON d.id = c.document_id
@@ -1277,8 +1340,8 @@ fscope AS MATERIALIZED (
       SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
-vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1289,17 +1352,18 @@ vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-          ORDER BY c.embedding <=> $1::vector
-          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+            ORDER BY distance
+            LIMIT $7::int) c) scope_scan WHERE (SELECT small FROM fscope)
         UNION ALL
-        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+        SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
-        ORDER BY (c.embedding <=> $1::vector) + 0
-        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+          ORDER BY distance
+          LIMIT $7::int) c) scope_wide WHERE NOT (SELECT small FROM fscope)),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
@@ -1404,8 +1468,8 @@ fscope AS MATERIALIZED (
       SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
-vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1416,17 +1480,18 @@ vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-          ORDER BY c.embedding <=> $1::vector
-          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+            ORDER BY distance
+            LIMIT $7::int) c) scope_scan WHERE (SELECT small FROM fscope)
         UNION ALL
-        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+        SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
-        ORDER BY (c.embedding <=> $1::vector) + 0
-        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+          ORDER BY distance
+          LIMIT $7::int) c) scope_wide WHERE NOT (SELECT small FROM fscope)),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
@@ -1524,8 +1589,8 @@ fscope AS MATERIALIZED (
       SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
-vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1536,8 +1601,8 @@ vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-          ORDER BY c.embedding <=> $1::vector
-          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+            ORDER BY distance
+            LIMIT $7::int) c) scope_scan WHERE (SELECT small FROM fscope)
         UNION ALL
         SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
         FROM chunks c JOIN documents d ON d.id = c.document_id
@@ -1598,8 +1663,8 @@ fscope AS MATERIALIZED (
       SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
-vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-          FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1610,17 +1675,18 @@ vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-          ORDER BY c.embedding <=> $1::vector
-          LIMIT $7::int) scope_scan WHERE (SELECT small FROM fscope)
+            ORDER BY distance
+            LIMIT $7::int) c) scope_scan WHERE (SELECT small FROM fscope)
         UNION ALL
-        SELECT * FROM (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        WHERE d.status = 'indexed'
+        SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
-        ORDER BY (c.embedding <=> $1::vector) + 0
-        LIMIT $7::int) scope_wide WHERE NOT (SELECT small FROM fscope)),
+          ORDER BY distance
+          LIMIT $7::int) c) scope_wide WHERE NOT (SELECT small FROM fscope)),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
