@@ -3,10 +3,10 @@ import type { Database } from '../lambdas/adapters/postgres/database';
 import { SEARCH_ROLE } from '../lambdas/adapters/postgres/search-repository';
 import { CteTiming } from './search-config';
 import { Statement, PlanNode, explain, walk, mean, localSettings } from './search-measure';
-import { HYBRID_SETTINGS } from './search-latency';
+import { hybridSettings } from './search-latency';
 
 /** Mean self time and rows per CTE over EXPLAIN ANALYZE of the given statements. */
-export async function cteBreakdown(db: Database, stmts: readonly Statement[]) {
+export async function cteBreakdown(db: Database, stmts: readonly Statement[], tableChunks: number) {
   const self = new Map<string, number[]>();
   const rows = new Map<string, number[]>();
   const peak = new Map<string, number[]>();
@@ -44,7 +44,7 @@ export async function cteBreakdown(db: Database, stmts: readonly Statement[]) {
   for (const stmt of stmts) {
     // As the search repository runs it: under its role's row-level security policies.
     const plan = await db.transaction(async (tx) => explain(tx, stmt, true), {
-      ...localSettings(HYBRID_SETTINGS),
+      ...localSettings(hybridSettings(tableChunks)),
       role: SEARCH_ROLE,
     });
     executions.push(plan['Execution Time'] ?? 0);

@@ -197,6 +197,9 @@ export interface SearchBenchResult {
     readonly queries: number;
     readonly exact: ExactScan;
     readonly sweep: readonly RecallRun[];
+    /** The ef_search the product sets for this table (efSearchFor), and its recall@10. */
+    readonly shippedEfSearch: number;
+    readonly shippedRecallAt10: number;
     /** At pgvector's default ef_search (40). */
     readonly defaultRecallAt10: number;
     readonly defaultSpeedup: number;

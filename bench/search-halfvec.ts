@@ -10,8 +10,8 @@ import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import { GENERATOR, TENANTS, type BenchQuery } from './search-data';
 import type { HalfvecResult } from './search-config';
 import { seconds } from './search-corpus';
-import { HYBRID_SETTINGS, HYBRID_TOP_K } from './search-latency';
-import { groundTruth, type Statement } from './search-measure';
+import { hybridSettings, HYBRID_TOP_K } from './search-latency';
+import { groundTruth, statisticsOf, type Statement } from './search-measure';
 import { timePlans } from './search-plans';
 
 const TABLE = 'bench_vectors';
@@ -76,12 +76,13 @@ export async function measureHalfvec(
   );
   log(`halfvec: the exact answer of ${queries.length} queries`);
   const truth = await groundTruth(db, TENANTS.big, queries, HYBRID_TOP_K);
-  const limit = HYBRID_SETTINGS.efSearch;
+  const settings = hybridSettings((await statisticsOf(db, TENANTS.big)).tableChunks);
+  const limit = settings.efSearch;
   const t = await timePlans(
     db,
     {
-      vector: { statement: (q) => statement('full_vec', q, limit), settings: HYBRID_SETTINGS },
-      halfvec: { statement: (q) => statement('half_vec', q, limit), settings: HYBRID_SETTINGS },
+      vector: { statement: (q) => statement('full_vec', q, limit), settings },
+      halfvec: { statement: (q) => statement('half_vec', q, limit), settings },
     },
     queries,
     warmup,
@@ -90,7 +91,7 @@ export async function measureHalfvec(
   const result: HalfvecResult = {
     tenantId: TENANTS.big,
     queries: queries.length,
-    efSearch: HYBRID_SETTINGS.efSearch,
+    efSearch: settings.efSearch,
     build,
     vectorIndexBytes: Number(sizes[0]?.vector_index ?? 0),
     halfvecIndexBytes: Number(sizes[0]?.halfvec_index ?? 0),

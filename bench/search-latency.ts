@@ -20,7 +20,9 @@ export const UNUSED_EMBEDDER: Embedder = {
 export const HYBRID_TOP_K = 8;
 /** What the use case asks of each arm for top_k 8: max(candidates setting, 4 top_k). */
 const HYBRID_CANDIDATES = Math.max(DEFAULT_SEARCH_SETTINGS.candidates, HYBRID_TOP_K * 4);
-export const HYBRID_SETTINGS = repositorySettings(HYBRID_CANDIDATES);
+/** What the repository sets for a top_k 8 search in a table of `tableChunks`. */
+export const hybridSettings = (tableChunks: number) =>
+  repositorySettings(HYBRID_CANDIDATES, tableChunks);
 
 /** The query the use case hands the store for a top_k 8 request with no tenant policy. */
 export function storeQuery(q: BenchQuery, mode: SearchMode = 'hybrid'): SearchQuery {

@@ -31,10 +31,10 @@ export interface ScanSettings {
 }
 
 /** What the repository sets per transaction for a request with `candidates` candidates. */
-export function repositorySettings(candidates: number): ScanSettings {
+export function repositorySettings(candidates: number, tableChunks: number): ScanSettings {
   return {
     iterativeScan: 'relaxed_order',
-    efSearch: efSearchFor(candidates),
+    efSearch: efSearchFor(candidates, tableChunks),
   };
 }
 

@@ -14,7 +14,7 @@ import { buildSearchSql } from '../lambdas/adapters/postgres/search-statement';
 import type { SearchQuery } from '../lambdas/core/retrieval/types';
 import type { BenchQuery } from './search-data';
 import { WARMUP_QUERIES, type PlanGridRow, type PlanTiming } from './search-config';
-import { HYBRID_SETTINGS, HYBRID_TOP_K, storeQuery } from './search-latency';
+import { hybridSettings, HYBRID_TOP_K, storeQuery } from './search-latency';
 import {
   groundTruth,
   hnswArmStatement,
@@ -99,17 +99,18 @@ export async function measurePlans(
   for (const tenantId of tenants) {
     const statistics = await statisticsOf(db, tenantId);
     log(`plans: ${tenantId} (${statistics.chunks} of ${statistics.tableChunks} chunks)`);
+    const settings = hybridSettings(statistics.tableChunks);
     const query = (q: BenchQuery): SearchQuery => ({
       ...storeQuery(q, 'vector'),
       maxChunksPerSource: HYBRID_TOP_K,
     });
     const product = (options: Partial<SearchSqlOptions>): TimedPlan => ({
       statement: (q) => buildSearchSql(scopeOf(tenantId), query(q), statistics, options),
-      settings: HYBRID_SETTINGS,
+      settings,
     });
-    const arm = (settings: Partial<ScanSettings>): TimedPlan => ({
+    const arm = (forced: Partial<ScanSettings>): TimedPlan => ({
       statement: (q) => hnswArmStatement(tenantId, q, HYBRID_TOP_K, candidates),
-      settings: { ...HYBRID_SETTINGS, ...settings },
+      settings: { ...settings, ...forced },
     });
     const truth = await groundTruth(db, tenantId, queries, HYBRID_TOP_K);
     const t = await timePlans(
@@ -137,7 +138,7 @@ export async function measurePlans(
       plannerPlan: await planKinds(
         db,
         queries.slice(0, 5).map((q) => arm({}).statement(q)),
-        HYBRID_SETTINGS,
+        settings,
       ),
     };
     rows.push(row);

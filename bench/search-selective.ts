@@ -15,7 +15,7 @@ import {
   scopeOf,
   statisticsOf,
 } from './search-measure';
-import { HYBRID_TOP_K, HYBRID_SETTINGS, storeQuery } from './search-latency';
+import { HYBRID_TOP_K, hybridSettings, storeQuery } from './search-latency';
 
 /**
  * Section 5: a metadata filter (`equals` on a key set for the measurement, cleared afterwards)
@@ -64,7 +64,7 @@ export async function measureSelective(
         );
       const timed = async (stmt: Statement) => {
         const t0 = performance.now();
-        const ids = await runIds(db, stmt, HYBRID_SETTINGS);
+        const ids = await runIds(db, stmt, hybridSettings(statistics.tableChunks));
         return { ms: performance.now() - t0, ids };
       };
       const plans = { chosen: {}, hnswForced: { filteredDocumentsCap: 0 } } as const;
@@ -83,7 +83,7 @@ export async function measureSelective(
                     ORDER BY c.embedding <=> ${emb} LIMIT ${HYBRID_TOP_K}`,
             values: p.values,
           },
-          { ...HYBRID_SETTINGS, exact: true },
+          { ...hybridSettings(statistics.tableChunks), exact: true },
         );
         for (const name of ['chosen', 'hnswForced'] as const) {
           const vector = await timed(statement(q, 'vector', plans[name]));

@@ -235,6 +235,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
             latencyQueries
               .slice(0, BREAKDOWN_SAMPLE)
               .map((q) => buildSearchSql(scopeOf(tenantId), storeQuery(q), statistics)),
+            statistics.tableChunks,
           )),
         });
       }

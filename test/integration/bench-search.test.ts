@@ -34,7 +34,9 @@ describe('search benchmark (small corpus)', () => {
       [TENANTS.onePercent]: 50,
       [TENANTS.tenthPercent]: 5,
     });
-    expect(result.vectorArm.sweep.map((r) => r.efSearch)).toEqual([40, 64, 100, 200, 400]);
+    // The sweep and the product's ef_search at 5,000 chunks (its candidates, 50).
+    expect(result.vectorArm.sweep.map((r) => r.efSearch)).toEqual([40, 50, 64, 100, 200, 400]);
+    expect(result.vectorArm.shippedEfSearch).toBe(50);
     expect(result.filtered.map((f) => f.tenantId)).toEqual([
       TENANTS.onePercent,
       TENANTS.tenPercent,

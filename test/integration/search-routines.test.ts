@@ -17,10 +17,11 @@ import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines'
 import type { SearchMode, SearchQuery, SearchScope } from '../../lambdas/core/retrieval/types';
 import { ENGINES, seededTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
-import { largeAndSmallTenants } from '../support/seed';
+import { FIXTURE_INDEX_CROSSOVER, largeAndSmallTenants } from '../support/seed';
 
 const embedder = createHashEmbedder();
-// 48 chunks in `large` (its vector arm reads the index), 2 in `small` (scanned exactly).
+// 48 chunks in `large` (its vector arm reads the index at the fixture's crossover), 2 in `small`
+// (scanned exactly).
 const DOCS = largeAndSmallTenants((i) => ({ team: i % 2 === 0 ? 'blue' : 'red' }));
 
 /** `db`, recording the text of every query sent through it or its transactions. */
@@ -97,7 +98,10 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
     on: Database = database(),
   ) {
     const texts: string[] = [];
-    const store = createSearchRepository(recording(on, texts), options);
+    const store = createSearchRepository(recording(on, texts), {
+      indexCrossover: FIXTURE_INDEX_CROSSOVER,
+      ...options,
+    });
     const { statistics } = await store.prepare(scopeOf(tenantId));
     const prepared = texts.splice(0);
     const hits = await store.search(scopeOf(tenantId), query, statistics);
@@ -180,7 +184,9 @@ describe.each(ENGINES)('search routines on %s', (engine) => {
     await db.exec(`DROP FUNCTION ${rows[0]!.signature}`);
 
     const texts: string[] = [];
-    const store = createSearchRepository(recording(db, texts));
+    const store = createSearchRepository(recording(db, texts), {
+      indexCrossover: FIXTURE_INDEX_CROSSOVER,
+    });
     const { statistics } = await store.prepare(scopeOf('large'));
     texts.length = 0;
     const first = await store.search(scopeOf('large'), query, statistics);

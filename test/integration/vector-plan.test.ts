@@ -19,6 +19,7 @@ import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
 import {
+  FIXTURE_INDEX_CROSSOVER,
   largeAndSmallTenants,
   NOTE_TOPICS,
   seedDocuments,
@@ -27,7 +28,7 @@ import {
 } from '../support/seed';
 
 const embedder = createHashEmbedder();
-// 48 chunks in `large`, 2 in `small`: 48² ≥ 30 × 50 and 2² < 30 × 50.
+// 48 chunks in `large`, 2 in `small`: 48² ≥ 30 × 50 and 2² < 30 × 50 (FIXTURE_INDEX_CROSSOVER).
 const DOCS = largeAndSmallTenants();
 
 interface PlanNode {
@@ -149,9 +150,12 @@ describe.each(ENGINES)('vector arm plan on %s', (engine) => {
   }
 
   it('scans a small scope exactly and reads the index for a large one, the chosen scan only', async () => {
-    expect(DEFAULT_SEARCH_SQL.indexCrossover).toBe(30);
+    expect(DEFAULT_SEARCH_SQL.indexCrossover).toBe(300);
+    // At the default, both tenants of a 50-chunk table are scanned exactly.
     expect(await vectorScan('small')).toBe('exact');
-    expect(await vectorScan('large')).toBe('index');
+    expect(await vectorScan('large')).toBe('exact');
+    expect(await vectorScan('small', FIXTURE_INDEX_CROSSOVER)).toBe('exact');
+    expect(await vectorScan('large', FIXTURE_INDEX_CROSSOVER)).toBe('index');
     // The crossover decides, not the tenant's name.
     expect(await vectorScan('small', 0)).toBe('index');
     expect(await vectorScan('large', 1e9)).toBe('exact');
@@ -283,8 +287,9 @@ describe.each(ENGINES)('vector arm with filters on %s', (engine) => {
   it('scans a selective filter scope exactly from its documents, a large one through the index', async () => {
     expect(await branches({})).toEqual(['scope']);
     // More matching documents than the cap, or a scope past the crossover: the index.
-    expect(await branches({ filteredDocumentsCap: 2 })).toEqual(['index']);
-    expect(await branches({ filteredIndexCrossover: 0 })).toEqual(['index']);
+    const indexCrossover = FIXTURE_INDEX_CROSSOVER;
+    expect(await branches({ filteredDocumentsCap: 2, indexCrossover })).toEqual(['index']);
+    expect(await branches({ filteredIndexCrossover: 0, indexCrossover })).toEqual(['index']);
     // A large filtered scope of a tenant too small for the index: scanned exactly as without filters.
     expect(await branches({ filteredDocumentsCap: 2, indexCrossover: 1e9 })).toEqual(['tenant']);
   });

@@ -26,8 +26,14 @@ export const NOTE_TOPICS = [
 ];
 
 /**
- * 48 one-chunk notes in tenant `large` and 2 in `small`: with the default crossover (30) the
- * vector arm reads the index for `large` (48² ≥ 30 × 50) and scans `small` exactly (2² < 30 × 50).
+ * A vector-plan crossover for {@link largeAndSmallTenants}: with it the vector arm reads the index
+ * for `large` (48² ≥ 30 × 50) and scans `small` exactly (2² < 30 × 50). The product's default
+ * (300, fitted on tables of 100k to 1M chunks) scans both exactly at this size.
+ */
+export const FIXTURE_INDEX_CROSSOVER = 30;
+
+/**
+ * 48 one-chunk notes in tenant `large` and 2 in `small` (see {@link FIXTURE_INDEX_CROSSOVER}).
  * `metadata` gives the i-th note of `large` its metadata.
  */
 export function largeAndSmallTenants(metadata?: (i: number) => Record<string, unknown>): SeedDoc[] {

@@ -15,14 +15,18 @@ const scope = (over: Partial<ScopeStatistics> = {}): ScopeStatistics => ({
 
 describe('planSearch', () => {
   it('reads the index once n² reaches the crossover times N, and scans exactly below', () => {
-    // 30 × 100,000 = 3,000,000: the crossover lies between 1,732 and 1,733 chunks.
-    expect(planSearch(scope({ chunks: 1_733 }), false).vectorIndex).toBe(true);
-    expect(planSearch(scope({ chunks: 1_732 }), false).vectorIndex).toBe(false);
+    // 300 × 100,000 = 30,000,000: the crossover lies between 5,477 and 5,478 chunks; at 1M
+    // chunks between 17,320 and 17,321.
+    expect(planSearch(scope({ chunks: 5_478 }), false).vectorIndex).toBe(true);
+    expect(planSearch(scope({ chunks: 5_477 }), false).vectorIndex).toBe(false);
+    const million = { tableChunks: 1_000_000 };
+    expect(planSearch(scope({ chunks: 17_321, ...million }), false).vectorIndex).toBe(true);
+    expect(planSearch(scope({ chunks: 17_320, ...million }), false).vectorIndex).toBe(false);
     expect(planSearch(scope({ chunks: 1_000, tableChunks: 1_000 }), false).vectorIndex).toBe(true);
     // An empty store plans as if it held one chunk, never dividing by zero.
     expect(planSearch(scope({ chunks: 0, tableChunks: 0 }), false).vectorIndex).toBe(false);
     expect(
-      planSearch(scope({ chunks: 1_732 }), false, { ...DEFAULT_SEARCH_SQL, indexCrossover: 0 })
+      planSearch(scope({ chunks: 5_477 }), false, { ...DEFAULT_SEARCH_SQL, indexCrossover: 0 })
         .vectorIndex,
     ).toBe(true);
   });

@@ -61,7 +61,7 @@ export interface SearchSqlOptions {
  */
 export const DEFAULT_SEARCH_SQL: SearchSqlOptions = {
   dfBudget: 1000,
-  indexCrossover: 30,
+  indexCrossover: 300,
   filteredIndexCrossover: 75,
   filteredDocumentsCap: 500,
   deferDocumentCheck: true,
@@ -111,9 +111,23 @@ export function planSearch(
   };
 }
 
-/** pgvector's `hnsw.ef_search` for a candidate count: the index returns at most that many rows. */
-export function efSearchFor(candidates: number): number {
-  return Math.max(40, Math.min(1000, candidates));
+/**
+ * Table chunks per unit of `hnsw.ef_search`'s floor: a graph over more vectors needs a wider
+ * search for the same recall. On the benchmark's big tenant, recall@8 of the 50 candidates at 1M
+ * chunks was 0.920 at ef_search 50, 0.945 at 200 and 0.955 at 400; at 100k it was 0.97 at 50
+ * (docs/decisions/0151-vector-plan-from-measured-costs.md).
+ */
+const EF_SEARCH_CHUNKS = 2_500;
+
+/**
+ * pgvector's `hnsw.ef_search` for a candidate count in a table of `tableChunks`: at least the
+ * candidates (the index returns at most ef_search rows per pass), and at least one per
+ * {@link EF_SEARCH_CHUNKS} chunks of the table; between 40 (pgvector's default) and 1,000 (its
+ * maximum).
+ */
+export function efSearchFor(candidates: number, tableChunks = 0): number {
+  const floor = Math.ceil(Math.max(tableChunks, 0) / EF_SEARCH_CHUNKS);
+  return Math.max(40, Math.min(1000, Math.max(candidates, floor)));
 }
 
 /**
@@ -128,17 +142,17 @@ const SEARCH_RANDOM_PAGE_COST = 1.1;
 /**
  * The settings a search's transaction runs with (`SET LOCAL`, or `set_config(.., true)` in a
  * routine's call: never per session, so pooled connections do not inherit them): iterative index
- * scans, so that selective filters still fill `top_k`, `ef_search` for the candidate count, the
- * page cost above, and no JIT compilation.
+ * scans, so that selective filters still fill `top_k`, `ef_search` for the candidate count and the
+ * table's size ({@link efSearchFor}), the page cost above, and no JIT compilation.
  * The planner compiles a statement whose estimated cost passes `jit_above_cost`, counting plans
  * behind one-time filters that never run; a filtered statement on a large table crosses it, and
  * compiling costs far more than the statement ever runs
  * (docs/decisions/0103-search-planner-settings.md).
  */
-export function searchTransactionSettings(candidates: number): LocalSettings {
+export function searchTransactionSettings(candidates: number, tableChunks = 0): LocalSettings {
   return {
     'hnsw.iterative_scan': 'relaxed_order',
-    'hnsw.ef_search': efSearchFor(candidates),
+    'hnsw.ef_search': efSearchFor(candidates, tableChunks),
     random_page_cost: SEARCH_RANDOM_PAGE_COST,
     jit: 'off',
   };
