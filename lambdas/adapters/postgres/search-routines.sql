@@ -359,368 +359,6 @@ ranked AS (
 END
 $routine$;
 
--- hybrid search, exact vector scan, deferred document check, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_4d3c94df6fed3585(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
-RETURNS SETOF record LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET role = groundwork_search
-AS $routine$
-BEGIN
-  PERFORM set_config(s.name, s.value, true) FROM unnest($20, $21) AS s(name, value);
-  RETURN QUERY WITH terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
-          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
-          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
-          ORDER BY distance OFFSET 0) c
-        WHERE coalesce((SELECT d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
-        LIMIT $6::int),
-idf AS MATERIALIZED (
-      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
-             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
-      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
-        ON df.term = t.lexeme),
-tsq AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
-              FROM unnest($10::text[]) t CROSS JOIN (
-                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
-                 FROM idf WHERE df > 0
-                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
-              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
-kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
-kw_scored AS MATERIALIZED (
-      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
-            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
-            LIMIT $11::int) c
-      CROSS JOIN LATERAL (
-        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
-          sum(u.idf) AS matched_idf
-        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
-          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
-          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
-          WHERE t.e >> 8 = t.key >> 8) u) s
-      WHERE s.bm25 IS NOT NULL),
-kw AS MATERIALIZED (
-      SELECT c.id, c.bm25, c.matched_idf
-      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
-      WHERE coalesce((SELECT d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
-      LIMIT $6::int),
-scored AS (
-      SELECT cand.id,
-             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
-             coalesce(cand.bm25, 0)::float8 AS bm25,
-             (cand.vcos IS NOT NULL) AS in_vec,
-             (cand.bm25 IS NOT NULL) AS in_kw,
-             c.document_id
-      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
-      JOIN chunks c ON c.id = cand.id),
-norm AS (
-      SELECT s.*,
-        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
-             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
-        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
-      FROM scored s),
-fusion_weight AS MATERIALIZED (
-      SELECT CASE WHEN
-          coalesce((SELECT max(cos) FROM vec), 0)
-            - coalesce((SELECT cos FROM vec ORDER BY cos DESC OFFSET 1 LIMIT 1), 0) >= $14::float8
-          AND coalesce((SELECT matched_idf FROM kw ORDER BY bm25 DESC, id LIMIT 1)
-                       / nullif((SELECT sum(idf) FROM idf), 0), 0) < $15::float8
-        THEN $16::float8 ELSE $13::float8 END AS w),
-ranked AS (
-      SELECT n.id, n.cos, n.bm25, (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm AS fused,
-             row_number() OVER (PARTITION BY n.document_id ORDER BY (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm DESC, n.id) AS per_source
-      FROM norm n
-      WHERE n.cos >= $17::float8)
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
-           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
-                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
-           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
-           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
-    FROM (SELECT * FROM ranked WHERE per_source <= $18::int
-          ORDER BY fused DESC, cos DESC, id LIMIT $19::int) r
-    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
-    ORDER BY r.fused DESC, r.cos DESC, c.id;
-END
-$routine$;
-
--- hybrid search, exact vector scan, deferred document check, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_2fd4643468ab8daf(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
-RETURNS SETOF record LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET role = groundwork_search
-AS $routine$
-BEGIN
-  PERFORM set_config(s.name, s.value, true) FROM unnest($17, $18) AS s(name, value);
-  RETURN QUERY WITH terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
-          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
-          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
-          ORDER BY distance OFFSET 0) c
-        WHERE coalesce((SELECT d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
-        LIMIT $6::int),
-idf AS MATERIALIZED (
-      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
-             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
-      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
-        ON df.term = t.lexeme),
-tsq AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
-              FROM unnest($10::text[]) t CROSS JOIN (
-                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
-                 FROM idf WHERE df > 0
-                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
-              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
-kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
-kw_scored AS MATERIALIZED (
-      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
-            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
-            LIMIT $11::int) c
-      CROSS JOIN LATERAL (
-        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
-          sum(u.idf) AS matched_idf
-        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
-          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
-          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
-          WHERE t.e >> 8 = t.key >> 8) u) s
-      WHERE s.bm25 IS NOT NULL),
-kw AS MATERIALIZED (
-      SELECT c.id, c.bm25, c.matched_idf
-      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
-      WHERE coalesce((SELECT d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
-      LIMIT $6::int),
-scored AS (
-      SELECT cand.id,
-             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
-             coalesce(cand.bm25, 0)::float8 AS bm25,
-             (cand.vcos IS NOT NULL) AS in_vec,
-             (cand.bm25 IS NOT NULL) AS in_kw,
-             c.document_id
-      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
-      JOIN chunks c ON c.id = cand.id),
-norm AS (
-      SELECT s.*,
-        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
-             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
-        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
-      FROM scored s),
-ranked AS (
-      SELECT n.id, n.cos, n.bm25, $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm AS fused,
-             row_number() OVER (PARTITION BY n.document_id ORDER BY $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm DESC, n.id) AS per_source
-      FROM norm n
-      WHERE n.cos >= $14::float8)
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
-           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
-                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
-           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
-           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
-    FROM (SELECT * FROM ranked WHERE per_source <= $15::int
-          ORDER BY fused DESC, cos DESC, id LIMIT $16::int) r
-    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
-    ORDER BY r.fused DESC, r.cos DESC, c.id;
-END
-$routine$;
-
--- hybrid search, exact vector scan, document check per chunk, dense lead
-CREATE OR REPLACE FUNCTION gw_routine_search_6ddc903f7f91a639(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, float8, float8, float8, int, int, text[], text[])
-RETURNS SETOF record LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET role = groundwork_search
-AS $routine$
-BEGIN
-  PERFORM set_config(s.name, s.value, true) FROM unnest($20, $21) AS s(name, value);
-  RETURN QUERY WITH terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
-          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
-          FROM chunks c JOIN documents d ON d.id = c.document_id
-          WHERE d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-          ORDER BY distance
-          LIMIT $6::int) c),
-idf AS MATERIALIZED (
-      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
-             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
-      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
-        ON df.term = t.lexeme),
-tsq AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
-              FROM unnest($10::text[]) t CROSS JOIN (
-                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
-                 FROM idf WHERE df > 0
-                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
-              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
-kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
-kw_scored AS MATERIALIZED (
-      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
-            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              AND coalesce((SELECT d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
-            LIMIT $11::int) c
-      CROSS JOIN LATERAL (
-        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
-          sum(u.idf) AS matched_idf
-        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
-          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
-          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
-          WHERE t.e >> 8 = t.key >> 8) u) s
-      WHERE s.bm25 IS NOT NULL),
-kw AS MATERIALIZED (
-      SELECT c.id, c.bm25, c.matched_idf
-      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
-      
-      LIMIT $6::int),
-scored AS (
-      SELECT cand.id,
-             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
-             coalesce(cand.bm25, 0)::float8 AS bm25,
-             (cand.vcos IS NOT NULL) AS in_vec,
-             (cand.bm25 IS NOT NULL) AS in_kw,
-             c.document_id
-      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
-      JOIN chunks c ON c.id = cand.id),
-norm AS (
-      SELECT s.*,
-        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
-             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
-        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
-      FROM scored s),
-fusion_weight AS MATERIALIZED (
-      SELECT CASE WHEN
-          coalesce((SELECT max(cos) FROM vec), 0)
-            - coalesce((SELECT cos FROM vec ORDER BY cos DESC OFFSET 1 LIMIT 1), 0) >= $14::float8
-          AND coalesce((SELECT matched_idf FROM kw ORDER BY bm25 DESC, id LIMIT 1)
-                       / nullif((SELECT sum(idf) FROM idf), 0), 0) < $15::float8
-        THEN $16::float8 ELSE $13::float8 END AS w),
-ranked AS (
-      SELECT n.id, n.cos, n.bm25, (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm AS fused,
-             row_number() OVER (PARTITION BY n.document_id ORDER BY (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm DESC, n.id) AS per_source
-      FROM norm n
-      WHERE n.cos >= $17::float8)
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
-           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
-                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
-           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
-           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
-    FROM (SELECT * FROM ranked WHERE per_source <= $18::int
-          ORDER BY fused DESC, cos DESC, id LIMIT $19::int) r
-    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
-    ORDER BY r.fused DESC, r.cos DESC, c.id;
-END
-$routine$;
-
--- hybrid search, exact vector scan, document check per chunk, fixed dense weight
-CREATE OR REPLACE FUNCTION gw_routine_search_c64e9523423c93e4(vector, text, text, text[], text[], int, float8, regconfig, text, text[], int, float8, float8, float8, int, int, text[], text[])
-RETURNS SETOF record LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET role = groundwork_search
-AS $routine$
-BEGIN
-  PERFORM set_config(s.name, s.value, true) FROM unnest($17, $18) AS s(name, value);
-  RETURN QUERY WITH terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
-          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
-          FROM chunks c JOIN documents d ON d.id = c.document_id
-          WHERE d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-          ORDER BY distance
-          LIMIT $6::int) c),
-idf AS MATERIALIZED (
-      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
-             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
-      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
-        ON df.term = t.lexeme),
-tsq AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
-              FROM unnest($10::text[]) t CROSS JOIN (
-                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
-                 FROM idf WHERE df > 0
-                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
-              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
-kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
-kw_scored AS MATERIALIZED (
-      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
-            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              AND coalesce((SELECT d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
-            LIMIT $11::int) c
-      CROSS JOIN LATERAL (
-        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
-          sum(u.idf) AS matched_idf
-        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
-          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
-          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
-          WHERE t.e >> 8 = t.key >> 8) u) s
-      WHERE s.bm25 IS NOT NULL),
-kw AS MATERIALIZED (
-      SELECT c.id, c.bm25, c.matched_idf
-      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
-      
-      LIMIT $6::int),
-scored AS (
-      SELECT cand.id,
-             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
-             coalesce(cand.bm25, 0)::float8 AS bm25,
-             (cand.vcos IS NOT NULL) AS in_vec,
-             (cand.bm25 IS NOT NULL) AS in_kw,
-             c.document_id
-      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
-      JOIN chunks c ON c.id = cand.id),
-norm AS (
-      SELECT s.*,
-        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
-             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
-        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
-      FROM scored s),
-ranked AS (
-      SELECT n.id, n.cos, n.bm25, $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm AS fused,
-             row_number() OVER (PARTITION BY n.document_id ORDER BY $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm DESC, n.id) AS per_source
-      FROM norm n
-      WHERE n.cos >= $14::float8)
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
-           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
-                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
-           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
-           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
-    FROM (SELECT * FROM ranked WHERE per_source <= $15::int
-          ORDER BY fused DESC, cos DESC, id LIMIT $16::int) r
-    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
-    ORDER BY r.fused DESC, r.cos DESC, c.id;
-END
-$routine$;
-
 -- vector search, HNSW vector scan
 CREATE OR REPLACE FUNCTION gw_routine_search_4ee302406ba186cf(vector, text, text, text[], text[], int, float8, regconfig, text, text[], float8, int, int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
@@ -739,122 +377,6 @@ vec AS MATERIALIZED (SELECT c.id, 1 - (c.embedding <=> $1::vector) AS cos
       AND d.visibility = 'global' AND d.status = 'indexed')) AND (c.tenant_id = ANY($5::text[])) IS TRUE AND true
         ORDER BY c.embedding <=> $1::vector
         LIMIT $6::int),
-idf AS MATERIALIZED (
-      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
-             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
-      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
-        ON df.term = t.lexeme),
-scored AS (
-      SELECT cand.id,
-             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
-             coalesce(cand.bm25, 0)::float8 AS bm25,
-             (cand.vcos IS NOT NULL) AS in_vec,
-             (cand.bm25 IS NOT NULL) AS in_kw,
-             c.document_id
-      FROM (SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec) cand
-      JOIN chunks c ON c.id = cand.id),
-norm AS (
-      SELECT s.*,
-        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
-             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
-        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
-      FROM scored s),
-ranked AS (
-      SELECT n.id, n.cos, n.bm25, n.cos AS fused,
-             row_number() OVER (PARTITION BY n.document_id ORDER BY n.cos DESC, n.id) AS per_source
-      FROM norm n
-      WHERE n.cos >= $11::float8)
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
-           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
-                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
-           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
-           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
-    FROM (SELECT * FROM ranked WHERE per_source <= $12::int
-          ORDER BY fused DESC, cos DESC, id LIMIT $13::int) r
-    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
-    ORDER BY r.fused DESC, r.cos DESC, c.id;
-END
-$routine$;
-
--- vector search, exact vector scan, deferred document check
-CREATE OR REPLACE FUNCTION gw_routine_search_525ab2ed6ec03b41(vector, text, text, text[], text[], int, float8, regconfig, text, text[], float8, int, int, text[], text[])
-RETURNS SETOF record LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET role = groundwork_search
-AS $routine$
-BEGIN
-  PERFORM set_config(s.name, s.value, true) FROM unnest($14, $15) AS s(name, value);
-  RETURN QUERY WITH terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
-          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
-          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
-          ORDER BY distance OFFSET 0) c
-        WHERE coalesce((SELECT d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
-        LIMIT $6::int),
-idf AS MATERIALIZED (
-      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
-             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
-      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
-                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
-        ON df.term = t.lexeme),
-scored AS (
-      SELECT cand.id,
-             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
-             coalesce(cand.bm25, 0)::float8 AS bm25,
-             (cand.vcos IS NOT NULL) AS in_vec,
-             (cand.bm25 IS NOT NULL) AS in_kw,
-             c.document_id
-      FROM (SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec) cand
-      JOIN chunks c ON c.id = cand.id),
-norm AS (
-      SELECT s.*,
-        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
-             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
-        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
-      FROM scored s),
-ranked AS (
-      SELECT n.id, n.cos, n.bm25, n.cos AS fused,
-             row_number() OVER (PARTITION BY n.document_id ORDER BY n.cos DESC, n.id) AS per_source
-      FROM norm n
-      WHERE n.cos >= $11::float8)
-    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
-           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
-                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
-           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
-           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
-    FROM (SELECT * FROM ranked WHERE per_source <= $12::int
-          ORDER BY fused DESC, cos DESC, id LIMIT $13::int) r
-    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
-    ORDER BY r.fused DESC, r.cos DESC, c.id;
-END
-$routine$;
-
--- vector search, exact vector scan, document check per chunk
-CREATE OR REPLACE FUNCTION gw_routine_search_3af426c68af67614(vector, text, text, text[], text[], int, float8, regconfig, text, text[], float8, int, int, text[], text[])
-RETURNS SETOF record LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan
-SET role = groundwork_search
-AS $routine$
-BEGIN
-  PERFORM set_config(s.name, s.value, true) FROM unnest($14, $15) AS s(name, value);
-  RETURN QUERY WITH terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
-vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
-          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
-          FROM chunks c JOIN documents d ON d.id = c.document_id
-          WHERE d.status = 'indexed'
-    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
-      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
-          ORDER BY distance
-          LIMIT $6::int) c),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
@@ -1077,7 +599,432 @@ BEGIN
 END
 $routine$;
 
--- Not routines: the search statements with a filter (here `lang`), planned on every search.
+-- Not routines, planned on every search: the statements with an exact vector scan, then those
+-- with a filter (here `lang`).
+
+-- hybrid search, exact vector scan, deferred document check, dense lead
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
+          ORDER BY distance OFFSET 0) c
+        WHERE coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
+        LIMIT $6::int),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($10::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
+            LIMIT $11::int) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      WHERE coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
+      LIMIT $6::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+fusion_weight AS MATERIALIZED (
+      SELECT CASE WHEN
+          coalesce((SELECT max(cos) FROM vec), 0)
+            - coalesce((SELECT cos FROM vec ORDER BY cos DESC OFFSET 1 LIMIT 1), 0) >= $14::float8
+          AND coalesce((SELECT matched_idf FROM kw ORDER BY bm25 DESC, id LIMIT 1)
+                       / nullif((SELECT sum(idf) FROM idf), 0), 0) < $15::float8
+        THEN $16::float8 ELSE $13::float8 END AS w),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $17::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $18::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $19::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- hybrid search, exact vector scan, deferred document check, fixed dense weight
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
+          ORDER BY distance OFFSET 0) c
+        WHERE coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
+        LIMIT $6::int),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($10::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
+            LIMIT $11::int) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      WHERE coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
+      LIMIT $6::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $14::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $15::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $16::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- hybrid search, exact vector scan, document check per chunk, dense lead
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
+          ORDER BY distance
+          LIMIT $6::int) c),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($10::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
+            LIMIT $11::int) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      
+      LIMIT $6::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+fusion_weight AS MATERIALIZED (
+      SELECT CASE WHEN
+          coalesce((SELECT max(cos) FROM vec), 0)
+            - coalesce((SELECT cos FROM vec ORDER BY cos DESC OFFSET 1 LIMIT 1), 0) >= $14::float8
+          AND coalesce((SELECT matched_idf FROM kw ORDER BY bm25 DESC, id LIMIT 1)
+                       / nullif((SELECT sum(idf) FROM idf), 0), 0) < $15::float8
+        THEN $16::float8 ELSE $13::float8 END AS w),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY (SELECT w FROM fusion_weight) * coalesce(n.ncos, 0) + (1 - (SELECT w FROM fusion_weight)) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $17::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $18::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $19::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- hybrid search, exact vector scan, document check per chunk, fixed dense weight
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
+          ORDER BY distance
+          LIMIT $6::int) c),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+tsq AS MATERIALIZED (
+      SELECT (SELECT string_agg(('''' || replace(replace(t || chr(1) || kept.term, '\', '\\'), '''', '''''') || ''''), ' | ')
+              FROM unnest($10::text[]) t CROSS JOIN (
+                 SELECT term, row_number() OVER w AS rank, sum(df) OVER w AS cumulative
+                 FROM idf WHERE df > 0
+                 WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
+              WHERE kept.rank = 1 OR kept.cumulative <= $11::int)::tsquery AS q),
+kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
+kw_scored AS MATERIALIZED (
+      SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
+            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              AND coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true FROM documents d WHERE d.id = c.document_id), false)
+            LIMIT $11::int) c
+      CROSS JOIN LATERAL (
+        SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
+          sum(u.idf) AS matched_idf
+        FROM (SELECT t.idf, ((t.e & 255) + 1)::float8 AS tf FROM (
+          SELECT t.key, t.idf, c.term_counts[width_bucket(t.key + 255, c.term_counts)] AS e
+          FROM unnest((SELECT keys FROM kw_terms), (SELECT idfs FROM kw_terms)) t(key, idf) OFFSET 0) t
+          WHERE t.e >> 8 = t.key >> 8) u) s
+      WHERE s.bm25 IS NOT NULL),
+kw AS MATERIALIZED (
+      SELECT c.id, c.bm25, c.matched_idf
+      FROM (SELECT * FROM kw_scored ORDER BY bm25 DESC, id OFFSET 0) c
+      
+      LIMIT $6::int),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT coalesce(v.id, k.id) AS id, v.cos AS vcos, k.bm25 FROM vec v FULL JOIN kw k ON k.id = v.id) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY $13::float8 * coalesce(n.ncos, 0) + (1 - $13::float8) * n.nbm DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $14::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $15::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $16::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- vector search, exact vector scan, deferred document check
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, c.document_id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c WHERE c.tenant_id = ANY($5::text[])
+          ORDER BY distance OFFSET 0) c
+        WHERE coalesce((SELECT d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) FROM documents d WHERE d.id = c.document_id), false)
+        LIMIT $6::int),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, n.cos AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY n.cos DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $11::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $12::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $13::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
+
+-- vector search, exact vector scan, document check per chunk
+WITH terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM unnest(to_tsvector($8::regconfig, $9::text))),
+vec AS MATERIALIZED (SELECT c.id, 1 - c.distance AS cos FROM (
+          SELECT c.id, (c.embedding <=> $1::vector) + 0 AS distance
+          FROM chunks c JOIN documents d ON d.id = c.document_id
+          WHERE d.status = 'indexed'
+    AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
+      OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND true
+          ORDER BY distance
+          LIMIT $6::int) c),
+idf AS MATERIALIZED (
+      SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
+             ln(1 + ($7::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+      FROM unnest((SELECT lexemes FROM terms)) t(lexeme)
+      LEFT JOIN (SELECT term, sum(doc_freq)::float8 AS df FROM term_stats
+                 WHERE tenant_id = ANY($10::text[]) AND term = ANY((SELECT lexemes FROM terms)::text[]) GROUP BY term) df
+        ON df.term = t.lexeme),
+scored AS (
+      SELECT cand.id,
+             greatest(0, least(1, coalesce(cand.vcos, 1 - (c.embedding <=> $1::vector))))::float8 AS cos,
+             coalesce(cand.bm25, 0)::float8 AS bm25,
+             (cand.vcos IS NOT NULL) AS in_vec,
+             (cand.bm25 IS NOT NULL) AS in_kw,
+             c.document_id
+      FROM (SELECT id, cos AS vcos, NULL::float8 AS bm25 FROM vec) cand
+      JOIN chunks c ON c.id = cand.id),
+norm AS (
+      SELECT s.*,
+        CASE WHEN NOT in_vec THEN greatest(0, (cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0))
+             ELSE coalesce((cos - min(cos) FILTER (WHERE in_vec) OVER ()) / nullif(max(cos) FILTER (WHERE in_vec) OVER () - min(cos) FILTER (WHERE in_vec) OVER (), 0), 1) END AS ncos,
+        CASE WHEN NOT in_kw THEN 0 ELSE coalesce((bm25 - min(bm25) FILTER (WHERE in_kw) OVER ()) / nullif(max(bm25) FILTER (WHERE in_kw) OVER () - min(bm25) FILTER (WHERE in_kw) OVER (), 0), 1) END AS nbm
+      FROM scored s),
+ranked AS (
+      SELECT n.id, n.cos, n.bm25, n.cos AS fused,
+             row_number() OVER (PARTITION BY n.document_id ORDER BY n.cos DESC, n.id) AS per_source
+      FROM norm n
+      WHERE n.cos >= $11::float8)
+    SELECT c.id AS chunk_id, c.document_id, c.chunk_index, c.text, r.cos, r.bm25, r.fused,
+           coalesce((SELECT sum(i.idf) FROM idf i WHERE c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
+                    / nullif((SELECT sum(idf) FROM idf), 0), 0)::float8 AS coverage,
+           d.source_type, d.title, d.source_uri, d.language, (d.metadata || c.metadata) AS metadata,
+           c.start_offset, c.end_offset, coalesce(d.owner_user_id, d.uploaded_by) AS owner_user_id
+    FROM (SELECT * FROM ranked WHERE per_source <= $12::int
+          ORDER BY fused DESC, cos DESC, id LIMIT $13::int) r
+    JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
+    ORDER BY r.fused DESC, r.cos DESC, c.id;
 
 -- hybrid search, HNSW vector scan, dense lead
 WITH terms AS MATERIALIZED (
