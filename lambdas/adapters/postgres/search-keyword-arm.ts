@@ -99,14 +99,14 @@ export function keywordArm(parts: StatementParts, budget: number, meanLength: nu
             LIMIT ${limit}`;
   if (filtered) {
     // A small filtered scope: its chunks holding any of the question's lexemes, not only the
-    // rarest, which the budget would otherwise spend on chunks the filters drop.
-    ctes.push(`tsq_all AS MATERIALIZED (
-      SELECT (SELECT string_agg(${tsqueryLiteral('term')}, ' | ') FROM idf WHERE df > 0)::tsquery AS q)`);
+    // rarest, which the budget would otherwise spend on chunks the filters drop. Tested on the
+    // term counts in the row, not the full-text vector, which is stored out of it
+    // (docs/decisions/0150-full-text-vector-out-of-line.md).
     selected = `SELECT * FROM (${selected}) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
               SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (${scopeChunks}) c
-              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              WHERE EXISTS (SELECT 1 FROM idf i WHERE i.df > 0 AND ${holdsLexeme('c.term_counts', 'i.key')})
               LIMIT ${limit}) narrow WHERE (SELECT small FROM fscope)`;
   }
   const avgdl = p.add(Math.max(meanLength, 1), 'float8');

@@ -1041,13 +1041,13 @@ fscope AS MATERIALIZED (
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
-            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1077,8 +1077,6 @@ tsq AS MATERIALIZED (
                  FROM idf WHERE df > 0
                  WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
               WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
-tsq_all AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
 kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
@@ -1090,18 +1088,18 @@ kw_scored AS MATERIALIZED (
             LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
-              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              WHERE EXISTS (SELECT 1 FROM idf i WHERE i.df > 0 AND c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
               LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
@@ -1168,13 +1166,13 @@ fscope AS MATERIALIZED (
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
-            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1204,8 +1202,6 @@ tsq AS MATERIALIZED (
                  FROM idf WHERE df > 0
                  WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
               WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
-tsq_all AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
 kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
@@ -1217,18 +1213,18 @@ kw_scored AS MATERIALIZED (
             LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
-              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              WHERE EXISTS (SELECT 1 FROM idf i WHERE i.df > 0 AND c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
               LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
@@ -1288,13 +1284,13 @@ fscope AS MATERIALIZED (
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
-            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1325,8 +1321,6 @@ tsq AS MATERIALIZED (
                  FROM idf WHERE df > 0
                  WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
               WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
-tsq_all AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
 kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
@@ -1338,18 +1332,18 @@ kw_scored AS MATERIALIZED (
             LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
-              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              WHERE EXISTS (SELECT 1 FROM idf i WHERE i.df > 0 AND c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
               LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
@@ -1416,13 +1410,13 @@ fscope AS MATERIALIZED (
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
-            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1453,8 +1447,6 @@ tsq AS MATERIALIZED (
                  FROM idf WHERE df > 0
                  WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
               WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
-tsq_all AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
 kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
@@ -1466,18 +1458,18 @@ kw_scored AS MATERIALIZED (
             LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
-              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              WHERE EXISTS (SELECT 1 FROM idf i WHERE i.df > 0 AND c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
               LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,
@@ -1537,13 +1529,13 @@ fscope AS MATERIALIZED (
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
-            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1611,13 +1603,13 @@ fscope AS MATERIALIZED (
                   OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
                      >= $14::float8 * $13::float8) AS small),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
-            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+            SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1699,8 +1691,6 @@ tsq AS MATERIALIZED (
                  FROM idf WHERE df > 0
                  WINDOW w AS (ORDER BY df, term ROWS UNBOUNDED PRECEDING)) kept
               WHERE kept.rank = 1 OR kept.cumulative <= $15::int)::tsquery AS q),
-tsq_all AS MATERIALIZED (
-      SELECT (SELECT string_agg(('''' || replace(replace(term, '\', '\\'), '''', '''''') || ''''), ' | ') FROM idf WHERE df > 0)::tsquery AS q),
 kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs FROM idf),
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
@@ -1712,18 +1702,18 @@ kw_scored AS MATERIALIZED (
             LIMIT $15::int) wide WHERE NOT (SELECT small FROM fscope)
             UNION ALL
             SELECT * FROM (
-              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+              SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])
           UNION ALL
-          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts
+          SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.metadata <> '{}' AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
       AND d.visibility = 'global' AND d.status = 'indexed')) AND c.tenant_id = ANY($5::text[]) AND d.language = ANY($6::text[])) c
-              WHERE c.fts @@ (SELECT q FROM tsq_all)
+              WHERE EXISTS (SELECT 1 FROM idf i WHERE i.df > 0 AND c.term_counts[width_bucket(i.key + 255, c.term_counts)] >> 8 = i.key >> 8)
               LIMIT $15::int) narrow WHERE (SELECT small FROM fscope)) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $16::float8))) AS bm25,

@@ -111,8 +111,7 @@ function filteredScope(
  * the chunks than from those documents.
  */
 function scopeChunksSql(where: string): string {
-  const columns =
-    'c.id, c.document_id, c.tenant_id, c.embedding, c.fts, c.fts_length, c.term_counts';
+  const columns = 'c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts';
   return `SELECT ${columns}
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND ${where}
           UNION ALL
