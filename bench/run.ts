@@ -20,9 +20,12 @@ const PARTS: Record<string, () => Promise<unknown>> = {
       process.env.BENCH_INGEST_LIMIT ? { limit: Number(process.env.BENCH_INGEST_LIMIT) } : {},
     ),
   search: () =>
-    benchSearch(
-      process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
-    ),
+    benchSearch({
+      ...(process.env.BENCH_SEARCH_CHUNKS
+        ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) }
+        : {}),
+      ...(process.env.BENCH_SEARCH_BUDGET_SWEEP === 'off' ? { budgetSweep: false } : {}),
+    }),
   limiter: () => benchLimiter(),
   'model-switch': () =>
     benchModelSwitch(

@@ -46,6 +46,11 @@ export interface SearchBenchOptions {
    * spent (a run 50x over target needs no 200 samples to show it). @default 30
    */
   readonly latencyBudgetSeconds?: number;
+  /**
+   * Sweep the keyword budget against the unbounded arm (section 4). At 1M chunks the unbounded
+   * arm takes about 20 s a query, and the sweep about 20 minutes. @default true
+   */
+  readonly budgetSweep?: boolean;
 }
 
 /**

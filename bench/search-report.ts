@@ -120,6 +120,7 @@ export function report(r: SearchBenchResult): string[] {
     );
   }
   const firstSweep = r.budgetSweep[0];
+  if (!firstSweep) l('   keyword budget sweep: not run (BENCH_SEARCH_BUDGET_SWEEP=off)');
   if (firstSweep) {
     l(
       `   keyword budget sweep, hybrid in ${firstSweep.hybrid.tenantId}; agreement with the unbounded arm (every matching chunk scored) over ${firstSweep.agreementQueries} queries:`,

@@ -174,21 +174,26 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
     // arm's on the same queries (answered untimed: at 100k chunks it takes about a second each).
     const sweepQueries = latencyQueries.slice(0, SWEEP_QUERIES);
     const agreementQueries = latencyQueries.slice(0, AGREEMENT_QUERIES);
-    log(`budget sweep: the unbounded arm's answers to ${agreementQueries.length} queries`);
+    const sweepBudgets = options.budgetSweep === false ? [] : [...DF_BUDGET_SWEEP, null];
+    if (sweepBudgets.length > 0)
+      log(`budget sweep: the unbounded arm's answers to ${agreementQueries.length} queries`);
     const answers = async (dfBudget: number, mode: SearchMode) => {
       const run = useCaseWith(dfBudget, mode);
       const out: string[][] = [];
       for (const q of agreementQueries) out.push(await run(TENANTS.big, q));
       return out;
     };
-    const truth = {
-      keyword: await answers(UNBOUNDED_BUDGET, 'keyword'),
-      hybrid: await answers(UNBOUNDED_BUDGET, 'hybrid'),
-    };
+    const truth =
+      sweepBudgets.length === 0
+        ? { keyword: [], hybrid: [] }
+        : {
+            keyword: await answers(UNBOUNDED_BUDGET, 'keyword'),
+            hybrid: await answers(UNBOUNDED_BUDGET, 'hybrid'),
+          };
     const agreement = (got: readonly string[][], want: readonly string[][]) =>
       mean(got.map((ids, i) => recall(ids, want[i] ?? [])));
     const budgetSweep: SearchBenchResult['budgetSweep'][number][] = [];
-    for (const dfBudget of [...DF_BUDGET_SWEEP, null]) {
+    for (const dfBudget of sweepBudgets) {
       const budget = dfBudget ?? UNBOUNDED_BUDGET;
       const label = `df budget ${dfBudget ?? 'unbounded'}`;
       log(`budget sweep: ${label}`);
