@@ -113,9 +113,9 @@ export function planSearch(
 
 /**
  * Table chunks per unit of `hnsw.ef_search`'s floor: a graph over more vectors needs a wider
- * search for the same recall. On the benchmark's big tenant, recall@8 of the 50 candidates at 1M
- * chunks was 0.920 at ef_search 50, 0.945 at 200 and 0.955 at 400; at 100k it was 0.97 at 50
- * (docs/decisions/0151-vector-plan-from-measured-costs.md).
+ * search for the same recall. In the benchmark's big tenant (section 2), recall@10 of the 50
+ * candidates at 1M chunks was 0.862 at ef_search 40 to 100, 0.884 at 200 and 0.914 at 400; at
+ * 100k, 0.963 at 50 (docs/decisions/0151-vector-plan-from-measured-costs.md).
  */
 const EF_SEARCH_CHUNKS = 2_500;
 

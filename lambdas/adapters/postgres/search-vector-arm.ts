@@ -11,8 +11,9 @@ import type { StatementParts } from './search-statement';
  * for a mid-size tenant it prefers the b-tree and a sort, many times slower than HNSW
  * (docs/decisions/0107-hnsw-or-exact-scan.md). `(..) IS TRUE` hides the tenant test from the
  * b-tree while keeping its selectivity estimate, so HNSW is the cheap ordered path left.
- * The exact scan orders by the distance plus 0, an expression HNSW cannot serve, so that a plan
- * made without the scope's size (a routine's generic plan) still scans exactly.
+ * The exact scan orders by the distance plus 0, an expression HNSW cannot serve, so that it stays
+ * exact whatever the planner estimates; it is planned on every search, never kept in a routine
+ * (docs/decisions/0151-vector-plan-from-measured-costs.md).
  */
 export function vectorArm(parts: StatementParts): string {
   const { emb, candidates, scopeChunks } = parts;
