@@ -220,6 +220,7 @@ export class ApiStack extends Stack {
         clusterIdentifier: data.database.cluster.clusterIdentifier,
         ...(data.database.proxy ? { proxyName: data.database.proxy.dbProxyName } : {}),
         maxCapacityAcu: config.auroraMaxCapacity,
+        readers: config.readReplicas,
       },
       functions: Object.fromEntries(
         Object.entries({ ingest, search, answer, answerStream, usage, documents, admin }).map(

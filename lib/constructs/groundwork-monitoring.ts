@@ -57,6 +57,8 @@ interface AlarmThresholds {
   readonly bedrockThrottles: number;
   /** RDS Proxy: time to borrow a database connection, milliseconds (maximum over 5 minutes). @default 5000 */
   readonly proxyBorrowMs: number;
+  /** Aurora readers: the largest lag behind the writer, milliseconds (for 15 minutes). @default 10000 */
+  readonly readerLagMs: number;
 }
 
 const DEFAULT_THRESHOLDS: AlarmThresholds = {
@@ -69,6 +71,7 @@ const DEFAULT_THRESHOLDS: AlarmThresholds = {
   queueAgeMinutes: 60,
   bedrockThrottles: 5,
   proxyBorrowMs: 5000,
+  readerLagMs: 10_000,
 };
 
 export interface GroundworkMonitoringProps {
@@ -82,6 +85,8 @@ export interface GroundworkMonitoringProps {
     readonly proxyName?: string;
     /** The cluster's maximum capacity: capacity held there means it cannot scale further. */
     readonly maxCapacityAcu: number;
+    /** Reader instances serving search (docs/decisions/0147-reads-on-aurora-readers.md). @default 0 */
+    readonly readers?: number;
   };
   /** The functions whose errors and throttles raise alarms, by name. @default - none */
   readonly functions?: Readonly<Record<string, lambda.IFunction>>;
@@ -527,6 +532,15 @@ export class GroundworkMonitoring extends Construct {
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
+    if ((props.database.readers ?? 0) > 0) {
+      alarm('ReaderLag', {
+        metric: rds('AuroraReplicaLagMaximum', 'Maximum', cluster),
+        alarmDescription: `An Aurora reader stayed more than ${t.readerLagMs} ms behind the writer for 15 minutes: searches miss documents indexed meanwhile.`,
+        threshold: t.readerLagMs,
+        evaluationPeriods: 3,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
     if (proxy) {
       alarm('ProxyLoginFailures', {
         metric: rds('ClientConnectionsSetupFailedAuth', 'Sum', proxy),

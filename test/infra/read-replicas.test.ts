@@ -85,6 +85,37 @@ describe('read replicas', () => {
     }
   });
 
+  it('alarms when a reader lags behind the writer for 15 minutes, only with readers', () => {
+    // The metric is written as a MetricStat (it carries a label).
+    interface Stat {
+      MetricStat?: {
+        Metric?: { Namespace?: string; MetricName?: string };
+        Stat?: string;
+        Period?: number;
+      };
+    }
+    const lagAlarms = (app: SynthesizedApp) =>
+      Object.values(resourcesOfType(app.apiTemplate, 'AWS::CloudWatch::Alarm')).filter((a) =>
+        ((a.Properties?.Metrics ?? []) as Stat[]).some(
+          (m) => m.MetricStat?.Metric?.MetricName === 'AuroraReplicaLagMaximum',
+        ),
+      );
+    expect(lagAlarms(withReaders)).toHaveLength(1);
+    const lag = lagAlarms(withReaders)[0]!.Properties!;
+    expect(lag).toMatchObject({
+      EvaluationPeriods: 3,
+      Threshold: 10_000,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    expect((lag.Metrics as Stat[])[0]!.MetricStat).toMatchObject({
+      Metric: { Namespace: 'AWS/RDS', MetricName: 'AuroraReplicaLagMaximum' },
+      Stat: 'Maximum',
+      Period: 300,
+    });
+    expect(lagAlarms(withoutProxy)).toHaveLength(1);
+    expect(lagAlarms(byDefault)).toHaveLength(0);
+  });
+
   it('has no reader, no read-only endpoint and no read host by default', () => {
     expect(instances(byDefault)).toHaveLength(1);
     byDefault.dataTemplate.resourceCountIs('AWS::RDS::DBProxyEndpoint', 0);
