@@ -14,6 +14,8 @@ import {
   DynamoDBClient,
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+  waitUntilTableNotExists,
 } from '@aws-sdk/client-dynamodb';
 import {
   LIMITS_TTL_ATTRIBUTE,
@@ -31,6 +33,11 @@ interface DynaliteOptions {
 const dynalite = require('dynalite') as (options: DynaliteOptions) => Server;
 
 const DEFAULT_LIMITS_TABLE = 'groundwork-limits';
+/**
+ * Polling for a table status change, in seconds. dynalite makes it on a 0 ms timer, which on a
+ * loaded machine can still run after the client's next request.
+ */
+const TABLE_WAIT = { minDelay: 0.01, maxDelay: 0.1, maxWaitTime: 10 };
 
 export interface LocalDynamoOptions {
   /** 0 (default) picks a free port. */
@@ -86,13 +93,14 @@ export async function startLocalDynamo(options: LocalDynamoOptions = {}): Promis
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localDynamoClient(endpoint);
   const tableName = options.tableName ?? DEFAULT_LIMITS_TABLE;
-  const stop = async () => {
-    client.destroy();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
+  let stopped: Promise<void> | undefined;
+  // dynalite calls back once its LevelDB is closed, or with the reason it could not close it.
+  const stop = () =>
+    (stopped ??= new Promise<void>((resolve, reject) => {
+      client.destroy();
+      server.close((err) => (err ? reject(err) : resolve()));
       server.closeAllConnections();
-    });
-  };
+    }));
   try {
     await ensureTable(client, tableName);
   } catch (err) {
@@ -102,19 +110,32 @@ export async function startLocalDynamo(options: LocalDynamoOptions = {}): Promis
   return { endpoint, client, tableName, stop };
 }
 
+/**
+ * Returns once the table is ACTIVE. CreateTable answers while the table is CREATING, and until it
+ * is ACTIVE every read and write fails with ResourceNotFoundException, which the limiter (failing
+ * open by default) would admit uncounted. DeleteTable answers while the table is DELETING, and
+ * until it is gone CreateTable fails with ResourceInUseException.
+ */
 async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  const waiter = { client, ...TABLE_WAIT };
+  const table = { TableName: tableName };
   try {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand(table));
     const wanted = limitsTableDefinition(tableName).GlobalSecondaryIndexes ?? [];
     const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
-    if (wanted.every((i) => present.has(i.IndexName))) return;
+    if (wanted.every((i) => present.has(i.IndexName))) {
+      await waitUntilTableExists(waiter, table);
+      return;
+    }
     // A table from an older version: the counters are short-lived local state, so rebuilding
     // the table (losing this month's local counts) is simpler than migrating it.
-    await client.send(new DeleteTableCommand({ TableName: tableName }));
+    await client.send(new DeleteTableCommand(table));
+    await waitUntilTableNotExists(waiter, table);
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
   }
   await client.send(new CreateTableCommand(limitsTableDefinition(tableName)));
+  await waitUntilTableExists(waiter, table);
   try {
     await client.send(
       new UpdateTimeToLiveCommand({

@@ -278,6 +278,8 @@ describe('limits on dynalite', () => {
           clock,
         });
       await limiterOn(local).admit(user, 'search');
+      // Counted before the restart, so that a 0 after it can only be the data folder's doing.
+      expect((await limiterOn(local).usage(user)).quotas.searches.used).toBe(1);
       await local.stop();
       local = await startLocalDynamo({ dataDir });
       try {
