@@ -62,9 +62,20 @@ export async function reembedCommand(env: LocalEnv & { dataDir: string }): Promi
       return 0;
     }
     console.log(formatSwitchStatus(before));
-    const outcome = await stack.modelSwitch.run();
+    let outcome: string;
+    try {
+      outcome = await stack.modelSwitch.run();
+    } catch (err) {
+      // A model server down, say: what was re-embedded is kept, and the next run continues.
+      outcome = err instanceof Error ? err.message : String(err);
+    }
     if (outcome !== 'switched') {
-      console.error(`the switch did not complete (${outcome}); run again to continue.`);
+      const now = await stack.modelSwitch.status();
+      console.error(
+        `the switch did not complete (${outcome}); ${now.chunksDone} of ${now.chunksTotal} chunks ` +
+          `are re-embedded and kept, and search still uses ${now.live?.modelId ?? 'the live model'}. ` +
+          'Run again to continue.',
+      );
       return 1;
     }
     console.log(

@@ -77,6 +77,8 @@ export interface ModelSwitchDeps {
   /** Called after this worker completed the switch (the process re-reads its live model). */
   readonly onSwitched?: () => Promise<unknown>;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Milliseconds on a monotonic clock, to time each batch. @default performance.now */
+  readonly now?: () => number;
   readonly log?: Log;
   readonly metrics?: MetricsSink;
 }
@@ -102,6 +104,7 @@ export function createModelSwitch(deps: ModelSwitchDeps): ModelSwitch {
   const log = deps.log ?? silentLog;
   const metrics = deps.metrics ?? noMetrics;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = deps.now ?? (() => performance.now());
   const { store, target } = deps;
 
   /** True when a switch to this process's model is in progress. */
@@ -162,14 +165,14 @@ export function createModelSwitch(deps: ModelSwitchDeps): ModelSwitch {
       for (;;) {
         if (options.shouldStop?.()) return 'stopped';
         if (!(await ours())) return 'no-switch';
-        const started = performance.now();
+        const started = now();
         const n = await step();
         if (n === 0) {
           const outcome = await finish();
           if (outcome === 'done') return 'switched';
           if (outcome === 'none') return 'no-switch';
         }
-        const took = performance.now() - started;
+        const took = now() - started;
         await sleep(Math.max(settings.pauseMs, settings.restRatio * took));
       }
     },
