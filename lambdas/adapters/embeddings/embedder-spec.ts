@@ -52,8 +52,23 @@ export interface SpecDeps {
 }
 
 /**
+ * The spec of a model recorded before settings were (migrations/0019), from its id alone: the
+ * local model, or a Bedrock model (`<Bedrock model id>/<dimension>`, the only other provider
+ * then), whose id and dimension are all its settings. An OpenAI-compatible server's id does not
+ * name its URL: null.
+ */
+function specOfUnrecordedSettings(modelId: string): EmbedderSpec | null {
+  if (modelId.startsWith('local/')) return { provider: 'local', settings: {} };
+  const bedrock = /^((?:amazon|cohere)\.[a-z0-9.:-]+)\/(\d+)$/.exec(modelId);
+  if (!bedrock) return null;
+  const settings = z.safeParse(settingsSchema, { MODEL_ID: bedrock[1], DIMENSION: bedrock[2] });
+  return settings.success ? { provider: 'bedrock', settings: settings.data } : null;
+}
+
+/**
  * Builds the embedder of a recorded model (the live one, during a switch). A record without
- * settings (made before they were recorded) builds only the local model.
+ * settings (made before they were recorded) builds the local model or a Bedrock model, named by
+ * its id.
  * @throws ConfigError when the record cannot be built here, or builds another model than it names.
  */
 export async function embedderFromRecord(record: ModelRecord, deps: SpecDeps): Promise<Embedder> {
@@ -65,8 +80,9 @@ export async function embedderFromRecord(record: ModelRecord, deps: SpecDeps): P
     );
   let spec: EmbedderSpec;
   if (record.settings === null) {
-    if (!record.modelId.startsWith('local/')) throw cannot('its settings were not recorded');
-    spec = { provider: 'local', settings: {} };
+    const legacy = specOfUnrecordedSettings(record.modelId);
+    if (!legacy) throw cannot('its settings were not recorded');
+    spec = legacy;
   } else {
     const parsed = z.safeParse(storedSchema, record.settings);
     if (!parsed.success) throw cannot('its recorded settings are not readable');
@@ -90,14 +106,23 @@ export async function embedderFromRecord(record: ModelRecord, deps: SpecDeps): P
       deps.configured.BASE_URL === spec.settings.BASE_URL
         ? { API_KEY: deps.configured.API_KEY }
         : {};
-    embedder = createConfiguredEmbedder(spec.provider, { ...spec.settings, ...lent }, 'recorded ', {
-      bedrockClient:
-        bedrockClient ??
-        (() => {
-          throw cannot('it has no AWS client');
-        }),
-      ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
-    });
+    try {
+      embedder = createConfiguredEmbedder(
+        spec.provider,
+        { ...spec.settings, ...lent },
+        'recorded ',
+        {
+          bedrockClient:
+            bedrockClient ??
+            (() => {
+              throw cannot('it has no AWS client');
+            }),
+          ...(deps.readSecret ? { readSecret: deps.readSecret } : {}),
+        },
+      );
+    } catch (err) {
+      throw err instanceof ConfigError ? cannot(err.message) : err;
+    }
   }
   if (embedder.modelId !== record.modelId || embedder.dimension !== record.dimension) {
     await embedder.close?.();
