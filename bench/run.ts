@@ -1,8 +1,11 @@
 /**
  * `npm run bench [-- part ...]`: the benchmarks, each printing ratios measured in one run.
- * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL),
+ * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL;
+ * BENCH_SEARCH_CHUNKS, BENCH_SEARCH_DIMENSIONS, BENCH_SEARCH_BUDGET_SWEEP=off), search-graph (HNSW
+ * build parameters against recall on the same corpus; BENCH_GRAPH_PARAMS),
  * limiter (DynamoDB calls and over-admission on dynalite), model-switch (search latency during
- * an embedding model switch on PostgreSQL; BENCH_SWITCH_DOCUMENTS), cold-start (Lambda bundle sizes and
+ * an embedding model switch on PostgreSQL; BENCH_SWITCH_DOCUMENTS), model-switch-swap (the switch's
+ * last step on a large index; BENCH_SWAP_CHUNKS), cold-start (Lambda bundle sizes and
  * init times; BENCH_COLD_START_RUNS, BENCH_COLD_START_SOURCE_MAPS=1), load (50 clients on the
  * embedded default's API for 60 s; BENCH_LOAD_SECONDS, BENCH_LOAD_CLIENTS).
  * Nothing here asserts on time: the machines are shared and noisy.
@@ -12,7 +15,9 @@ import { benchIngest } from './ingest';
 import { benchLimiter } from './limiter';
 import { benchLoad } from './load';
 import { benchModelSwitch } from './model-switch';
+import { benchModelSwitchSwap } from './model-switch-swap';
 import { benchSearch } from './search';
+import { benchSearchGraph, parseGraphParams } from './search-graph';
 
 const PARTS: Record<string, () => Promise<unknown>> = {
   ingest: () =>
@@ -26,12 +31,25 @@ const PARTS: Record<string, () => Promise<unknown>> = {
         : {}),
       ...(process.env.BENCH_SEARCH_BUDGET_SWEEP === 'off' ? { budgetSweep: false } : {}),
     }),
+  'search-graph': () =>
+    benchSearchGraph({
+      ...(process.env.BENCH_SEARCH_CHUNKS
+        ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) }
+        : {}),
+      ...(process.env.BENCH_GRAPH_PARAMS
+        ? { params: parseGraphParams(process.env.BENCH_GRAPH_PARAMS) }
+        : {}),
+    }),
   limiter: () => benchLimiter(),
   'model-switch': () =>
     benchModelSwitch(
       process.env.BENCH_SWITCH_DOCUMENTS
         ? { documents: Number(process.env.BENCH_SWITCH_DOCUMENTS) }
         : {},
+    ),
+  'model-switch-swap': () =>
+    benchModelSwitchSwap(
+      process.env.BENCH_SWAP_CHUNKS ? { chunks: Number(process.env.BENCH_SWAP_CHUNKS) } : {},
     ),
   load: () =>
     benchLoad({

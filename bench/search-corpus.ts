@@ -4,6 +4,7 @@
  */
 import { Client } from 'pg';
 import type { Database } from '../lambdas/adapters/postgres/database';
+import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import { loadMigrations, migrate } from '../lambdas/adapters/postgres/migrate';
 import { createPgDatabase } from '../lambdas/adapters/postgres/pg-database';
 import { generateDocuments, GENERATOR, type DocumentBatch, type World } from './search-data';
@@ -28,10 +29,14 @@ async function withAdmin<T>(url: string, fn: (client: Client) => Promise<T>): Pr
   }
 }
 
+/** The model the corpus's vectors stand for: the local model's dimension, or another model's. */
+const BENCH_MODEL_ID =
+  GENERATOR.dimension === 512 ? 'local/use-lite-512' : `bench/synthetic-${GENERATOR.dimension}`;
+
 const INSERT_DOCUMENTS = `
   INSERT INTO documents (id, tenant_id, source_uri, title, source_type, language, visibility, status,
                          chunk_count, embedding_model, content_hash, attributes_hash, source_updated_at)
-  SELECT t.id, t.tenant, t.uri, t.title, 'doc', 'en', 'tenant', 'indexed', $5, 'local/use-lite-512',
+  SELECT t.id, t.tenant, t.uri, t.title, 'doc', 'en', 'tenant', 'indexed', $5, $6,
          t.uri, t.uri, '2024-01-01T00:00:00Z'
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(id, tenant, uri, title)`;
 
@@ -53,6 +58,7 @@ async function insertBatch(db: Database, batch: DocumentBatch): Promise<void> {
       batch.documents.map((d) => d.sourceUri),
       batch.documents.map((d) => d.title),
       GENERATOR.chunksPerDocument,
+      BENCH_MODEL_ID,
     ]);
     await tx.query(INSERT_CHUNKS, [
       batch.chunks.map((c) => c.documentId),
@@ -129,6 +135,8 @@ export async function ensureCorpus(
   const db = openSchema(url, schema, 3);
   try {
     await migrate(db);
+    // The migrations declare 512 dimensions; the first model recorded fits the columns.
+    await ensureEmbeddingModel(db, { modelId: BENCH_MODEL_ID, dimension: GENERATOR.dimension });
     await db.exec('CREATE TABLE bench_meta (key text PRIMARY KEY, value jsonb NOT NULL)');
     // Both indexes are rebuilt after the load: far cheaper than maintaining them row by row.
     const { rows: indexes } = await db.query<{ indexname: string; indexdef: string }>(

@@ -2,7 +2,8 @@
  * The synthetic corpus of the search benchmark, generated from a seed so that every run (and
  * every machine) sees the same data and the same queries.
  *
- * Vectors: a three-level Gaussian mixture on the 512-dimensional unit sphere, chosen so that
+ * Vectors: a three-level Gaussian mixture on the unit sphere of 512 dimensions (the local model's;
+ * `BENCH_SEARCH_DIMENSIONS` sets another, 1,024 for Titan v2 or Cohere Embed v3), chosen so that
  * similarities look like those of a sentence-embedding model rather than random noise.
  *  - 50 topic centres, uniform on the sphere (independent Gaussian components, normalised);
  *  - 20 subtopics per topic (1,000 clusters): topic centre + isotropic noise of norm 1.0,
@@ -13,7 +14,7 @@
  *    across sibling subtopics ~0.27 and across topics ~0;
  *  - a query is a subtopic centre + noise of norm 0.6, normalised: near a cluster centre (cosine
  *    ~0.63 to that cluster's chunks), never equal to a stored vector.
- * Noise "of norm r" is r / sqrt(512) per component, so its expected length is r.
+ * Noise "of norm r" is r / sqrt(dimension) per component, so its expected length is r.
  *
  * Text: pseudo-words (2-4 consonant-vowel syllables, so no English stop words) with a global
  * Zipf law (exponent 1) over a 20,000-word vocabulary, mixed with topic words (300 per topic)
@@ -32,11 +33,22 @@
  */
 import { createPrng, createZipf, type Prng } from '../test/support/prng';
 
+/** The vectors' dimension: `BENCH_SEARCH_DIMENSIONS`, else the local model's 512. */
+function benchDimension(): number {
+  const raw = process.env.BENCH_SEARCH_DIMENSIONS;
+  if (raw === undefined || raw === '') return 512;
+  const dimension = Number(raw);
+  // pgvector indexes `vector` columns of at most 2,000 dimensions with HNSW.
+  if (!Number.isInteger(dimension) || dimension < 2 || dimension > 2000)
+    throw new Error(`BENCH_SEARCH_DIMENSIONS must be a whole number from 2 to 2,000, got ${raw}`);
+  return dimension;
+}
+
 /** Everything that determines the data; stored with the loaded schema to detect stale data. */
 export const GENERATOR = {
   version: 2,
   seed: 'groundwork-bench-search-v1',
-  dimension: 512,
+  dimension: benchDimension(),
   topics: 50,
   subtopicsPerTopic: 20,
   chunksPerDocument: 5,

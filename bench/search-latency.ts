@@ -3,15 +3,18 @@ import { readFileSync } from 'node:fs';
 import type { Embedder } from '../lambdas/core/ports';
 import { DEFAULT_SEARCH_SETTINGS } from '../lambdas/core/retrieval/search';
 import type { SearchMode, SearchQuery } from '../lambdas/core/retrieval/types';
-import type { BenchQuery } from './search-data';
+import { GENERATOR, type BenchQuery } from './search-data';
 import { LatencyRun } from './search-config';
 import { seconds } from './search-corpus';
 import { repositorySettings, mean, percentile } from './search-measure';
 
-/** An embedder the benchmark never calls: query vectors are precomputed (embedding excluded). */
+/**
+ * An embedder the benchmark never calls: query vectors are precomputed (embedding excluded). Its
+ * id picks the local model's fusion settings at any dimension, so only the vectors' size changes.
+ */
 export const UNUSED_EMBEDDER: Embedder = {
   modelId: 'local/use-lite-512',
-  dimension: 512,
+  dimension: GENERATOR.dimension,
   async embed() {
     throw new Error('the search benchmark passes precomputed query vectors');
   },

@@ -1,6 +1,6 @@
 /** The search benchmark's report. */
 import { DEFAULT_SEARCH_SQL } from '../lambdas/adapters/postgres/search-plan';
-import { TENANTS } from './search-data';
+import { GENERATOR, TENANTS } from './search-data';
 import {
   TARGETS,
   PGVECTOR_DEFAULT_EF_SEARCH,
@@ -24,7 +24,7 @@ export function report(r: SearchBenchResult): string[] {
   l(`SEARCH BENCHMARK  PostgreSQL + pgvector, schema ${r.schema}`);
   l('='.repeat(100));
   l(
-    `1. data: ${r.corpus.chunks} chunks (512-d unit vectors, 1,000 Gaussian clusters in 50 topics; Zipf pseudo-word text), ${r.corpus.documents} documents`,
+    `1. data: ${r.corpus.chunks} chunks (${GENERATOR.dimension}-d unit vectors, 1,000 Gaussian clusters in 50 topics; Zipf pseudo-word text), ${r.corpus.documents} documents`,
   );
   l(
     `   tenants: ${Object.entries(r.corpus.tenants)

@@ -79,7 +79,8 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
   }
   if (!Number.isInteger(queryCount) || queryCount <= 0)
     throw new Error(`queries must be a positive integer, got ${queryCount}`);
-  const schema = `bench_search_${chunks}`;
+  // A corpus of another dimension is another schema: both can be kept.
+  const schema = `bench_search_${chunks}${GENERATOR.dimension === 512 ? '' : `_d${GENERATOR.dimension}`}`;
 
   const world = createWorld();
   const load = await ensureCorpus(url, schema, chunks, world, log);
