@@ -208,7 +208,10 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
          JOIN pg_class c ON c.oid = i.indexrelid
         WHERE c.relname = 'chunks_embedding_hnsw_idx' AND c.relnamespace = current_schema()::regnamespace`,
     );
-    expect(index.rows[0]?.def).toMatch(/USING hnsw \(embedding vector_cosine_ops\)/);
+    // The graph is built with the live index's options (migrations/0021).
+    expect(index.rows[0]?.def).toMatch(
+      /USING hnsw \(embedding vector_cosine_ops\) WITH \((m='16', )?ef_construction='128'/,
+    );
     const models = await third.db.query<{ embedding_model: string }>(
       'SELECT DISTINCT embedding_model FROM documents',
     );

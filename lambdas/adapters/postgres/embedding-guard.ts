@@ -157,8 +157,26 @@ async function beginSwitch(tx: Queryable, target: ModelRecord): Promise<void> {
   await tx.exec(
     `ALTER TABLE chunks ADD COLUMN embedding_next vector(${target.dimension});
      ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE MAIN;
-     CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops);`,
+     CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops)${await liveIndexOptions(tx)};`,
   );
+}
+
+/**
+ * The live HNSW index's build options (migrations/0021: m, ef_construction) as a `WITH` clause,
+ * so that the second index is the same graph as the one it replaces.
+ */
+async function liveIndexOptions(tx: Queryable): Promise<string> {
+  const { rows } = await tx.query<{ option: string }>(
+    `SELECT unnest(c.reloptions) AS option FROM pg_class c
+      WHERE c.relname = 'chunks_embedding_hnsw_idx' AND c.relnamespace = current_schema()::regnamespace`,
+  );
+  const options = rows.map((r) => r.option);
+  // pgvector's HNSW options are whole numbers; anything else is not put into the statement.
+  if (options.some((o) => !/^(m|ef_construction)=\d{1,4}$/.test(o)))
+    throw new ConfigError(
+      `chunks_embedding_hnsw_idx has options this code does not know: ${options.join(', ')}`,
+    );
+  return options.length > 0 ? ` WITH (${options.join(', ')})` : '';
 }
 
 /** Drops a switch in progress and its vectors; the live model is untouched. */
