@@ -32,12 +32,18 @@ async function ensureSideTable(db: Database, log: (line: string) => void) {
               embedding::halfvec(${GENERATOR.dimension}) AS half_vec FROM chunks`,
   );
   const copySeconds = seconds(t0);
+  // Both graphs are built with the product index's options (m, ef_construction; migrations/0021).
+  const { rows: options } = await db.query<{ with: string }>(
+    `SELECT coalesce(' WITH (' || array_to_string(reloptions, ', ') || ')', '') AS with
+       FROM pg_class WHERE relname = 'chunks_embedding_hnsw_idx'
+        AND relnamespace = current_schema()::regnamespace`,
+  );
   const build = async (column: string, ops: string) => {
     const t = performance.now();
     await db.transaction(async (tx) => {
       await tx.exec(`SET LOCAL maintenance_work_mem = '6GB'`);
       await tx.exec(
-        `CREATE INDEX ${TABLE}_${column}_hnsw ON ${TABLE} USING hnsw (${column} ${ops})`,
+        `CREATE INDEX ${TABLE}_${column}_hnsw ON ${TABLE} USING hnsw (${column} ${ops})${options[0]?.with ?? ''}`,
       );
     });
     return seconds(t);
