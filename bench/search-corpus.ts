@@ -91,6 +91,11 @@ async function generateYielding(world: World, from: number, to: number): Promise
 
 export const seconds = (t0: number) => (performance.now() - t0) / 1000;
 
+/** The schema that holds a corpus of `chunks` chunks (of another dimension than 512: its own). */
+export function corpusSchema(chunks: number): string {
+  return `bench_search_${chunks}${GENERATOR.dimension === 512 ? '' : `_d${GENERATOR.dimension}`}`;
+}
+
 /** Loads the corpus into its schema unless a previous run completed it (marker row). */
 export async function ensureCorpus(
   url: string,

@@ -8,7 +8,7 @@
  * rebuilt at the end. Nothing here asserts on time.
  */
 import type { Database } from '../lambdas/adapters/postgres/database';
-import { ensureCorpus, openSchema, prewarm, seconds } from './search-corpus';
+import { corpusSchema, ensureCorpus, openSchema, prewarm, seconds } from './search-corpus';
 import { BENCH_DATABASE_URL } from './search-config';
 import { createWorld, generateQueries, GENERATOR } from './search-data';
 import { measureVectorArm } from './search-vector-arm';
@@ -61,7 +61,7 @@ export async function benchSearchGraph(options: GraphBenchOptions = {}): Promise
   const params = options.params ?? parseGraphParams('16:64,16:128,24:128');
   const url = options.databaseUrl ?? BENCH_DATABASE_URL;
   const log = options.log ?? ((line: string) => console.log(line));
-  const schema = `bench_search_${chunks}${GENERATOR.dimension === 512 ? '' : `_d${GENERATOR.dimension}`}`;
+  const schema = corpusSchema(chunks);
   const world = createWorld();
   await ensureCorpus(url, schema, chunks, world, log);
   const db = openSchema(url, schema, 2);

@@ -5,6 +5,7 @@
  * with it); the two columns share one heap, so the comparison isolates the index and the
  * vector's width. Recall is against the exact answer over the 32-bit vectors.
  */
+import { hnswIndexOptions } from '../lambdas/adapters/postgres/embedding-guard';
 import { toVectorLiteral, type Database } from '../lambdas/adapters/postgres/database';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import { GENERATOR, TENANTS, type BenchQuery } from './search-data';
@@ -33,17 +34,13 @@ async function ensureSideTable(db: Database, log: (line: string) => void) {
   );
   const copySeconds = seconds(t0);
   // Both graphs are built with the product index's options (m, ef_construction; migrations/0021).
-  const { rows: options } = await db.query<{ with: string }>(
-    `SELECT coalesce(' WITH (' || array_to_string(reloptions, ', ') || ')', '') AS with
-       FROM pg_class WHERE relname = 'chunks_embedding_hnsw_idx'
-        AND relnamespace = current_schema()::regnamespace`,
-  );
+  const options = await hnswIndexOptions(db);
   const build = async (column: string, ops: string) => {
     const t = performance.now();
     await db.transaction(async (tx) => {
       await tx.exec(`SET LOCAL maintenance_work_mem = '6GB'`);
       await tx.exec(
-        `CREATE INDEX ${TABLE}_${column}_hnsw ON ${TABLE} USING hnsw (${column} ${ops})${options[0]?.with ?? ''}`,
+        `CREATE INDEX ${TABLE}_${column}_hnsw ON ${TABLE} USING hnsw (${column} ${ops})${options}`,
       );
     });
     return seconds(t);

@@ -52,7 +52,14 @@ import {
   LatencyRun,
   SearchBenchResult,
 } from './search-config';
-import { openSchema, seconds, ensureCorpus, corpusSizes, prewarm } from './search-corpus';
+import {
+  openSchema,
+  seconds,
+  ensureCorpus,
+  corpusSchema,
+  corpusSizes,
+  prewarm,
+} from './search-corpus';
 import { recall, mean, scopeOf, statisticsOf } from './search-measure';
 import { measureVectorArm, measureFiltered } from './search-vector-arm';
 import { UNUSED_EMBEDDER, HYBRID_TOP_K, storeQuery, measureLatency } from './search-latency';
@@ -79,8 +86,7 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
   }
   if (!Number.isInteger(queryCount) || queryCount <= 0)
     throw new Error(`queries must be a positive integer, got ${queryCount}`);
-  // A corpus of another dimension is another schema: both can be kept.
-  const schema = `bench_search_${chunks}${GENERATOR.dimension === 512 ? '' : `_d${GENERATOR.dimension}`}`;
+  const schema = corpusSchema(chunks);
 
   const world = createWorld();
   const load = await ensureCorpus(url, schema, chunks, world, log);

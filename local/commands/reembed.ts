@@ -62,17 +62,15 @@ export async function reembedCommand(env: LocalEnv & { dataDir: string }): Promi
       return 0;
     }
     console.log(formatSwitchStatus(before));
-    let outcome: string;
-    try {
-      outcome = await stack.modelSwitch.run();
-    } catch (err) {
-      // A model server down, say: what was re-embedded is kept, and the next run continues.
-      outcome = err instanceof Error ? err.message : String(err);
-    }
+    // A model server down, say: what was re-embedded is kept, and the next run continues.
+    const outcome = await stack.modelSwitch
+      .run()
+      .catch((err: unknown) => ({ failed: err instanceof Error ? err.message : String(err) }));
     if (outcome !== 'switched') {
+      const why = typeof outcome === 'string' ? outcome : outcome.failed;
       const now = await stack.modelSwitch.status();
       console.error(
-        `the switch did not complete (${outcome}); ${now.chunksDone} of ${now.chunksTotal} chunks ` +
+        `the switch did not complete (${why}); ${now.chunksDone} of ${now.chunksTotal} chunks ` +
           `are re-embedded and kept, and search still uses ${now.live?.modelId ?? 'the live model'}. ` +
           'Run again to continue.',
       );

@@ -157,15 +157,16 @@ async function beginSwitch(tx: Queryable, target: ModelRecord): Promise<void> {
   await tx.exec(
     `ALTER TABLE chunks ADD COLUMN embedding_next vector(${target.dimension});
      ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE MAIN;
-     CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops)${await liveIndexOptions(tx)};`,
+     CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops)${await hnswIndexOptions(tx)};`,
   );
 }
 
 /**
  * The live HNSW index's build options (migrations/0021: m, ef_construction) as a `WITH` clause,
- * so that the second index is the same graph as the one it replaces.
+ * so that the second index is the same graph as the one it replaces (and the benchmarks' side
+ * indexes the same graph as the product's).
  */
-async function liveIndexOptions(tx: Queryable): Promise<string> {
+export async function hnswIndexOptions(tx: Queryable): Promise<string> {
   const { rows } = await tx.query<{ option: string }>(
     `SELECT unnest(c.reloptions) AS option FROM pg_class c
       WHERE c.relname = 'chunks_embedding_hnsw_idx' AND c.relnamespace = current_schema()::regnamespace`,
