@@ -23,6 +23,7 @@ import {
   gateEvidence,
   type ConfidenceCalibration,
 } from '../../lambdas/core/answer/confidence';
+import { CALIBRATIONS } from '../../lambdas/core/answer/calibrations';
 import { buildContext } from '../../lambdas/core/answer/context';
 import { extractiveAnswer, MIN_RELATIVE_SCORE } from '../../lambdas/core/answer/extractive';
 import type { SearchHit } from '../../lambdas/core/retrieval/types';
@@ -299,7 +300,10 @@ async function collectNatural(
   const probes: NaturalProbe[] = [];
   for (const set of sets) {
     const identity = { tenantId: naturalTenant(set), userId: 'calibrate' };
-    const vectors = await stack.embedder.embed(set.questions.map((q) => q.question));
+    const vectors = await stack.embedder.embed(
+      set.questions.map((q) => q.question),
+      'query',
+    );
     for (const [i, q] of set.questions.entries()) {
       const { hits } = await stack.search.searchWithEmbedding(
         identity,
@@ -333,10 +337,11 @@ async function naturalAnswerRates(
   sets: readonly NaturalSet[],
   calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>,
 ): Promise<Record<string, Record<Split, NaturalTally>>> {
+  const tokens = createTokenCounter();
   const answering = createAnswering({
     search: stack.search,
     embedder: stack.embedder,
-    tokens: createTokenCounter(),
+    tokens,
     conversations: stack.conversations,
     prompts: createPromptRepository(stack.db),
     llm: null,
@@ -344,21 +349,31 @@ async function naturalAnswerRates(
   });
   const out: Record<string, Record<Split, NaturalTally>> = {};
   for (const set of sets) {
+    const identity = { tenantId: naturalTenant(set), userId: 'calibrate' };
     const tallies = { fit: emptyTally(), heldout: emptyTally() };
     for (const q of set.questions) {
-      const result = await answering.answer(
-        { tenantId: naturalTenant(set), userId: 'calibrate' },
-        {
-          queryText: q.question,
-          filters: {},
-          useMemory: false,
-          memory: { limit: 5, tokenBudget: 1000 },
-          maxTokens: 512,
-          temperature: 0,
-          debug: false,
-        },
-      );
-      tally(tallies[q.split], q, result.answer.confidence !== 'low', result.answer.text);
+      const result = await answering.answer(identity, {
+        queryText: q.question,
+        filters: {},
+        useMemory: false,
+        memory: { limit: 5, tokenBudget: 1000 },
+        maxTokens: 512,
+        temperature: 0,
+        debug: false,
+      });
+      // The answerer alone on the same retrieval, gate aside: does its text hold the fact?
+      const { hits } = await stack.search.search(identity, {
+        queryText: q.question,
+        topK: 8,
+        mode: 'hybrid',
+        filters: {},
+        maxChunksPerSource: 3,
+      });
+      tally(tallies[q.split], q, {
+        answered: result.answer.confidence !== 'low',
+        text: result.answer.text,
+        ungated: extractiveAnswer(q.question, buildContext(hits, tokens)),
+      });
     }
     out[set.name] = tallies;
   }
@@ -374,6 +389,7 @@ function describeNatural(rates: Record<string, Record<Split, NaturalTally>>): st
       return {
         answerable: t.answerable + x.answerable,
         answeredWithFact: t.answeredWithFact + x.answeredWithFact,
+        factInAnswer: t.factInAnswer + x.factInAnswer,
         unanswerable: t.unanswerable + x.unanswerable,
         refused: t.refused + x.refused,
       };
@@ -385,7 +401,7 @@ function describeNatural(rates: Record<string, Record<Split, NaturalTally>>): st
   return rows.flatMap(([name, r]) =>
     (['fit', 'heldout'] as const).map(
       (split) =>
-        `    ${name} ${split}: answered with the fact ${pct(r[split].answeredWithFact, r[split].answerable)}, unanswerable refused ${pct(r[split].refused, r[split].unanswerable)}`,
+        `    ${name} ${split}: answered with the fact ${pct(r[split].answeredWithFact, r[split].answerable)}, unanswerable refused ${pct(r[split].refused, r[split].unanswerable)}; the answer holds the fact, gate aside, ${pct(r[split].factInAnswer, r[split].answerable)}`,
     ),
   );
 }
@@ -432,6 +448,12 @@ export async function calibrateCommand(
     const modelId = stack.embedder.modelId;
     const natural = await naturalAnswerRates(stack, sets, { [modelId]: fitted.calibration });
     const naturalUncalibrated = await naturalAnswerRates(stack, sets, {});
+    // The calibration the product ships for this model, on the same questions, so that a refit
+    // is adopted only when it does better.
+    const shipped = CALIBRATIONS[modelId] ?? null;
+    const naturalShipped = shipped
+      ? await naturalAnswerRates(stack, sets, { [modelId]: shipped })
+      : null;
     // The previous method, for comparison: the plain mean of the top 5, fitted on the large
     // corpus only.
     const plain = fitCalibration(fitPairs, { floors: [0], cases: ['present', 'absent'] });
@@ -445,6 +467,12 @@ export async function calibrateCommand(
       fitRates: fitted.fit,
       heldOutRates: gateRates(heldOutPairs, fitted.calibration),
       natural,
+      shipped: shipped && {
+        calibration: shipped,
+        fitRates: gateRates(fitPairs, shipped),
+        heldOutRates: gateRates(heldOutPairs, shipped),
+        natural: naturalShipped,
+      },
       previousMethod: {
         calibration: plain.calibration,
         fitRates: plain.fit,
@@ -471,6 +499,15 @@ export async function calibrateCommand(
             `  held out: ${rates(report.heldOutRates)}`,
             `  natural sets (${values.natural}), through the answer use case without an LLM:`,
             ...describeNatural(natural),
+            ...(report.shipped
+              ? [
+                  `shipped calibration (CALIBRATIONS): ${describe(report.shipped.calibration)}`,
+                  `  fitted half: ${rates(report.shipped.fitRates)}`,
+                  `  held out: ${rates(report.shipped.heldOutRates)}`,
+                  `  natural sets:`,
+                  ...describeNatural(report.shipped.natural!),
+                ]
+              : [`no shipped calibration for ${modelId}`]),
             `previous method (plain mean of the top 5, fitted on SQuAD present/absent only): ${describe(report.previousMethod.calibration)}`,
             `  fitted:   ${rates(report.previousMethod.fitRates)}`,
             `  held out: ${rates(report.previousMethod.heldOutRates)}`,
@@ -496,12 +533,13 @@ export async function evalAnswersCommand(
     allowPositionals: true,
     options: {
       sample: { type: 'string', default: '1000' },
+      seed: { type: 'string', default: '11' },
       sentences: { type: 'string', default: '2' },
       json: { type: 'boolean', default: false },
     },
   });
   if (!positionals[0]) {
-    console.error('Usage: groundwork eval-answers <squad-dir> [--sample N] [--json]');
+    console.error('Usage: groundwork eval-answers <squad-dir> [--sample N] [--seed N] [--json]');
     return 2;
   }
   const { stack, data, tenant } = await openEvalIndex({
@@ -514,7 +552,7 @@ export async function evalAnswersCommand(
     const ids = sampleIds(
       [...data.qrels.keys()].filter((q) => data.answers.has(q)),
       Number(values.sample),
-      11,
+      Number(values.seed),
     );
     const tokens = createTokenCounter();
     const maxSentences = Number(values.sentences);
@@ -578,7 +616,7 @@ export async function evalAnswersCommand(
       values.json
         ? JSON.stringify(report)
         : [
-            `extractive answers on ${data.name}: ${ids.length} questions, up to ${maxSentences} sentences`,
+            `extractive answers on ${data.name}: ${ids.length} questions (seed ${values.seed}), up to ${maxSentences} sentences`,
             `  answer contains a gold span: ${(report.extractiveGoldSpanRate * 100).toFixed(1)} % (answerer on retrieved context)`,
             `  through the whole pipeline (gate included): ${(report.pipelineGoldSpanRate * 100).toFixed(1)} %, gated low ${(report.gatedLowRate * 100).toFixed(1)} %`,
             `  /api/rag/answer without an LLM: p50 ${report.answerLatencyMs.p50.toFixed(0)} ms, p95 ${report.answerLatencyMs.p95.toFixed(0)} ms (embedding, retrieval, gate, extraction, storage)`,

@@ -117,21 +117,31 @@ export async function naturalCorpus(set: NaturalSet): Promise<BeirDataset> {
 export interface NaturalTally {
   answerable: number;
   answeredWithFact: number;
+  /** Answerable questions whose extractive answer on the retrieved context, gate aside, holds the fact. */
+  factInAnswer: number;
   unanswerable: number;
   refused: number;
 }
 
 export function emptyTally(): NaturalTally {
-  return { answerable: 0, answeredWithFact: 0, unanswerable: 0, refused: 0 };
+  return { answerable: 0, answeredWithFact: 0, factInAnswer: 0, unanswerable: 0, refused: 0 };
 }
 
-/** Adds one question's outcome: `answered` is a gate of medium/high, `text` the answer. */
-export function tally(t: NaturalTally, q: NaturalQuestion, answered: boolean, text: string): void {
+/**
+ * Adds one question's outcome: `answered` is a gate of medium/high, `text` the answer, `ungated`
+ * the extractive answer on the same retrieval with the gate left out.
+ */
+export function tally(
+  t: NaturalTally,
+  q: NaturalQuestion,
+  outcome: { answered: boolean; text: string; ungated: string },
+): void {
   if (q.facts === null) {
     t.unanswerable += 1;
-    if (!answered) t.refused += 1;
+    if (!outcome.answered) t.refused += 1;
   } else {
     t.answerable += 1;
-    if (answered && holdsFact(text, q.facts)) t.answeredWithFact += 1;
+    if (outcome.answered && holdsFact(outcome.text, q.facts)) t.answeredWithFact += 1;
+    if (holdsFact(outcome.ungated, q.facts)) t.factInAnswer += 1;
   }
 }

@@ -238,6 +238,44 @@ describe('extractive answerer: the question asked', () => {
     );
   });
 
+  it('answers a yes/no question with the sentence that denies it', () => {
+    const blocks = buildContext(
+      [
+        hit(
+          'warranty',
+          'Accidental damage to a tent is repaired at cost. The warranty does not cover damage from accidents or repairs made by third parties.',
+          0,
+        ),
+      ],
+      words,
+    );
+    expect(extractiveAnswer('Is accident damage covered by the warranty?', blocks, one)).toMatch(
+      /^The warranty does not cover damage from accidents/,
+    );
+  });
+
+  it('gives the reason for a why question and a measure for how heavy', () => {
+    const blocks = buildContext(
+      [
+        hit(
+          'notes',
+          'The old blog stays online. Omar asked to keep the blog because it brings in most of the search traffic. The team reviewed the blog design.',
+          0,
+        ),
+        hit('specs', 'The machine uses ground coffee. Weight: 7.2 kg. It has a steam wand.', 0),
+      ],
+      words,
+    );
+    // The sentence that names the subject, and the next one, which gives the reason.
+    expect(extractiveAnswer('Why does the blog stay?', blocks)).toBe(
+      'The old blog stays online. [1] Omar asked to keep the blog because it brings in most of the search traffic. [1]',
+    );
+    // A short line with a figure is a sentence too, given after the one naming the subject.
+    expect(extractiveAnswer('How heavy is the machine?', blocks)).toBe(
+      'The machine uses ground coffee. [2] Weight: 7.2 kg. [2]',
+    );
+  });
+
   it('prefers the sentence that holds the kind of answer asked for', () => {
     const blocks = buildContext(
       [

@@ -10,6 +10,9 @@ describe('expected answer type', () => {
     ['Who is the product owner?', 'person'],
     ['Where is the warehouse?', 'place'],
     ['Can I return worn shoes?', 'rule'],
+    ['Why was the launch postponed?', 'reason'],
+    ['How big can the photos be?', 'measure'],
+    ['How much does the machine weigh?', 'measure'],
     ['What does the warranty cover?', null],
   ])('"%s" asks for %s', (question, type) => {
     expect(expectedAnswerType(question)).toBe(type);
@@ -26,5 +29,9 @@ describe('expected answer type', () => {
     expect(holdsAnswerType('The decision was made by Sofia Martens.', 'person')).toBe(true);
     expect(holdsAnswerType('the decision was made by the team.', 'person')).toBe(false);
     expect(holdsAnswerType('Worn footwear cannot be returned.', 'rule')).toBe(true);
+    expect(holdsAnswerType('The launch moves because the audit is late.', 'reason')).toBe(true);
+    expect(holdsAnswerType('The launch moves to 17 June.', 'reason')).toBe(false);
+    expect(holdsAnswerType('Photos of up to 10 MB each.', 'measure')).toBe(true);
+    expect(holdsAnswerType('Lena interviews five customers.', 'measure')).toBe(false);
   });
 });

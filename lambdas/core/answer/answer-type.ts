@@ -1,12 +1,15 @@
 /**
  * What kind of answer a question asks for, and whether a sentence holds one: a duration for "how
  * long", an amount for "how much", a number for "how many", a date or time for "when", a person
- * or organisation for "who", a place for "where", a rule for "can I". The offline answerer
+ * or organisation for "who", a place for "where", a rule for "can I", a reason for "why", a size
+ * or weight for "how big" and "how heavy". The offline answerer
  * prefers sentences that hold the expected kind (./extractive.ts). Recognised by patterns over
- * English text; a question of another kind ("what", "why") expects nothing in particular.
+ * English text; a question of another kind ("what does the warranty cover") expects nothing in
+ * particular.
  */
 
-export type AnswerType = 'duration' | 'amount' | 'number' | 'date' | 'person' | 'place' | 'rule';
+export type AnswerType =
+  'duration' | 'amount' | 'number' | 'measure' | 'date' | 'person' | 'place' | 'rule' | 'reason';
 
 const NUMBER_WORD =
   '(?:\\d[\\d,.]*|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|few|several|many)';
@@ -15,6 +18,9 @@ const COUNT =
 const UNIT = '(?:second|minute|hour|day|night|week|fortnight|month|quarter|year|decade|centur)';
 const MONTH =
   '(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)';
+/** Units of size, weight, speed, power and data. */
+const MEASURE_UNIT =
+  '(?:mm|cm|m|km|metres?|meters?|miles?|acres?|hectares?|inch(?:es)?|ft|feet|mg|g|kg|grams?|kilos?|kilograms?|tonnes?|tons?|lbs?|pounds?|ml|cl|l|litres?|liters?|bar|psi|w|kw|watts?|v|volts?|a|amps?|hz|kb|mb|gb|tb|kbps|mbps|gbps|km/h|mph|°c|°f|degrees?|%|percent|px|pixels?|dpi)';
 const WEEKDAY = '(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)';
 
 const DETECT: Readonly<Record<AnswerType, RegExp>> = {
@@ -25,6 +31,7 @@ const DETECT: Readonly<Record<AnswerType, RegExp>> = {
   amount:
     /[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:%|percent|per cent|eur|euros?|usd|dollars?|gbp|pounds?|cents?|kg|g|ml|l|litres?|liters?|bar|w|watts?|v|mm|cm|m|km|°c)\b|\b(?:free|no charge|at cost)\b|\b\d[\d,.]*\b/i,
   number: new RegExp(`\\b${COUNT}\\b`, 'i'),
+  measure: new RegExp(`\\b\\d[\\d,.]*\\s?${MEASURE_UNIT}\\b`, 'i'),
   date: new RegExp(
     `\\b(?:1[0-9]{3}|20[0-9]{2})s?\\b|\\b${MONTH}\\b|\\b${WEEKDAY}s?\\b|\\b\\d{1,2}[:.]\\d{2}\\b|\\b(?:century|decade|morning|afternoon|evening|noon|midnight|spring|summer|autumn|winter|yesterday|today|tomorrow|week|month|year|before|after|until|during)\\b`,
     'i',
@@ -32,6 +39,8 @@ const DETECT: Readonly<Record<AnswerType, RegExp>> = {
   // A capitalised word that does not open the sentence.
   person: /(?<=[\p{Ll},;:]\s+(?:\p{Lu}\.\s*)?)\p{Lu}[\p{L}.'-]+/u,
   place: /\b(?:in|at|from|to|near|into|across|outside|inside)\s+(?:the\s+)?\p{Lu}[\p{L}-]+/u,
+  reason:
+    /\b(?:because|since|due to|owing to|thanks to|as a result|so that|in order to|caused by|the reason|reasons?|why|therefore|so as to)\b/i,
   rule: /\b(?:can|cannot|can't|may|must|mustn't|not|only|allowed|permitted|required|need|needs|should|prohibited|forbidden|eligible|entitled|unless|if|up to|at most|at least|maximum|minimum)\b/i,
 };
 
@@ -45,13 +54,18 @@ export function expectedAnswerType(question: string): AnswerType | null {
   )
     return 'duration';
   if (
+    /\bhow (?:big|large|small|heavy|light|tall|high|wide|deep|fast|strong|powerful)\b|\bhow much does (?:it|the \w+|\w+) weigh\b|\bwhat(?:'s| is)? (?:the |its )?(?:size|weight|height|width|depth|length|capacity|voltage|power|resolution|speed)\b/.test(
+      q,
+    )
+  )
+    return 'measure';
+  if (
     /\bhow much\b|\bwhat(?:'s| is| does)? (?:it |the )?(?:cost|price|fee|charge|amount|rate|budget)\b|\bwhat percentage\b/.test(
       q,
     )
   )
     return 'amount';
-  if (/\bhow many\b|\bhow (?:often|far|big|large|heavy|high|old|fast)\b|\bwhat number\b/.test(q))
-    return 'number';
+  if (/\bhow many\b|\bhow (?:often|far|old)\b|\bwhat number\b/.test(q)) return 'number';
   if (
     /^when\b|\bwhen (?:is|was|were|did|does|do|will|can|should|are)\b|\bwhat (?:year|date|day|time|month|century|decade)\b|\bwhich (?:year|date|day|month|century)\b|\bby when\b/.test(
       q,
@@ -70,6 +84,12 @@ export function expectedAnswerType(question: string): AnswerType | null {
     )
   )
     return 'place';
+  if (
+    /^why\b|\bwhy (?:is|was|were|did|does|do|has|have|had|should|must|can|will)\b|\bwhat (?:is|was) the reason\b|\bhow come\b/.test(
+      q,
+    )
+  )
+    return 'reason';
   if (/^(?:can|may|am|is it|are we|do i|does|must|should|is there|are there)\b/.test(q))
     return 'rule';
   return null;

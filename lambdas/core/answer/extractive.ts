@@ -2,16 +2,17 @@
  * The offline answerer, used when no LLM is configured: it picks the sentences of the context
  * that best answer the question and returns them verbatim with their citation markers. Scoring:
  * idf-weighted overlap of the question's terms (without its interrogative frame) with the
- * sentence's words that it does not negate (idf over the context's sentences), a bonus for the
+ * sentence's words that it does not negate (all its words for a yes/no question, which a denial
+ * answers as well as an affirmation; idf over the context's sentences), a bonus for the
  * sentence's neighbourhood matching too, a bonus for holding the kind of answer the question asks
  * for (a duration for "how long", ./answer-type.ts), and small priors for sources retrieval
  * ranked higher (by rank and by how far their cosine falls short of the best source's) and for
- * sentences early in their passage. When the best sentence names the subject but the sentence next to it holds the
- * answer, both are given. It never writes text that is not in the documents.
+ * sentences early in their passage. When the best sentence names the subject but the sentence
+ * next to it holds the answer, both are given. It never writes text that is not in the documents.
  */
-import { expectedAnswerType, holdsAnswerType } from './answer-type';
+import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
-import { affirmedWords, contentWords, isNegated, questionTerms, sentences } from './text';
+import { affirmedWords, contentWords, isNegated, isPolar, questionTerms, sentences } from './text';
 
 /** Score for holding the kind of answer the question asks for (a full match of its terms is 1). */
 const ANSWER_TYPE_BONUS = 0.2;
@@ -52,13 +53,15 @@ interface Candidate {
   score: number;
 }
 
-export function extractiveAnswer(
+/** The context's sentences scored against the question, in context order, with the expected type. */
+function scoreSentences(
   question: string,
   blocks: readonly ContextBlock[],
-  options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
-): string {
+): { candidates: Candidate[]; type: AnswerType | null } {
   const type = expectedAnswerType(question);
-  const negatedQuestion = isNegated(question);
+  // A yes/no question is answered by a denial as well as by an affirmation ("Is descaling damage
+  // covered?" by "The warranty does not cover damage caused by limescale").
+  const acceptsDenial = isNegated(question) || isPolar(question);
   const candidates: Candidate[] = [];
   let order = 0;
   let passage = 0;
@@ -67,13 +70,13 @@ export function extractiveAnswer(
       passage += 1;
       let position = 0;
       for (const s of sentences(p.text)) {
-        // Headings and fragments carry no answer.
-        if (s.text.length < 20) continue;
+        // Headings and fragments carry no answer; a short line with a figure may ("Weight: 7.2 kg.").
+        if (s.text.length < 20 && !/\d/.test(s.text)) continue;
         candidates.push({
           block,
           text: s.text,
           // What a sentence denies does not answer a question that does not ask about a denial.
-          words: negatedQuestion ? contentWords(s.text) : affirmedWords(s.text),
+          words: acceptsDenial ? contentWords(s.text) : affirmedWords(s.text),
           passage,
           order: order++,
           position: position++,
@@ -83,7 +86,7 @@ export function extractiveAnswer(
       }
     }
   }
-  if (candidates.length === 0) return '';
+  if (candidates.length === 0) return { candidates, type };
   const df = new Map<string, number>();
   for (const c of candidates) for (const w of new Set(c.words)) df.set(w, (df.get(w) ?? 0) + 1);
   const idf = (w: string) => Math.log(1 + (candidates.length + 0.5) / ((df.get(w) ?? 0) + 0.5));
@@ -103,12 +106,22 @@ export function extractiveAnswer(
       matched +
       NEAR_WEIGHT * near +
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
-      (!negatedQuestion && isNegated(c.text) ? NEGATION_PENALTY : 0) -
+      (!acceptsDenial && isNegated(c.text) ? NEGATION_PENALTY : 0) -
       SOURCE_RANK_PENALTY * (c.block.index - 1) -
       SOURCE_COSINE_PENALTY * (bestSource - c.block.score) -
       POSITION_PENALTY * Math.min(c.position, 5) -
       (0.002 * Math.min(c.words.length, 60)) / 6;
   }
+  return { candidates, type };
+}
+
+export function extractiveAnswer(
+  question: string,
+  blocks: readonly ContextBlock[],
+  options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
+): string {
+  const { candidates, type } = scoreSentences(question, blocks);
+  if (candidates.length === 0) return '';
   const ranked = [...candidates].sort((a, b) => b.score - a.score);
   const top = ranked[0]!;
   const best = top.score;

@@ -1,5 +1,5 @@
 import { unwrapLines } from '../text/lines';
-import { sentences } from './text';
+import { isPolar, sentences } from './text';
 
 describe('sentences', () => {
   it('keeps a sentence that a hard line break wraps whole, with offsets into the original', () => {
@@ -14,6 +14,16 @@ describe('sentences', () => {
     for (const s of found) expect(text.slice(s.start, s.end)).toBe(s.text);
   });
 
+  it('does not end a sentence at an initial', () => {
+    const text =
+      'The plague theory was challenged by the bacteriologist J. F. D. Shrewsbury. He mapped the St. Johns River. It was Runyon v. McCrary.';
+    expect(sentences(text).map((s) => s.text)).toEqual([
+      'The plague theory was challenged by the bacteriologist J. F. D. Shrewsbury.',
+      'He mapped the St. Johns River.',
+      'It was Runyon v. McCrary.',
+    ]);
+  });
+
   it('still breaks before list items, headings, quotes and table rows', () => {
     const text = 'Options:\n- first\n- second\n1. third\n# Heading\n> quote\n| a | b |';
     expect(unwrapLines(text)).toBe(text);
@@ -22,5 +32,14 @@ describe('sentences', () => {
   it('does not change the length of the text', () => {
     const text = 'a\nb\n\nc\r\nd';
     expect(unwrapLines(text)).toHaveLength(text.length);
+  });
+});
+
+describe('questions', () => {
+  it('tells yes/no questions from open ones', () => {
+    expect(isPolar('Is descaling damage covered by the warranty?')).toBe(true);
+    expect(isPolar('Can I fly business class?')).toBe(true);
+    expect(isPolar('What does the warranty cover?')).toBe(false);
+    expect(isPolar('Island hopping: how long?')).toBe(false);
   });
 });

@@ -11,6 +11,13 @@ export interface Sentence {
   readonly end: number;
 }
 
+/**
+ * An initial ("Nicholas E.") or an abbreviation that comes before a name ("St.", "Dr.", "Rep.",
+ * "v."): a full stop that does not end the sentence.
+ */
+const ENDS_WITH_INITIAL =
+  /(?:^|[\s(])(?:\p{Lu}|St|Mt|Mr|Mrs|Ms|Dr|Prof|Rev|Gen|Col|Lt|Sgt|Capt|Gov|Sen|Rep|Ft|vs?)\.$/u;
+
 /** Sentences of `text`, trimmed, with their offsets; empty ones dropped. */
 export function sentences(text: string): Sentence[] {
   const out: Sentence[] = [];
@@ -21,12 +28,15 @@ export function sentences(text: string): Sentence[] {
     const trimmed = raw.trim();
     if (trimmed === '') continue;
     const start = seg.index + lead;
+    const end = start + trimmed.length;
+    // A sentence that ends with an initial or a title ("assistant Nicholas E.") runs on.
+    const last = out[out.length - 1];
+    if (last && ENDS_WITH_INITIAL.test(last.text)) {
+      out[out.length - 1] = { text: text.slice(last.start, end), start: last.start, end };
+      continue;
+    }
     // The text as written (line breaks kept), at the same offsets.
-    out.push({
-      text: text.slice(start, start + trimmed.length),
-      start,
-      end: start + trimmed.length,
-    });
+    out.push({ text: text.slice(start, end), start, end });
   }
   return out;
 }
@@ -84,6 +94,13 @@ const NEGATORS = new Set(
 );
 /** How many words after a negator it reaches. */
 const NEGATION_SCOPE = 3;
+
+/** True for a yes/no question: it opens with an auxiliary ("Is ...", "Can I ...", "Does it ..."). */
+export function isPolar(question: string): boolean {
+  return /^\s*(?:is|are|am|was|were|do|does|did|can|could|may|might|will|would|shall|should|must|has|have|had)\b/i.test(
+    question,
+  );
+}
 
 /** True when the text negates something: "not", "no", "never", "n't", "except" ... */
 export function isNegated(text: string): boolean {

@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { emptyTally, loadNaturalSets, tally, type NaturalQuestion } from './natural';
+
+const question = (facts: string[] | null): NaturalQuestion => ({
+  set: 's',
+  question: 'How long is the probation period?',
+  facts,
+  split: 'heldout',
+});
+
+describe('natural question sets', () => {
+  it('counts a fact only when the gated answer holds it, and the answer gate aside apart', () => {
+    const t = emptyTally();
+    const q = question(['six months']);
+    tally(t, q, {
+      answered: true,
+      text: 'Probation lasts Six Months. [1]',
+      ungated: 'Six months.',
+    });
+    // Refused by the gate, though the answerer had it.
+    tally(t, q, { answered: false, text: 'I do not know.', ungated: 'It lasts six months.' });
+    // Answered, but not with the fact ("sixty months" is not "six months").
+    tally(t, q, { answered: true, text: 'Sixty months.', ungated: 'Sixty months.' });
+    expect(t).toEqual({
+      answerable: 3,
+      answeredWithFact: 1,
+      factInAnswer: 2,
+      unanswerable: 0,
+      refused: 0,
+    });
+    tally(t, question(null), { answered: false, text: '', ungated: 'Anything.' });
+    tally(t, question(null), { answered: true, text: 'Something.', ungated: 'Something.' });
+    expect(t).toMatchObject({ unanswerable: 2, refused: 1 });
+  });
+
+  it('splits each set by position: even answerable and unanswerable questions fit, odd held out', async () => {
+    const sets = await loadNaturalSets(path.join(__dirname, '../../eval/natural'));
+    expect(sets.map((s) => s.name)).toEqual([
+      'espresso-manual',
+      'hr-handbook',
+      'project-meetings',
+      'sample-handbook',
+    ]);
+    for (const set of sets) {
+      const answerable = set.questions.filter((q) => q.facts !== null);
+      const unanswerable = set.questions.filter((q) => q.facts === null);
+      for (const group of [answerable, unanswerable])
+        group.forEach((q, i) => expect(q.split).toBe(i % 2 === 0 ? 'fit' : 'heldout'));
+    }
+    const all = sets.flatMap((s) => s.questions);
+    expect(all.filter((q) => q.facts !== null).length).toBeGreaterThanOrEqual(90);
+    expect(all.filter((q) => q.facts === null).length).toBeGreaterThanOrEqual(30);
+  });
+});
