@@ -30,8 +30,10 @@ Commands:
                                                   print a development token (only the token)
   eval <dataset-dir> [--mode m]... [--sample N] [--json]
                                                   retrieval quality on a BEIR dataset
-  calibrate <squad-dir> [--sample N]              fit the confidence gate for the embedding model
-  eval-answers <squad-dir> [--sample N] [--seed N] extractive gold-span rate and /api/rag/answer latency
+  calibrate <squad-dir> [--sample N] [--natural <dir>] [--json]
+                                                  fit the confidence gate for the embedding model
+  eval-answers <squad-dir> [--sample N] [--seed N] [--json]
+                                                  extractive gold-span rate and /api/rag/answer latency
   reembed                                         switch the index to the configured embedding model in the foreground
   training consent --tenant <id> [--user <id>] on|off
   training export [--tenant <id>] [--out f.jsonl]  opted-in answers with feedback, as JSONL

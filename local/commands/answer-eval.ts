@@ -331,6 +331,40 @@ function naturalGroups(probes: readonly NaturalProbe[], split: Split): GateGroup
   ];
 }
 
+type Answering = ReturnType<typeof createAnswering>;
+type Identity = { readonly tenantId: string; readonly userId: string };
+
+/** A question asked as POST /api/rag/answer asks it without an LLM (no memory, no debug). */
+function askWithoutLlm(answering: Answering, identity: Identity, question: string) {
+  return answering.answer(identity, {
+    queryText: question,
+    filters: {},
+    useMemory: false,
+    memory: { limit: 5, tokenBudget: 1000 },
+    maxTokens: 512,
+    temperature: 0,
+    debug: false,
+  });
+}
+
+/** The extractive answer on the context the answer use case retrieves, with no gate. */
+async function ungatedAnswer(
+  stack: LocalStack,
+  identity: Identity,
+  question: string,
+  tokens: ReturnType<typeof createTokenCounter>,
+  options?: { maxSentences: number; minRelativeScore: number },
+): Promise<string> {
+  const { hits } = await stack.search.search(identity, {
+    queryText: question,
+    topK: 8,
+    mode: 'hybrid',
+    filters: {},
+    maxChunksPerSource: 3,
+  });
+  return extractiveAnswer(question, buildContext(hits, tokens), options);
+}
+
 /** Per set and split, each question asked through the answer use case (no LLM) with a calibration. */
 async function naturalAnswerRates(
   stack: LocalStack,
@@ -352,27 +386,12 @@ async function naturalAnswerRates(
     const identity = { tenantId: naturalTenant(set), userId: 'calibrate' };
     const tallies = { fit: emptyTally(), heldout: emptyTally() };
     for (const q of set.questions) {
-      const result = await answering.answer(identity, {
-        queryText: q.question,
-        filters: {},
-        useMemory: false,
-        memory: { limit: 5, tokenBudget: 1000 },
-        maxTokens: 512,
-        temperature: 0,
-        debug: false,
-      });
-      // The answerer alone on the same retrieval, gate aside: does its text hold the fact?
-      const { hits } = await stack.search.search(identity, {
-        queryText: q.question,
-        topK: 8,
-        mode: 'hybrid',
-        filters: {},
-        maxChunksPerSource: 3,
-      });
+      const result = await askWithoutLlm(answering, identity, q.question);
       tally(tallies[q.split], q, {
         answered: result.answer.confidence !== 'low',
         text: result.answer.text,
-        ungated: extractiveAnswer(q.question, buildContext(hits, tokens)),
+        // The answerer alone on the same retrieval, gate aside: does its text hold the fact?
+        ungated: await ungatedAnswer(stack, identity, q.question, tokens),
       });
     }
     out[set.name] = tallies;
@@ -574,15 +593,8 @@ export async function evalAnswersCommand(
       const question = data.queries.get(q)!;
       const gold = (data.answers.get(q) ?? []).map(normaliseAnswer).filter(Boolean);
       // The answerer alone, on the context retrieval gives it (no gate).
-      const { hits } = await stack.search.search(identity, {
-        queryText: question,
-        topK: 8,
-        mode: 'hybrid',
-        filters: {},
-        maxChunksPerSource: 3,
-      });
       const text = normaliseAnswer(
-        extractiveAnswer(question, buildContext(hits, tokens), {
+        await ungatedAnswer(stack, identity, question, tokens, {
           maxSentences,
           minRelativeScore: MIN_RELATIVE_SCORE,
         }),
@@ -590,15 +602,7 @@ export async function evalAnswersCommand(
       if (gold.some((g) => text.includes(g))) containsGold += 1;
       // The whole use case, as POST /api/rag/answer runs it without an LLM.
       const t0 = performance.now();
-      const result = await answering.answer(identity, {
-        queryText: question,
-        filters: {},
-        useMemory: false,
-        memory: { limit: 5, tokenBudget: 1000 },
-        maxTokens: 512,
-        temperature: 0,
-        debug: false,
-      });
+      const result = await askWithoutLlm(answering, identity, question);
       latencies.push(performance.now() - t0);
       if (result.answer.confidence === 'low') gatedLow += 1;
       if (gold.some((g) => normaliseAnswer(result.answer.text).includes(g)))
