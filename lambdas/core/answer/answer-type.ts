@@ -20,7 +20,7 @@ const MONTH =
   '(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)';
 /** Units of size, weight, speed, power and data. */
 const MEASURE_UNIT =
-  '(?:mm|cm|m|km|metres?|meters?|miles?|acres?|hectares?|inch(?:es)?|ft|feet|mg|g|kg|grams?|kilos?|kilograms?|tonnes?|tons?|lbs?|pounds?|ml|cl|l|litres?|liters?|bar|psi|w|kw|watts?|v|volts?|a|amps?|hz|kb|mb|gb|tb|kbps|mbps|gbps|km/h|mph|°c|°f|degrees?|%|percent|px|pixels?|dpi)';
+  '(?:mm|cm|m|km|metres?|meters?|miles?|acres?|hectares?|inch(?:es)?|ft|feet|mg|g|kg|grams?|kilos?|kilograms?|tonnes?|tons?|lbs?|pounds?|ml|cl|l|litres?|liters?|bar|psi|w|kw|watts?|v|volts?|amps?|hz|kb|mb|gb|tb|kbps|mbps|gbps|km/h|mph|°c|°f|degrees?|%|percent|px|pixels?|dpi)';
 const WEEKDAY = '(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)';
 
 const DETECT: Readonly<Record<AnswerType, RegExp>> = {
