@@ -2,7 +2,8 @@
  * `npm run bench [-- part ...]`: the benchmarks, each printing ratios measured in one run.
  * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL;
  * BENCH_SEARCH_CHUNKS, BENCH_SEARCH_DIMENSIONS, BENCH_SEARCH_BUDGET_SWEEP=off), search-graph (HNSW
- * build parameters against recall on the same corpus; BENCH_GRAPH_PARAMS),
+ * build parameters against recall on the same corpus; BENCH_GRAPH_PARAMS), search-covering (the
+ * small tenants' exact scans with a covering index beside the migrations' ones),
  * limiter (DynamoDB calls and over-admission on dynalite), model-switch (search latency during
  * an embedding model switch on PostgreSQL; BENCH_SWITCH_DOCUMENTS), model-switch-swap (the switch's
  * last step on a large index; BENCH_SWAP_CHUNKS), cold-start (Lambda bundle sizes and
@@ -17,6 +18,7 @@ import { benchLoad } from './load';
 import { benchModelSwitch } from './model-switch';
 import { benchModelSwitchSwap } from './model-switch-swap';
 import { benchSearch } from './search';
+import { benchSearchCovering } from './search-covering';
 import { benchSearchGraph, parseGraphParams } from './search-graph';
 
 const PARTS: Record<string, () => Promise<unknown>> = {
@@ -40,6 +42,10 @@ const PARTS: Record<string, () => Promise<unknown>> = {
         ? { params: parseGraphParams(process.env.BENCH_GRAPH_PARAMS) }
         : {}),
     }),
+  'search-covering': () =>
+    benchSearchCovering(
+      process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
+    ),
   limiter: () => benchLimiter(),
   'model-switch': () =>
     benchModelSwitch(

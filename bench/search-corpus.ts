@@ -7,8 +7,14 @@ import type { Database } from '../lambdas/adapters/postgres/database';
 import { ensureEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import { loadMigrations, migrate } from '../lambdas/adapters/postgres/migrate';
 import { createPgDatabase } from '../lambdas/adapters/postgres/pg-database';
-import { generateDocuments, GENERATOR, type DocumentBatch, type World } from './search-data';
-import { DOCUMENTS_PER_BATCH, SearchBenchResult } from './search-config';
+import {
+  createWorld,
+  generateDocuments,
+  GENERATOR,
+  type DocumentBatch,
+  type World,
+} from './search-data';
+import { BENCH_DATABASE_URL, DOCUMENTS_PER_BATCH, SearchBenchResult } from './search-config';
 
 export function openSchema(url: string, schema: string, max = 2): Database {
   // Tables in the benchmark's schema; the vector type from public, where the extension lives.
@@ -94,6 +100,31 @@ export const seconds = (t0: number) => (performance.now() - t0) / 1000;
 /** The schema that holds a corpus of `chunks` chunks (of another dimension than 512: its own). */
 export function corpusSchema(chunks: number): string {
   return `bench_search_${chunks}${GENERATOR.dimension === 512 ? '' : `_d${GENERATOR.dimension}`}`;
+}
+
+/**
+ * The benchmark's corpus for a benchmark part that works on it (`search-graph`,
+ * `search-covering`): loaded or reused as `npm run bench -- search` does, and a connection to its
+ * schema.
+ */
+export async function openCorpus(options: {
+  readonly chunks?: number;
+  readonly databaseUrl?: string;
+  readonly log?: (line: string) => void;
+}): Promise<{
+  db: Database;
+  world: World;
+  schema: string;
+  chunks: number;
+  log: (line: string) => void;
+}> {
+  const chunks = options.chunks ?? 100_000;
+  const url = options.databaseUrl ?? BENCH_DATABASE_URL;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const schema = corpusSchema(chunks);
+  const world = createWorld();
+  await ensureCorpus(url, schema, chunks, world, log);
+  return { db: openSchema(url, schema, 2), world, schema, chunks, log };
 }
 
 /** Loads the corpus into its schema unless a previous run completed it (marker row). */

@@ -8,9 +8,8 @@
  * rebuilt at the end. Nothing here asserts on time.
  */
 import type { Database } from '../lambdas/adapters/postgres/database';
-import { corpusSchema, ensureCorpus, openSchema, prewarm, seconds } from './search-corpus';
-import { BENCH_DATABASE_URL } from './search-config';
-import { createWorld, generateQueries, GENERATOR } from './search-data';
+import { openCorpus, prewarm, seconds } from './search-corpus';
+import { generateQueries, GENERATOR } from './search-data';
 import { measureVectorArm } from './search-vector-arm';
 
 interface GraphParams {
@@ -57,14 +56,8 @@ async function rebuild(db: Database, definition: string): Promise<number> {
 }
 
 export async function benchSearchGraph(options: GraphBenchOptions = {}): Promise<void> {
-  const chunks = options.chunks ?? 100_000;
   const params = options.params ?? parseGraphParams('16:64,16:128,24:128');
-  const url = options.databaseUrl ?? BENCH_DATABASE_URL;
-  const log = options.log ?? ((line: string) => console.log(line));
-  const schema = corpusSchema(chunks);
-  const world = createWorld();
-  await ensureCorpus(url, schema, chunks, world, log);
-  const db = openSchema(url, schema, 2);
+  const { db, world, schema, chunks, log } = await openCorpus(options);
   const { rows } = await db.query<{ indexdef: string }>(
     `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'chunks_embedding_hnsw_idx'`,
     [schema],

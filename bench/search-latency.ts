@@ -1,7 +1,10 @@
 /** The search benchmark's section 4: latency of the search use case. */
 import { readFileSync } from 'node:fs';
 import type { Embedder } from '../lambdas/core/ports';
-import { DEFAULT_SEARCH_SETTINGS } from '../lambdas/core/retrieval/search';
+import type { Database } from '../lambdas/adapters/postgres/database';
+import { DEFAULT_SEARCH_SQL } from '../lambdas/adapters/postgres/search-plan';
+import { createSearchRepository } from '../lambdas/adapters/postgres/search-repository';
+import { createSearch, DEFAULT_SEARCH_SETTINGS } from '../lambdas/core/retrieval/search';
 import type { SearchMode, SearchQuery } from '../lambdas/core/retrieval/types';
 import { GENERATOR, type BenchQuery } from './search-data';
 import { LatencyRun } from './search-config';
@@ -12,7 +15,7 @@ import { repositorySettings, mean, percentile } from './search-measure';
  * An embedder the benchmark never calls: query vectors are precomputed (embedding excluded). Its
  * id picks the local model's fusion settings at any dimension, so only the vectors' size changes.
  */
-export const UNUSED_EMBEDDER: Embedder = {
+const UNUSED_EMBEDDER: Embedder = {
   modelId: 'local/use-lite-512',
   dimension: GENERATOR.dimension,
   async embed() {
@@ -26,6 +29,33 @@ const HYBRID_CANDIDATES = Math.max(DEFAULT_SEARCH_SETTINGS.candidates, HYBRID_TO
 /** What the repository sets for a top_k 8 search in a table of `tableChunks`. */
 export const hybridSettings = (tableChunks: number) =>
   repositorySettings(HYBRID_CANDIDATES, tableChunks);
+
+/**
+ * The search use case as POST /api/rag/search runs it (top_k 8, no filters), with the store's
+ * keyword budget and plan caching given: a run for {@link measureLatency} that returns the hits'
+ * chunk ids.
+ */
+export function useCase(
+  db: Database,
+  mode: SearchMode,
+  store: { dfBudget: number; cachedPlans: boolean } = {
+    dfBudget: DEFAULT_SEARCH_SQL.dfBudget,
+    cachedPlans: true,
+  },
+) {
+  const search = createSearch({
+    store: createSearchRepository(db, store),
+    embedder: UNUSED_EMBEDDER,
+  });
+  return async (tenantId: string, q: BenchQuery) =>
+    (
+      await search.searchWithEmbedding(
+        { tenantId, userId: 'bench-user' },
+        { queryText: q.text, topK: HYBRID_TOP_K, mode, filters: {} },
+        q.embedding,
+      )
+    ).hits.map((h) => h.chunkId);
+}
 
 /** The query the use case hands the store for a top_k 8 request with no tenant policy. */
 export function storeQuery(q: BenchQuery, mode: SearchMode = 'hybrid'): SearchQuery {

@@ -30,11 +30,9 @@ import { parseArgs } from 'node:util';
 import type { Database } from '../lambdas/adapters/postgres/database';
 import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { DEFAULT_SEARCH_SQL } from '../lambdas/adapters/postgres/search-plan';
-import { createSearchRepository } from '../lambdas/adapters/postgres/search-repository';
 import { buildSearchSql } from '../lambdas/adapters/postgres/search-statement';
-import { createSearch } from '../lambdas/core/retrieval/search';
 import type { SearchMode } from '../lambdas/core/retrieval/types';
-import { createWorld, generateQueries, GENERATOR, TENANTS, type BenchQuery } from './search-data';
+import { createWorld, generateQueries, GENERATOR, TENANTS } from './search-data';
 import {
   BENCH_DATABASE_URL,
   DF_BUDGET_SWEEP,
@@ -62,7 +60,7 @@ import {
 } from './search-corpus';
 import { recall, mean, scopeOf, statisticsOf } from './search-measure';
 import { measureVectorArm, measureFiltered } from './search-vector-arm';
-import { UNUSED_EMBEDDER, HYBRID_TOP_K, storeQuery, measureLatency } from './search-latency';
+import { storeQuery, measureLatency, useCase } from './search-latency';
 import { measureSelective } from './search-selective';
 import { measurePlans } from './search-plans';
 import { measureHalfvec } from './search-halfvec';
@@ -112,21 +110,8 @@ export async function benchSearch(options: SearchBenchOptions = {}): Promise<Sea
       await measureFiltered(db, recallQueries, TENANTS.tenthPercent, 0.001, log),
     ];
 
-    // The use case as POST /api/rag/search runs it, with the store's keyword budget given.
-    const useCaseWith = (dfBudget: number, mode: SearchMode, cachedPlans = true, on = db) => {
-      const search = createSearch({
-        store: createSearchRepository(on, { dfBudget, cachedPlans }),
-        embedder: UNUSED_EMBEDDER,
-      });
-      return async (tenantId: string, q: BenchQuery) =>
-        (
-          await search.searchWithEmbedding(
-            { tenantId, userId: 'bench-user' },
-            { queryText: q.text, topK: HYBRID_TOP_K, mode, filters: {} },
-            q.embedding,
-          )
-        ).hits.map((h) => h.chunkId);
-    };
+    const useCaseWith = (dfBudget: number, mode: SearchMode, cachedPlans = true, on = db) =>
+      useCase(on, mode, { dfBudget, cachedPlans });
     const latencyQueries = generateQueries(world, 'latency', LATENCY_QUERIES);
     const warmup = generateQueries(world, 'warmup', WARMUP_QUERIES);
     const latencyTenants = [
