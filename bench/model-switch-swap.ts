@@ -39,7 +39,7 @@ export async function benchModelSwitchSwap(options: SwapBenchOptions = {}): Prom
     // Filling the column with its HNSW index in place would insert into the graph row by row;
     // the index is built once afterwards instead, as it stands when the last batch is written.
     let t0 = performance.now();
-    const options = await hnswIndexOptions(db);
+    const graph = await hnswIndexOptions(db);
     await db.exec('DROP INDEX chunks_embedding_next_hnsw_idx');
     await db.exec(
       `UPDATE chunks SET embedding_next = l2_normalize(subvector(embedding, 1, 256))::vector(256)`,
@@ -47,7 +47,7 @@ export async function benchModelSwitchSwap(options: SwapBenchOptions = {}): Prom
     await db.transaction(async (tx) => {
       await tx.exec(`SET LOCAL maintenance_work_mem = '2GB'`);
       await tx.exec(
-        `CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops)${options}`,
+        `CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops)${graph}`,
       );
     });
     await db.exec('VACUUM (ANALYZE) chunks');

@@ -98,14 +98,14 @@ async function generateYielding(world: World, from: number, to: number): Promise
 export const seconds = (t0: number) => (performance.now() - t0) / 1000;
 
 /** The schema that holds a corpus of `chunks` chunks (of another dimension than 512: its own). */
-export function corpusSchema(chunks: number): string {
+function corpusSchema(chunks: number): string {
   return `bench_search_${chunks}${GENERATOR.dimension === 512 ? '' : `_d${GENERATOR.dimension}`}`;
 }
 
 /**
- * The benchmark's corpus for a benchmark part that works on it (`search-graph`,
- * `search-covering`): loaded or reused as `npm run bench -- search` does, and a connection to its
- * schema.
+ * The benchmark's corpus for a benchmark part that works on it (`search`, `search-graph`,
+ * `search-covering`): loaded, or reused when a previous run completed it, and a connection to its
+ * schema. The size is a multiple of 5,000, so that the 10 %, 1 % and 0.1 % tenants are exact.
  */
 export async function openCorpus(options: {
   readonly chunks?: number;
@@ -116,15 +116,20 @@ export async function openCorpus(options: {
   world: World;
   schema: string;
   chunks: number;
+  load: SearchBenchResult['load'];
   log: (line: string) => void;
 }> {
   const chunks = options.chunks ?? 100_000;
+  if (!Number.isInteger(chunks) || chunks <= 0 || chunks % 5000 !== 0)
+    throw new Error(
+      `chunks must be a positive multiple of 5,000 (so the 10%, 1% and 0.1% tenants are exact), got ${chunks}`,
+    );
   const url = options.databaseUrl ?? BENCH_DATABASE_URL;
   const log = options.log ?? ((line: string) => console.log(line));
   const schema = corpusSchema(chunks);
   const world = createWorld();
-  await ensureCorpus(url, schema, chunks, world, log);
-  return { db: openSchema(url, schema, 2), world, schema, chunks, log };
+  const load = await ensureCorpus(url, schema, chunks, world, log);
+  return { db: openSchema(url, schema, 2), world, schema, chunks, load, log };
 }
 
 /** Loads the corpus into its schema unless a previous run completed it (marker row). */

@@ -32,9 +32,8 @@ import { migrate } from '../lambdas/adapters/postgres/migrate';
 import { DEFAULT_SEARCH_SQL } from '../lambdas/adapters/postgres/search-plan';
 import { buildSearchSql } from '../lambdas/adapters/postgres/search-statement';
 import type { SearchMode } from '../lambdas/core/retrieval/types';
-import { createWorld, generateQueries, GENERATOR, TENANTS } from './search-data';
+import { generateQueries, GENERATOR, TENANTS } from './search-data';
 import {
-  BENCH_DATABASE_URL,
   DF_BUDGET_SWEEP,
   TARGETS,
   WARMUP_QUERIES,
@@ -50,14 +49,7 @@ import {
   LatencyRun,
   SearchBenchResult,
 } from './search-config';
-import {
-  openSchema,
-  seconds,
-  ensureCorpus,
-  corpusSchema,
-  corpusSizes,
-  prewarm,
-} from './search-corpus';
+import { openCorpus, seconds, corpusSizes, prewarm } from './search-corpus';
 import { recall, mean, scopeOf, statisticsOf } from './search-measure';
 import { measureVectorArm, measureFiltered } from './search-vector-arm';
 import { storeQuery, measureLatency, useCase } from './search-latency';
@@ -70,25 +62,14 @@ import { report } from './search-report';
 /** Runs the whole benchmark; see the module comment. */
 export async function benchSearch(options: SearchBenchOptions = {}): Promise<SearchBenchResult> {
   const started = performance.now();
-  const chunks = options.chunks ?? 100_000;
   const queryCount = options.queries ?? 100;
   const budgetSeconds = options.latencyBudgetSeconds ?? 30;
   const out = options.log ?? ((line: string) => console.log(line));
   // Progress lines carry the elapsed time; the report is printed as is.
   const log = (line: string) => out(`[${seconds(started).toFixed(0).padStart(4)} s] ${line}`);
-  const url = options.databaseUrl ?? BENCH_DATABASE_URL;
-  if (!Number.isInteger(chunks) || chunks <= 0 || chunks % 5000 !== 0) {
-    throw new Error(
-      `chunks must be a positive multiple of 5,000 (so the 10%, 1% and 0.1% tenants are exact), got ${chunks}`,
-    );
-  }
   if (!Number.isInteger(queryCount) || queryCount <= 0)
     throw new Error(`queries must be a positive integer, got ${queryCount}`);
-  const schema = corpusSchema(chunks);
-
-  const world = createWorld();
-  const load = await ensureCorpus(url, schema, chunks, world, log);
-  const db = openSchema(url, schema);
+  const { db, world, schema, chunks, load } = await openCorpus({ ...options, log });
   try {
     // A reused schema has every migration; its search routines may be another code's.
     const { routines } = await migrate(db);

@@ -286,10 +286,14 @@ async function indexNaturalSets(stack: LocalStack, sets: readonly NaturalSet[]):
     await loadCorpus(stack, await naturalCorpus(set), naturalTenant(set), false);
 }
 
-/** A natural question with the gate's evidence from its retrieval (as the answer use case runs it). */
+/**
+ * A natural question with the gate's evidence from its retrieval (as the answer use case runs it)
+ * and the extractive answer on that retrieval with the gate left out.
+ */
 interface NaturalProbe {
   readonly question: NaturalQuestion;
   readonly evidence: Hits;
+  readonly ungated: string;
 }
 
 async function collectNatural(
@@ -297,6 +301,7 @@ async function collectNatural(
   sets: readonly NaturalSet[],
 ): Promise<NaturalProbe[]> {
   const backgroundVectors = await stack.embedder.embed(BACKGROUND_TEXTS);
+  const tokens = createTokenCounter();
   const probes: NaturalProbe[] = [];
   for (const set of sets) {
     const identity = { tenantId: naturalTenant(set), userId: 'calibrate' };
@@ -313,6 +318,7 @@ async function collectNatural(
       probes.push({
         question: q,
         evidence: gateEvidence(q.question, hits, backgroundStats(vectors[i]!, backgroundVectors)),
+        ungated: extractiveAnswer(q.question, buildContext(hits, tokens)),
       });
     }
   }
@@ -347,35 +353,21 @@ function askWithoutLlm(answering: Answering, identity: Identity, question: strin
   });
 }
 
-/** The extractive answer on the context the answer use case retrieves, with no gate. */
-async function ungatedAnswer(
-  stack: LocalStack,
-  identity: Identity,
-  question: string,
-  tokens: ReturnType<typeof createTokenCounter>,
-  options?: { maxSentences: number; minRelativeScore: number },
-): Promise<string> {
-  const { hits } = await stack.search.search(identity, {
-    queryText: question,
-    topK: 8,
-    mode: 'hybrid',
-    filters: {},
-    maxChunksPerSource: 3,
-  });
-  return extractiveAnswer(question, buildContext(hits, tokens), options);
-}
-
-/** Per set and split, each question asked through the answer use case (no LLM) with a calibration. */
+/**
+ * Per set and split, each question asked through the answer use case (no LLM) with a calibration;
+ * the answer gate aside is the probe's, which no calibration changes.
+ */
 async function naturalAnswerRates(
   stack: LocalStack,
   sets: readonly NaturalSet[],
+  probes: readonly NaturalProbe[],
   calibrationByModel: Readonly<Record<string, ConfidenceCalibration>>,
 ): Promise<Record<string, Record<Split, NaturalTally>>> {
-  const tokens = createTokenCounter();
+  const ungated = new Map(probes.map((p) => [p.question, p.ungated]));
   const answering = createAnswering({
     search: stack.search,
     embedder: stack.embedder,
-    tokens,
+    tokens: createTokenCounter(),
     conversations: stack.conversations,
     prompts: createPromptRepository(stack.db),
     llm: null,
@@ -390,8 +382,7 @@ async function naturalAnswerRates(
       tally(tallies[q.split], q, {
         answered: result.answer.confidence !== 'low',
         text: result.answer.text,
-        // The answerer alone on the same retrieval, gate aside: does its text hold the fact?
-        ungated: await ungatedAnswer(stack, identity, q.question, tokens),
+        ungated: ungated.get(q) ?? '',
       });
     }
     out[set.name] = tallies;
@@ -465,13 +456,15 @@ export async function calibrateCommand(
     const heldOutPairs = pairs.slice(half);
     const fitted = fitCalibration(fitPairs, { groups: naturalGroups(probes, 'fit') });
     const modelId = stack.embedder.modelId;
-    const natural = await naturalAnswerRates(stack, sets, { [modelId]: fitted.calibration });
-    const naturalUncalibrated = await naturalAnswerRates(stack, sets, {});
+    const natural = await naturalAnswerRates(stack, sets, probes, {
+      [modelId]: fitted.calibration,
+    });
+    const naturalUncalibrated = await naturalAnswerRates(stack, sets, probes, {});
     // The calibration the product ships for this model, on the same questions, so that a refit
     // is adopted only when it does better.
     const shipped = CALIBRATIONS[modelId] ?? null;
     const naturalShipped = shipped
-      ? await naturalAnswerRates(stack, sets, { [modelId]: shipped })
+      ? await naturalAnswerRates(stack, sets, probes, { [modelId]: shipped })
       : null;
     // The previous method, for comparison: the plain mean of the top 5, fitted on the large
     // corpus only.
@@ -593,8 +586,15 @@ export async function evalAnswersCommand(
       const question = data.queries.get(q)!;
       const gold = (data.answers.get(q) ?? []).map(normaliseAnswer).filter(Boolean);
       // The answerer alone, on the context retrieval gives it (no gate).
+      const { hits } = await stack.search.search(identity, {
+        queryText: question,
+        topK: 8,
+        mode: 'hybrid',
+        filters: {},
+        maxChunksPerSource: 3,
+      });
       const text = normaliseAnswer(
-        await ungatedAnswer(stack, identity, question, tokens, {
+        extractiveAnswer(question, buildContext(hits, tokens), {
           maxSentences,
           minRelativeScore: MIN_RELATIVE_SCORE,
         }),

@@ -20,25 +20,22 @@ const ENDS_WITH_INITIAL =
 
 /** Sentences of `text`, trimmed, with their offsets; empty ones dropped. */
 export function sentences(text: string): Sentence[] {
-  const out: Sentence[] = [];
-  const unwrapped = unwrapLines(text);
-  for (const seg of segmenter.segment(unwrapped)) {
+  const spans: { start: number; end: number }[] = [];
+  // Whether the last span ends with an initial or a title ("assistant Nicholas E."): it runs on.
+  let runsOn = false;
+  for (const seg of segmenter.segment(unwrapLines(text))) {
     const raw = seg.segment;
-    const lead = raw.length - raw.trimStart().length;
     const trimmed = raw.trim();
     if (trimmed === '') continue;
-    const start = seg.index + lead;
+    const start = seg.index + raw.length - raw.trimStart().length;
     const end = start + trimmed.length;
-    // A sentence that ends with an initial or a title ("assistant Nicholas E.") runs on.
-    const last = out[out.length - 1];
-    if (last && ENDS_WITH_INITIAL.test(last.text)) {
-      out[out.length - 1] = { text: text.slice(last.start, end), start: last.start, end };
-      continue;
-    }
-    // The text as written (line breaks kept), at the same offsets.
-    out.push({ text: text.slice(start, end), start, end });
+    const last = spans[spans.length - 1];
+    if (last && runsOn) last.end = end;
+    else spans.push({ start, end });
+    runsOn = ENDS_WITH_INITIAL.test(trimmed);
   }
-  return out;
+  // The text as written (line breaks kept), at the same offsets.
+  return spans.map(({ start, end }) => ({ text: text.slice(start, end), start, end }));
 }
 
 const STOP = new Set(
