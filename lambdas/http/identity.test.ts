@@ -33,6 +33,21 @@ describe('group claims, as the Cognito authorizer sends them', () => {
   });
 });
 
+describe("the token's subject, which names the user in storage keys and rows", () => {
+  it('takes a UUID or another issuer\'s subject ("auth0|42", an e-mail)', () => {
+    for (const sub of ['8d1f7c52-0c4a-4f7e-9d1e-2f5b8a1c3e44', 'auth0|42', 'ana@example.com'])
+      expect(identityFromEvent(restEvent({ ...base, sub })).userId).toBe(sub);
+  });
+
+  it('refuses with 401 a subject holding "/" (a storage key segment of another user), a control character or an unpaired surrogate, or over 256 characters', () => {
+    for (const sub of ['victim/x', '../victim', 'a\u0000b', 'a\nb', 'a\ud800b', 'x'.repeat(257)]) {
+      expect(() => identityFromEvent(restEvent({ ...base, sub }))).toThrow(
+        expect.objectContaining({ code: 'authentication_required', status: 401 }),
+      );
+    }
+  });
+});
+
 describe("the token's client (audience), checked for every route", () => {
   const config = { ...DEFAULT_IDENTITY_CONFIG, audiences: ['our-client'] };
 

@@ -9,6 +9,7 @@
 import * as z from '../core/zod';
 import { AuthenticationError, ForbiddenError } from '../core/errors';
 import { TENANT_ID_PATTERN } from '../core/ingestion/object-attributes';
+import { isStorableText } from '../core/text/storable';
 
 export interface Identity {
   readonly userId: string;
@@ -70,6 +71,19 @@ function assertAudience(claims: Claims, audiences: readonly string[] | undefined
 
 const KNOWN_PLANS = ['free', 'basic', 'pro', 'growth', 'admin'];
 
+/**
+ * A subject that can name a user everywhere the user id goes: a segment of a storage key
+ * (`tenants/<tenant>/users/<user>/...`, which ingestion reads the owner back from), a database
+ * value and a log field. Cognito's subjects are UUIDs; another issuer's may hold `|` or `@`, but
+ * never `/`, a control character (NUL included) or more than 256 characters here.
+ */
+const USER_ID_PATTERN = /^[^/\p{Cc}]{1,256}$/u;
+
+/** Whether a token's subject can name a user (see USER_ID_PATTERN). */
+export function isUsableUserId(userId: string): boolean {
+  return USER_ID_PATTERN.test(userId) && isStorableText(userId);
+}
+
 /** Builds the caller's identity or throws 401 (no verified token) / 403 (no usable tenant). */
 export function identityFromEvent(
   event: unknown,
@@ -78,6 +92,8 @@ export function identityFromEvent(
   const claims = claimsOf(event);
   const userId = claims?.sub;
   if (!claims || typeof userId !== 'string' || userId === '') throw new AuthenticationError();
+  if (!isUsableUserId(userId))
+    throw new AuthenticationError('The token\'s subject ("sub") cannot name a user');
   assertAudience(claims, config.audiences);
   const tenantId = claims[config.tenantClaim];
   if (typeof tenantId !== 'string' || !TENANT_ID_PATTERN.test(tenantId)) {

@@ -40,26 +40,17 @@ function chatEvent(event: ChatEvent): string {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A version 5 UUID: the kind {@link ownConversationThread} derives. */
+const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 /**
- * The thread of the conversation the path names. A UUID is the thread's id. Any other id (the
- * client's own, such as the seed's `abc-123`) names a thread of the caller's: a name-based UUID
- * (RFC 9562 version 5) of the tenant, the user and the id, so the same id always reaches the same
- * thread and two users' `abc-123` never meet. 422 naming the parameter for anything else.
+ * The caller's thread for a conversation id of the client's own: a name-based UUID (RFC 9562
+ * version 5) of the tenant, the user and the id, so the same id always reaches the same thread
+ * and two users' `abc-123` never meet.
  */
-function conversationIdOf(
-  pathParameters: Readonly<Record<string, string | undefined>>,
-  owner: Owner,
-): string {
-  const parsed = conversationIdSchema.safeParse(pathParameters.conversationId);
-  if (!parsed.success) {
-    throw new ValidationError(
-      'conversationId: a UUID, or 1 to 128 letters, digits, ".", "_", ":" or "-"',
-    );
-  }
-  if (UUID.test(parsed.data)) return parsed.data.toLowerCase();
+function ownConversationThread(owner: Owner, conversationId: string): string {
   const hash = createHash('sha1')
-    .update(`groundwork-conversation\n${owner.tenantId}\n${owner.userId}\n${parsed.data}`)
+    .update(`groundwork-conversation\n${owner.tenantId}\n${owner.userId}\n${conversationId}`)
     .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50; // version 5
   hash[8] = (hash[8]! & 0x3f) | 0x80; // RFC 9562 variant
@@ -68,14 +59,45 @@ function conversationIdOf(
 }
 
 /**
+ * The thread of the conversation the path names, as the answer request's `threadId` and
+ * `missingThread`. A UUID is the thread's id: the caller's thread continues, and a UUID no thread
+ * has yet starts one with that id. Any other id (the client's own, such as the seed's `abc-123`)
+ * names the caller's thread {@link ownConversationThread}. A version 5 UUID that is not the
+ * caller's thread is never created under its own id, since anyone can derive another user's
+ * thread id and would otherwise claim it first: it is read as a client's own id
+ * (docs/decisions/0155-conversation-ids-cannot-be-claimed.md). 422 naming the parameter for
+ * anything else.
+ */
+function conversationThreadOf(
+  pathParameters: Readonly<Record<string, string | undefined>>,
+  owner: Owner,
+): Pick<AnswerRequest, 'threadId' | 'missingThread'> {
+  const parsed = conversationIdSchema.safeParse(pathParameters.conversationId);
+  if (!parsed.success) {
+    throw new ValidationError(
+      'conversationId: a UUID, or 1 to 128 letters, digits, ".", "_", ":" or "-"',
+    );
+  }
+  const id = UUID.test(parsed.data) ? parsed.data.toLowerCase() : null;
+  if (id === null) {
+    const own = ownConversationThread(owner, parsed.data);
+    return { threadId: own, missingThread: 'create' };
+  }
+  if (!UUID_V5.test(id)) return { threadId: id, missingThread: 'create' };
+  return { threadId: id, missingThread: { createAs: ownConversationThread(owner, id) } };
+}
+
+/**
  * The chat message as an answer request: the conversation's thread (created on first use),
  * memory on, greetings answered without retrieval, retrieval failures degraded.
  */
-function toChatAnswerRequest(conversationId: string, body: ChatMessageRequestBody): AnswerRequest {
+function toChatAnswerRequest(
+  thread: Pick<AnswerRequest, 'threadId' | 'missingThread'>,
+  body: ChatMessageRequestBody,
+): AnswerRequest {
   return {
     queryText: body.content,
-    threadId: conversationId,
-    createMissingThread: true,
+    ...thread,
     filters: {},
     useMemory: true,
     memory: CHAT_MEMORY,
@@ -95,13 +117,13 @@ function toChatAnswerRequest(conversationId: string, body: ChatMessageRequestBod
 async function chatEvents(
   answering: Answering,
   identity: Owner & { readonly isAdmin: boolean },
-  conversationId: string,
+  thread: Pick<AnswerRequest, 'threadId' | 'missingThread'>,
   body: ChatMessageRequestBody,
   write: (chunk: string) => void,
   admission: Pick<Admission, 'recordUsage' | 'waiveQuota'> | undefined,
   signal?: AbortSignal,
 ): Promise<void> {
-  const result = await answering.answer(identity, toChatAnswerRequest(conversationId, body), {
+  const result = await answering.answer(identity, toChatAnswerRequest(thread, body), {
     onDelta: (text) => {
       if (text !== '') write(chatEvent({ type: 'chunk', text }));
     },
@@ -123,12 +145,12 @@ export function makeChatHandler(deps: HttpHandlerDeps & { answering: Answering }
     deps,
     { route: CHAT_ROUTE, schema: chatMessageRequestSchema },
     async ({ body, identity, pathParameters, admission }) => {
-      const conversationId = conversationIdOf(pathParameters, identity);
+      const thread = conversationThreadOf(pathParameters, identity);
       let events = '';
       await chatEvents(
         deps.answering,
         identity,
-        conversationId,
+        thread,
         body,
         (chunk) => (events += chunk),
         admission,
@@ -163,7 +185,7 @@ export function streamChat<E extends RequestEvent>(
       chatEvents(
         deps.answering,
         identity,
-        conversationIdOf(pathParameters, identity),
+        conversationThreadOf(pathParameters, identity),
         body,
         write,
         admission,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLocalIssuer } from '../../lambdas/adapters/auth/local-issuer';
 import { TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
+import { isUsableUserId } from '../../lambdas/http/identity';
 
 const TOKEN_USAGE =
   'Usage: groundwork token --user <id> --tenant <id> [--plan <plan>] [--admin] [--expires <seconds>]';
@@ -60,6 +61,11 @@ export async function tokenCommand(args: string[], options: TokenCommandOptions)
     return 0;
   }
   if (!values.user?.trim()) return usageError('--user is required.');
+  if (!isUsableUserId(values.user.trim())) {
+    return usageError(
+      `--user "${values.user.trim()}" cannot name a user: no "/" or control characters, up to 256.`,
+    );
+  }
   if (!values.tenant) return usageError('--tenant is required.');
   if (!TENANT_ID_PATTERN.test(values.tenant)) {
     return usageError(

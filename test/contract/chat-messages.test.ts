@@ -7,7 +7,7 @@
  * chat continuing when retrieval fails. Through the local server, the real rag-answer handlers,
  * PGlite, documents indexed through the S3 emulator and an OpenAI-compatible fake LLM.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { createOpenAiCompatibleLlm } from '../../lambdas/adapters/llm/openai-compatible';
@@ -253,6 +253,38 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
     );
     expect(completed(theirs).messageId).not.toBe(firstId);
     expect(lastPrompt()).not.toContain('And what about ranking?');
+  });
+
+  it("lets nobody claim another user's conversation id first: its derived thread id, sent as a UUID, opens the sender's own thread", async () => {
+    // Anyone can derive the thread id of victor's `order-77` (a version 5 UUID of his tenant,
+    // user and id); mallory, of another tenant, sends to it before victor ever does.
+    const hash = createHash('sha1')
+      .update('groundwork-conversation\nacme\nvictor\norder-77')
+      .digest();
+    hash[6] = (hash[6]! & 0x0f) | 0x50;
+    hash[8] = (hash[8]! & 0x3f) | 0x80;
+    const hex = hash.subarray(0, 16).toString('hex');
+    const derived = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    const mallory = api.issuer.issueToken({ sub: 'mallory', tenantId: 'other' });
+    const victor = api.issuer.issueToken({ sub: 'victor', tenantId: 'acme' });
+    const claimed = await send(derived, { content: 'Claiming this conversation first' }, mallory);
+    expect(claimed.status).toBe(200);
+    await claimed.text();
+    expect((await thread(derived, mallory)).status).toBe(404);
+
+    const own = await send('order-77', { content: 'How does semantic search work?' }, victor);
+    expect(own.status).toBe(200);
+    const ownAnswer = completed(parseEvents(await own.text())).messageId;
+    const stored = await thread(derived, victor);
+    expect(stored.status).toBe(200);
+    expect(stored.body.messages.map((m) => m.content)).toEqual([
+      'How does semantic search work?',
+      ANSWER,
+    ]);
+    expect(stored.body.messages[1]!.message_id).toBe(ownAnswer);
+    // His thread's id in the path continues the same thread.
+    await (await send(derived, { content: 'And what about ranking?' }, victor)).text();
+    expect((await thread(derived, victor)).body.messages).toHaveLength(4);
   });
 
   it('continues an existing conversation with its history', async () => {

@@ -396,6 +396,7 @@ describe('local HTTP server', () => {
       [['--tenant', 'acme']],
       [['--user', 'alice']],
       [['--user', 'alice', '--tenant', 'not a tenant!']],
+      [['--user', 'victim/x', '--tenant', 'acme']],
       [['--user', 'alice', '--tenant', 'acme', '--expires', '-5']],
       [['--user', 'alice', '--tenant', 'acme', '--bogus']],
     ])('refuses %j with exit code 2 and usage on stderr', async (args) => {

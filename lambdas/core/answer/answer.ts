@@ -69,11 +69,12 @@ export interface AnswerRequest {
   readonly queryText: string;
   readonly threadId?: string;
   /**
-   * A `threadId` no thread has yet starts a thread with that id (the caller names its
-   * conversations) instead of answering 404. Another owner's thread is a 404 either way.
-   * @default false
+   * What a `threadId` that is not a live thread of the caller's opens instead of a 404 (the
+   * caller names its conversations): `'create'` starts a thread with that id, unless another
+   * owner has it (a 404); `{ createAs }` continues, or starts, the caller's thread `createAs`.
+   * @default none: a 404
    */
-  readonly createMissingThread?: boolean;
+  readonly missingThread?: 'create' | { readonly createAs: string };
   readonly profile?: string;
   /** The profile family to choose in (ProfileConstraints.family); none: the unnamed one. */
   readonly profileFamily?: string;

@@ -606,10 +606,21 @@ const rows: Row[] = [
   {
     name: 'a thread id no thread has opens it when the caller names its conversations',
     ...ASKED_OFFLINE,
-    request: { threadId: '5b0d2a34-1111-4111-8111-000000000002', createMissingThread: true },
+    request: { threadId: '5b0d2a34-1111-4111-8111-000000000002', missingThread: 'create' },
     expected: { kind: 'extractive', status: 'success', flags: ['used_rag'], model: 'extractive' },
     also: ({ answered }) =>
       expect(answered.result.threadId).toBe('5b0d2a34-1111-4111-8111-000000000002'),
+  },
+  {
+    name: "a thread id that is not the caller's opens the thread it names instead, never its own id",
+    ...ASKED_OFFLINE,
+    request: {
+      threadId: '5b0d2a34-1111-5111-8111-000000000003',
+      missingThread: { createAs: '5b0d2a34-1111-5111-8111-000000000004' },
+    },
+    expected: { kind: 'extractive', status: 'success', flags: ['used_rag'], model: 'extractive' },
+    also: ({ answered }) =>
+      expect(answered.result.threadId).toBe('5b0d2a34-1111-5111-8111-000000000004'),
   },
 ];
 

@@ -16,8 +16,8 @@ const HISTORY_MESSAGES = 10;
 
 /**
  * The thread the question belongs to: the caller's `threadId` (a 404 when it is missing or
- * another owner's, unless `createMissingThread` opens it), else a new thread titled by the
- * question.
+ * another owner's, unless `missingThread` says what to open instead), else a new thread titled
+ * by the question.
  */
 export async function openThread(
   deps: PipelineDeps,
@@ -32,11 +32,16 @@ export async function openThread(
     'thread',
     async () => {
       if (!request.threadId) return conversations.createThread(identity, title);
-      const found = request.createMissingThread
-        ? ((await conversations.openThread(identity, request.threadId, title)) ??
-          // Created at the same moment by another request of the same owner.
-          (await conversations.getThread(identity, request.threadId)))
-        : await conversations.getThread(identity, request.threadId);
+      const { missingThread } = request;
+      const openOrCreate = async (id: string) =>
+        (await conversations.openThread(identity, id, title)) ??
+        // Created at the same moment by another request of the same owner.
+        (await conversations.getThread(identity, id));
+      const found =
+        missingThread === 'create'
+          ? await openOrCreate(request.threadId)
+          : ((await conversations.getThread(identity, request.threadId)) ??
+            (missingThread ? await openOrCreate(missingThread.createAs) : null));
       if (!found) throw new NotFoundError('thread_id: no such thread');
       return found;
     },
