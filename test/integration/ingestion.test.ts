@@ -40,9 +40,26 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
   let stack: LocalStack;
   let embedder: CountingEmbedder;
 
+  /** Embedding of texts holding `word` waits until released (see `hold`). */
+  let held: { word: string; until: Promise<void> } | null = null;
+  function hold(word: string): () => void {
+    let release!: () => void;
+    held = { word, until: new Promise<void>((resolve) => (release = resolve)) };
+    return () => {
+      held = null;
+      release();
+    };
+  }
+
   beforeAll(async () => {
     db = await openTestDatabase(engine);
     embedder = createHashEmbedder();
+    const embed = embedder.embed.bind(embedder);
+    embedder.embed = async (texts, purpose) => {
+      const gate = held;
+      if (gate && texts.some((t) => t.includes(gate.word))) await gate.until;
+      return embed(texts, purpose);
+    };
     stack = await startLocalStack({
       db,
       embedder,
@@ -406,5 +423,42 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     stack.queue.push(notification('ObjectCreated:Put'));
     await stack.queue.idle();
     expect(await doc(key)).toMatchObject({ status: 'deleted', chunk_count: 0 });
+  });
+
+  it('keeps a deletion, or a newer version, that lands while a document is being embedded', async () => {
+    const key = 'tenants/acme/held.txt';
+    const send = (body: string) =>
+      stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body }));
+    const reaches = async (status: string) => {
+      for (let i = 0; i < 800 && (await doc(key))?.status !== status; i++)
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      expect((await doc(key))?.status).toBe(status);
+    };
+
+    // Deleted while its embedding is held: the slower write must not bring it back.
+    let release = hold('slowpoke');
+    await send('Version one is about the slowpoke and the colour green.');
+    await reaches('processing');
+    await stack.s3.client.send(new DeleteObjectCommand({ Bucket: stack.s3.bucket, Key: key }));
+    await reaches('deleted');
+    release();
+    await stack.queue.idle();
+    expect(await doc(key)).toMatchObject({ status: 'deleted', chunk_count: 0 });
+    expect(await chunks((await doc(key))!.id)).toEqual([]);
+
+    // Replaced while held (both versions may carry the same second as their date): the newer
+    // version, indexed first, stays.
+    release = hold('slowpoke');
+    await send('Version one is about the slowpoke and the colour green.');
+    await reaches('processing');
+    await send('Version two is about the colour purple.');
+    await reaches('indexed');
+    release();
+    await stack.queue.idle();
+    const row = await doc(key);
+    expect(row).toMatchObject({ status: 'indexed' });
+    const text = (await chunks(row!.id)).map((c) => c.text).join(' ');
+    expect(text).toContain('purple');
+    expect(text).not.toContain('green');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The ObjectStore adapter over the real SDK client and the local S3 emulator: a bucket of more
- * than one page (1,000 keys) lists whole, as reconciliation at start needs for a large folder.
+ * than one page (1,000 keys) lists whole, as reconciliation at start needs for a large folder; an
+ * object's version is read with it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -50,3 +51,17 @@ it('lists every object of a bucket holding more than one page of keys', async ()
   expect(listed.map((o) => o.key).sort()).toEqual([...keys].sort());
   expect(new Set(listed.map((o) => o.key)).size).toBe(keys.length);
 }, 120_000);
+
+it("reads an object's version: its entity tag changes with each write, within the same second too", async () => {
+  const store = createS3ObjectStore(client);
+  const Key = 'tenants/acme/versioned.txt';
+  await client.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body: 'first version' }));
+  const first = await store.head(BUCKET, Key);
+  const read = await store.get(BUCKET, Key);
+  expect(first?.etag).toMatch(/\S/);
+  expect(read?.info.etag).toBe(first?.etag);
+  await client.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body: 'second version' }));
+  const second = await store.head(BUCKET, Key);
+  expect(second?.etag).toMatch(/\S/);
+  expect(second?.etag).not.toBe(first?.etag);
+});

@@ -5,6 +5,7 @@ import type {
   DocumentStore,
   RecoveryStore,
   SourceState,
+  StillCurrent,
   StoredDocument,
 } from '../../core/ingestion/document-store';
 import { toVectorLiteral, type Database, type Queryable } from './database';
@@ -80,6 +81,32 @@ async function insertChunks(
   ]);
 }
 
+/** Thrown inside a write's transaction to roll it back: its object is no longer current. */
+class SupersededWrite extends Error {
+  constructor(readonly documentId: string) {
+    super('the object changed or was removed while the document was processed');
+  }
+}
+
+/**
+ * Runs a write whose transaction ends by `check(documentId)` while it holds the document's row:
+ * when the object is no longer current, the write is rolled back and `superseded` answered.
+ */
+async function unlessSuperseded<T>(
+  write: (check: (documentId: string) => Promise<void>) => Promise<T>,
+  stillCurrent: StillCurrent | undefined,
+  superseded: (documentId: string) => T,
+): Promise<T> {
+  try {
+    return await write(async (documentId) => {
+      if (stillCurrent && !(await stillCurrent())) throw new SupersededWrite(documentId);
+    });
+  } catch (err) {
+    if (err instanceof SupersededWrite) return superseded(err.documentId);
+    throw err;
+  }
+}
+
 /** Creates the repository over a pool or the embedded database. */
 export function createDocumentRepository(db: Database): DocumentStore & RecoveryStore {
   return {
@@ -119,46 +146,53 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
       return existing?.id ?? '';
     },
 
-    async replaceChunks(attrs, content, chunks) {
-      return db.transaction(async (tx) => {
-        const { rows } = await tx.query<{ id: string }>(
-          UPSERT_DOCUMENT(
-            `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
+    async replaceChunks(attrs, content, chunks, stillCurrent) {
+      return unlessSuperseded(
+        (check) =>
+          db.transaction(async (tx) => {
+            const { rows } = await tx.query<{ id: string }>(
+              UPSERT_DOCUMENT(
+                `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
                embedding_model = $12, chunk_count = $13, lease_renewed_at = NULL, lease_expiries = 0`,
-            ', status, content_hash, attributes_hash, embedding_model, chunk_count',
-            `, 'indexed', $10, $11, $12, $13`,
-          ),
-          [
-            ...attributeParams(attrs),
-            content.contentHash,
-            content.attributesHash,
-            content.embeddingModel,
-            chunks.length,
-          ],
-        );
-        const documentId = rows[0]?.id;
-        if (!documentId) {
-          const existing = await tx.query<{ id: string }>(
-            'SELECT id FROM documents WHERE tenant_id = $1 AND source_uri = $2',
-            [attrs.tenantId, attrs.sourceUri],
-          );
-          return { documentId: existing.rows[0]?.id ?? '', written: false };
-        }
-        await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
-        // Holding its lock on chunks, the write sees a model switch that completed while the
-        // document was embedded (the swap waits for it otherwise): the old model's vectors must
-        // not land in the new model's column. The retry embeds with the new model.
-        const { rows: recorded } = await tx.query<{ model_id: string }>(
-          'SELECT model_id FROM embedding_config WHERE singleton',
-        );
-        const live = recorded[0]?.model_id;
-        if (live !== undefined && live !== content.embeddingModel)
-          throw new Error(
-            `The index switched to embedding model ${live} while this document was embedded with ${content.embeddingModel}`,
-          );
-        await insertChunks(tx, documentId, attrs, chunks);
-        return { documentId, written: true };
-      });
+                ', status, content_hash, attributes_hash, embedding_model, chunk_count',
+                `, 'indexed', $10, $11, $12, $13`,
+              ),
+              [
+                ...attributeParams(attrs),
+                content.contentHash,
+                content.attributesHash,
+                content.embeddingModel,
+                chunks.length,
+              ],
+            );
+            const documentId = rows[0]?.id;
+            if (!documentId) {
+              const existing = await tx.query<{ id: string }>(
+                'SELECT id FROM documents WHERE tenant_id = $1 AND source_uri = $2',
+                [attrs.tenantId, attrs.sourceUri],
+              );
+              return { documentId: existing.rows[0]?.id ?? '', written: false };
+            }
+            // The row is locked now: a deletion or a newer version waits for this transaction.
+            await check(documentId);
+            await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+            // Holding its lock on chunks, the write sees a model switch that completed while the
+            // document was embedded (the swap waits for it otherwise): the old model's vectors must
+            // not land in the new model's column. The retry embeds with the new model.
+            const { rows: recorded } = await tx.query<{ model_id: string }>(
+              'SELECT model_id FROM embedding_config WHERE singleton',
+            );
+            const live = recorded[0]?.model_id;
+            if (live !== undefined && live !== content.embeddingModel)
+              throw new Error(
+                `The index switched to embedding model ${live} while this document was embedded with ${content.embeddingModel}`,
+              );
+            await insertChunks(tx, documentId, attrs, chunks);
+            return { documentId, written: true };
+          }),
+        stillCurrent,
+        (documentId) => ({ documentId, written: false }),
+      );
     },
 
     async updateAttributes(attrs, attributesHash) {
@@ -180,20 +214,28 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
       });
     },
 
-    async markFailed(attrs, reason) {
-      return db.transaction(async (tx) => {
-        const { rows } = await tx.query<{ id: string }>(
-          UPSERT_DOCUMENT(
-            `, status = 'failed', failure_reason = $10, chunk_count = 0, content_hash = NULL, attributes_hash = NULL`,
-            ', status, failure_reason',
-            `, 'failed', $10`,
-          ),
-          [...attributeParams(attrs), reason],
-        );
-        const documentId = rows[0]?.id ?? '';
-        if (documentId) await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
-        return documentId;
-      });
+    async markFailed(attrs, reason, stillCurrent?: StillCurrent) {
+      return unlessSuperseded(
+        (check) =>
+          db.transaction(async (tx) => {
+            const { rows } = await tx.query<{ id: string }>(
+              UPSERT_DOCUMENT(
+                `, status = 'failed', failure_reason = $10, chunk_count = 0, content_hash = NULL, attributes_hash = NULL`,
+                ', status, failure_reason',
+                `, 'failed', $10`,
+              ),
+              [...attributeParams(attrs), reason],
+            );
+            const documentId = rows[0]?.id ?? '';
+            if (documentId) {
+              await check(documentId);
+              await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+            }
+            return documentId;
+          }),
+        stillCurrent,
+        (documentId) => documentId,
+      );
     },
 
     async reportProgress(documentId, progress) {

@@ -62,10 +62,12 @@ function toInfo(out: {
   ContentLength?: number;
   LastModified?: Date;
   ContentType?: string;
+  ETag?: string;
 }): ObjectInfo {
   return {
     size: out.ContentLength ?? 0,
     lastModified: out.LastModified ?? new Date(0),
     ...(out.ContentType ? { contentType: out.ContentType } : {}),
+    ...(out.ETag ? { etag: out.ETag } : {}),
   };
 }

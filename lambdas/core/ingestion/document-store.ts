@@ -77,6 +77,14 @@ export interface ChunkRecord {
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * Whether the object a write comes from is still the bucket's current version: neither deleted
+ * nor replaced since it was read. The store asks while it holds the document's row, so that a
+ * deletion or a newer version recorded meanwhile is never overwritten by a slower worker, even
+ * when both versions carry the same second as their date.
+ */
+export type StillCurrent = () => Promise<boolean>;
+
 export interface DocumentStore {
   find(tenantId: string, sourceUri: string): Promise<StoredDocument | null>;
   /**
@@ -87,17 +95,26 @@ export interface DocumentStore {
   /**
    * Replaces the document's chunks in one transaction, so a reader never sees a half-indexed
    * document, and marks it indexed. Skips the write (returns false) when the stored copy is
-   * newer than `attrs.sourceUpdatedAt`, so a slow, stale worker cannot overwrite fresh content.
+   * newer than `attrs.sourceUpdatedAt`, or when `stillCurrent` answers false, so a slow, stale
+   * worker cannot overwrite fresh content or bring back a deleted document.
    */
   replaceChunks(
     attrs: DocumentAttributes,
     content: { contentHash: string; attributesHash: string; embeddingModel: string },
     chunks: readonly ChunkRecord[],
+    stillCurrent?: StillCurrent,
   ): Promise<{ documentId: string; written: boolean }>;
   /** Updates attributes only (the sidecar changed, the content did not): no re-embedding. */
   updateAttributes(attrs: DocumentAttributes, attributesHash: string): Promise<void>;
-  /** Records a failure with its reason; removes stale chunks so search never serves them. */
-  markFailed(attrs: DocumentAttributes, reason: string): Promise<string>;
+  /**
+   * Records a failure with its reason; removes stale chunks so search never serves them. Like
+   * {@link replaceChunks}, writes nothing when `stillCurrent` answers false.
+   */
+  markFailed(
+    attrs: DocumentAttributes,
+    reason: string,
+    stillCurrent?: StillCurrent,
+  ): Promise<string>;
   /**
    * How far a processing document has got (shown by GET /api/documents/{id}; cleared by any write
    * above); renews its lease.

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Clock, Embedder, Log, MetricsSink, TenantScope, TokenCounter } from '../ports';
 import { noMetrics, silentLog, systemClock, unscoped } from '../ports';
 import { chunkText } from './chunker';
-import type { DocumentAttributes, DocumentStore } from './document-store';
+import type { DocumentAttributes, DocumentStore, StillCurrent } from './document-store';
 import {
   DEFAULT_KEY_LAYOUT,
   isSidecarKey,
@@ -22,7 +22,7 @@ import {
   UNASSIGNED_TENANT,
   type KeyLayout,
 } from './object-attributes';
-import type { ObjectStore } from './object-store';
+import type { ObjectInfo, ObjectStore } from './object-store';
 import { DocumentRejectedError, type ChunkingOptions, type DocumentParser } from './types';
 import { toStorableText } from '../text/storable';
 import {
@@ -101,6 +101,16 @@ export function newStageTimings(): StageTimings {
   return { fetchMs: 0, parseMs: 0, chunkMs: 0, embedMs: 0, writeMs: 0, embedCalls: 0 };
 }
 
+/**
+ * Whether two reads of an object saw the same version: the same entity tag where the store gives
+ * one (it changes with every write), and the same date and size.
+ */
+function sameVersion(a: ObjectInfo, b: ObjectInfo): boolean {
+  return (
+    a.etag === b.etag && a.lastModified.getTime() === b.lastModified.getTime() && a.size === b.size
+  );
+}
+
 function sha256(...parts: (string | Uint8Array)[]): string {
   const h = createHash('sha256');
   for (const p of parts) h.update(p);
@@ -157,6 +167,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     err: DocumentRejectedError,
     lastModified: Date | null,
     fallback?: DocumentAttributes,
+    stillCurrent?: StillCurrent,
   ): Promise<SyncOutcome> {
     let tenantId = UNASSIGNED_TENANT;
     let userId: string | null = null;
@@ -179,13 +190,13 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     };
     let documentId: string;
     try {
-      documentId = await store.markFailed(fallback ?? minimal, err.message);
+      documentId = await store.markFailed(fallback ?? minimal, err.message, stillCurrent);
     } catch (recordErr) {
       // Attributes the store refuses must not cost the document its row: it is recorded with
       // what the key alone says.
       if (!fallback) throw recordErr;
       log.warn('recording the failure with its attributes failed', { key, recordErr });
-      documentId = await store.markFailed(minimal, err.message);
+      documentId = await store.markFailed(minimal, err.message, stillCurrent);
     }
     log.warn('document rejected', { key, reasonCode: err.reasonCode, reason: err.message });
     metrics.count('DocumentsFailed');
@@ -237,6 +248,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     }
 
     let attrs: DocumentAttributes | undefined;
+    let stillCurrent: StillCurrent | undefined;
     try {
       t0 = performance.now();
       const [object, sidecarObject] = await Promise.all([
@@ -245,6 +257,11 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       ]);
       timings.fetchMs += elapsed(t0);
       if (!object) return syncObject(bucket, key, timings); // removed meanwhile
+      const read = object.info;
+      stillCurrent = async () => {
+        const current = await objects.head(bucket, key);
+        return current !== null && sameVersion(current, read);
+      };
 
       const sidecar = parseSidecar(sidecarObject?.bytes ?? null);
       const baseAttrs = resolveAttributes({
@@ -335,6 +352,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         attrs,
         { contentHash, attributesHash, embeddingModel: embedder.modelId },
         chunks.map((c, i) => ({ ...c, embedding: vectors[i] ?? [], metadata: {} })),
+        stillCurrent,
       );
       timings.writeMs += elapsed(t0);
       if (!result.written) return { action: 'stale', documentId: result.documentId };
@@ -350,13 +368,14 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       return { action: 'indexed', documentId: result.documentId, chunks: chunks.length };
     } catch (err) {
       if (err instanceof DocumentRejectedError)
-        return recordFailure(bucket, key, err, info.lastModified, attrs);
+        return recordFailure(bucket, key, err, info.lastModified, attrs, stillCurrent);
       // Transient (database, embedding model): record why, then let the caller retry the event.
       if (attrs) {
         await store
           .markFailed(
             attrs,
             `${TRANSIENT_FAILURE_PREFIX}${err instanceof Error ? err.message : String(err)}`,
+            stillCurrent,
           )
           .catch((recordErr: unknown) => log.error('could not record failure', { key, recordErr }));
       }

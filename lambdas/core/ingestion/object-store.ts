@@ -4,6 +4,8 @@ export interface ObjectInfo {
   readonly size: number;
   readonly lastModified: Date;
   readonly contentType?: string;
+  /** The version's entity tag: it changes with every write of the object, even within a second. */
+  readonly etag?: string;
 }
 
 /** One object of a listing. */
