@@ -5,7 +5,11 @@
 import fc from 'fast-check';
 import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
 import type { TokenCounter } from '../../lambdas/core/ports';
-import { chunkText, MAX_CHARS_PER_TOKEN } from '../../lambdas/core/ingestion/chunker';
+import {
+  chunkText,
+  MAX_CHARS_PER_TOKEN,
+  sentenceSegments,
+} from '../../lambdas/core/ingestion/chunker';
 import type { Chunk, ChunkingOptions } from '../../lambdas/core/ingestion/types';
 
 /** One token per whitespace-separated word: additive over whitespace, like a real tokenizer. */
@@ -283,5 +287,50 @@ describe('chunkText examples', () => {
     const chunks = chunkText(text, { targetTokens: 512, overlapTokens: 64 }, gptCounter);
     expect(performance.now() - started).toBeLessThan(2000);
     expectValidChunks(text, { targetTokens: 512, overlapTokens: 64 }, gptCounter, chunks);
+  });
+});
+
+describe('sentences segmented a window at a time', () => {
+  const whole = (text: string) =>
+    [...new Intl.Segmenter('en', { granularity: 'sentence' }).segment(text)].map(
+      ({ segment, index }) => ({ segment, index }),
+    );
+
+  it("are the whole text's sentences when none is longer than a window", () => {
+    fc.assert(
+      fc.property(documentText, (text) => {
+        const expected = whole(text);
+        fc.pre(expected.every((s) => s.segment.length < 250));
+        expect([...sentenceSegments(text, 400, 100)]).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('tile the text, in order, whatever it holds (a sentence longer than a window is cut)', () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const segments = [...sentenceSegments(text, 60, 10)];
+        expect(segments.map((s) => s.segment).join('')).toBe(text);
+        let at = 0;
+        for (const s of segments) {
+          expect(s.index).toBe(at);
+          expect(s.segment.length).toBeGreaterThan(0);
+          at += s.segment.length;
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('split a 1.2 MB text of 20,000 sentences into those 20,000 sentences', () => {
+    const sentence = (i: number) => `Sentence number ${i} is about the river and the town. `;
+    const text = Array.from({ length: 20_000 }, (_, i) => sentence(i)).join('');
+    const segments = [...sentenceSegments(text)];
+    expect(segments).toHaveLength(20_000);
+    expect(segments[12_345]).toEqual({
+      segment: sentence(12_345),
+      index: text.indexOf(sentence(12_345)),
+    });
   });
 });
