@@ -305,6 +305,44 @@ const CORS_ALLOWED_HEADERS = /^(content-type|content-md5|authorization|x-amz-[a-
 const DROPPED_REQUEST_HEADERS = new Set(['authorization', 'origin', 'connection', 'keep-alive']);
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
+/**
+ * The longest key segment the emulator can store: it keeps an object in a file named by the
+ * key's last segment and `._S3rver_metadata.json` (22 bytes), and file names end at 255 bytes.
+ */
+const MAX_KEY_SEGMENT_BYTES = 233;
+
+/**
+ * Refuses a key the emulator would store outside its folder (a `.` or `..` segment, which it
+ * resolves on disk) or could not store at all (a segment over {@link MAX_KEY_SEGMENT_BYTES}:
+ * s3rver crashes on the file system's error). S3 itself takes both; the local stack does not.
+ */
+function checkKey(url: string): void {
+  const queryAt = url.indexOf('?');
+  const rawPath = queryAt === -1 ? url : url.slice(0, queryAt);
+  let key: string;
+  try {
+    key = decodeURIComponent(rawPath.split('/').slice(2).join('/'));
+  } catch {
+    throw new S3Denied(400, 'InvalidURI', 'The key is not valid percent-encoding');
+  }
+  for (const segment of key.split('/')) {
+    if (segment === '.' || segment === '..') {
+      throw new S3Denied(
+        400,
+        'InvalidArgument',
+        'A key segment of "." or ".." is not stored locally',
+      );
+    }
+    if (Buffer.byteLength(segment, 'utf8') > MAX_KEY_SEGMENT_BYTES) {
+      throw new S3Denied(
+        400,
+        'KeyTooLongError',
+        `A key segment longer than ${MAX_KEY_SEGMENT_BYTES} bytes cannot be stored by the local emulator`,
+      );
+    }
+  }
+}
+
 function forwardedUrl(url: string): string {
   const queryAt = url.indexOf('?');
   if (queryAt === -1) return url;
@@ -366,6 +404,7 @@ export async function startS3Gate(options: S3GateOptions): Promise<S3Gate> {
         return;
       }
       const payloadHash = await verifySignature(req, options.credentials, new Date());
+      checkKey(req.url ?? '/');
       if (payloadHash.startsWith('STREAMING-')) {
         throw new S3Denied(501, 'NotImplemented', 'aws-chunked uploads are not supported locally');
       }

@@ -230,6 +230,11 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       [{ filename: 'photo.png', content_type: 'image/png', size_bytes: 10 }, 'content_type'],
       [{ filename: 'report.pdf', content_type: 'text/plain', size_bytes: 10 }, 'content_type'],
       [{ filename: 'notes', content_type: 'text/plain', size_bytes: 10 }, 'filename'],
+      // 79 characters but 229 bytes in UTF-8: too long a file name where objects are files.
+      [
+        { filename: `${'日'.repeat(75)}.txt`, content_type: 'text/plain', size_bytes: 10 },
+        'filename',
+      ],
       [{ filename: 'big.md', content_type: 'text/markdown', size_bytes: 65 * 1024 }, 'size_bytes'],
       [{ filename: 'a.md', content_type: 'text/markdown', size_bytes: 0 }, 'size_bytes'],
     ])('rejects %j with a 422 naming %s', async (body, field) => {

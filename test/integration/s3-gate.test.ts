@@ -58,6 +58,21 @@ describe('the S3 emulator gate', () => {
     expect(rows).toEqual([{ status: 'indexed' }]);
   });
 
+  it('refuses a key the emulator would store outside its folder or cannot store, and stays up', async () => {
+    for (const [Key, error] of [
+      ['tenants/acme/../escape.md', 'InvalidArgument'],
+      [`tenants/acme/${'日'.repeat(80)}.md`, 'KeyTooLongError'],
+    ] as const) {
+      await expect(
+        stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key, Body: BODY })),
+      ).rejects.toMatchObject({ name: error, $metadata: { httpStatusCode: 400 } });
+    }
+    await stack.s3.client.send(
+      new PutObjectCommand({ Bucket: stack.s3.bucket, Key: 'tenants/acme/after.md', Body: BODY }),
+    );
+    expect(await read('tenants/acme/after.md')).toBe(BODY);
+  });
+
   it('refuses anonymous requests', async () => {
     const get = await fetch(objectUrl('tenants/acme/signed.md'));
     expect(get.status).toBe(403);

@@ -265,6 +265,12 @@ export interface Documents {
   ): Promise<{ document: DocumentView; chunks: PassageChunk[] }>;
 }
 
+/**
+ * The longest stored file name, in UTF-8 bytes: with its sidecar's suffix it stays within the
+ * 255 bytes a file name may take where objects are files (the local S3 emulator).
+ */
+const MAX_FILE_NAME_BYTES = 200;
+
 /** A file name that is safe as the last segment of an S3 key, or a 422. */
 function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
@@ -274,8 +280,15 @@ function safeFileName(name: string): string {
     .replace(/[^\p{L}\p{N}._ ()-]+/gu, '_')
     .replace(/\s+/g, ' ')
     .trim();
-  if (cleaned === '' || cleaned === '.' || cleaned === '..' || cleaned.length > 200) {
-    throw new ValidationError('filename: use a plain file name of 1 to 200 characters');
+  if (
+    cleaned === '' ||
+    cleaned === '.' ||
+    cleaned === '..' ||
+    new TextEncoder().encode(cleaned).length > MAX_FILE_NAME_BYTES
+  ) {
+    throw new ValidationError(
+      `filename: use a plain file name of 1 to ${MAX_FILE_NAME_BYTES} bytes in UTF-8 (${MAX_FILE_NAME_BYTES} letters of the Latin alphabet, fewer of most other scripts)`,
+    );
   }
   return cleaned;
 }

@@ -50,6 +50,13 @@ export function parseKey(
   key: string,
   layout: KeyLayout = DEFAULT_KEY_LAYOUT,
 ): { tenantId: string; userId: string | null } {
+  if (key.split('/').some((segment) => segment === '.' || segment === '..')) {
+    throw new DocumentRejectedError(
+      'no_tenant',
+      `Cannot tell which tenant "${key}" belongs to: a key with "." or ".." segments names a ` +
+        'different folder on some stores. Upload it under tenants/<tenantId>/ without them.',
+    );
+  }
   const match = layout.pattern.exec(key);
   const tenantId = match?.groups?.tenant;
   if (!tenantId || !TENANT_ID_PATTERN.test(tenantId)) {
@@ -123,9 +130,18 @@ export function reservedAttributeName(name: string): string | null {
   return Object.hasOwn(RESERVED, lower) || SCOPE_ATTRIBUTES.includes(lower) ? lower : null;
 }
 
+/** The largest metadata sidecar read: the API's own limit on a request body (1 MiB). */
+export const MAX_SIDECAR_BYTES = 1024 * 1024;
+
 /** Parses sidecar bytes; a malformed sidecar rejects the document with a reason. */
 export function parseSidecar(bytes: Uint8Array | null): Record<string, unknown> {
   if (!bytes) return {};
+  if (bytes.length > MAX_SIDECAR_BYTES) {
+    throw new DocumentRejectedError(
+      'invalid_metadata',
+      `The metadata sidecar is ${(bytes.length / 1048576).toFixed(1)} MB; the limit is 1 MB (the attributes are copied into every search hit of the document).`,
+    );
+  }
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder().decode(bytes));
