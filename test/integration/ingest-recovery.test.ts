@@ -141,6 +141,38 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
     }
   });
 
+  it('at start, fails a document abandoned by more processes than the limit, and processes the others again', async () => {
+    const first = await start();
+    await put(first, 'tenants/acme/killer.md', TEXT('killer'));
+    await put(first, 'tenants/acme/unlucky.md', TEXT('unlucky'));
+    await first.queue.idle();
+    // Both left processing by a process that died: one for the fourth time (a file that brings
+    // the process down at every start), one for the first.
+    for (const [key, expiries] of [
+      ['tenants/acme/killer.md', 3],
+      ['tenants/acme/unlucky.md', 0],
+    ] as const) {
+      await first.db.query(
+        `UPDATE documents SET status = 'processing', lease_renewed_at = now(), lease_expiries = $2
+          WHERE source_uri = $1`,
+        [`s3://${first.s3.bucket}/${key}`, expiries],
+      );
+    }
+    await first.stop();
+
+    const second = await start();
+    try {
+      await second.queue.idle();
+      const killer = await row(second, 'tenants/acme/killer.md');
+      expect(killer).toMatchObject({ status: 'failed', chunk_count: 0 });
+      expect(killer!.failure_reason).toMatch(/stopped 4 times without finishing.*retry it/);
+      expect(second.reconciled.map((r) => r.key)).toEqual(['tenants/acme/unlucky.md']);
+      expect(await row(second, 'tenants/acme/unlucky.md')).toMatchObject({ status: 'indexed' });
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('without reconciliation the same leftovers stay stranded (the check can fail)', async () => {
     const first = await start();
     await first.queue.stop();

@@ -292,6 +292,10 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       }
 
       t0 = performance.now();
+      // Marked before parsing too, so that a file whose parsing brings the process down (a
+      // decompression bomb) counts as abandoned at the next start or sweep and ends failed
+      // (recovery.ts) instead of being parsed again for ever.
+      if (!contentUnchanged) await store.markProcessing(baseAttrs);
       const parsed = await parser.parse(object.bytes, {
         key,
         contentType: object.info.contentType,

@@ -45,6 +45,9 @@ const DEFAULT_RECOVERY_SETTINGS: RecoverySettings = {
   keyLayout: DEFAULT_KEY_LAYOUT,
 };
 
+/** Abandoned documents reconciliation at start claims at most (a sweep's batch is smaller). */
+const MAX_ABANDONED_AT_START = 100_000;
+
 /** A key to announce again, and why. */
 export interface Reannouncement {
   readonly key: string;
@@ -97,6 +100,7 @@ export function createIngestRecovery(deps: {
   return {
     async reconcile(bucket) {
       if (!objects.list) return [];
+      await failAbandonedTooOften();
       const listed = await objects.list(bucket);
       const rows = new Map(
         (await store.listSources(`s3://${bucket}/`)).map((r) => [r.sourceUri, r] as const),
@@ -190,6 +194,31 @@ export function createIngestRecovery(deps: {
       return tenantScope(tenantId, () => deadLetteredIn(tenantId, bucket, objectKey, receiveCount));
     },
   };
+
+  /**
+   * At start, the `processing` documents were abandoned by the process before this one, which is
+   * gone (reconciliation runs before this process ingests anything): each counts an expiry of its
+   * lease, and one abandoned more than `maxLeaseExpiries` times (a file that brings the process
+   * down, such as a decompression bomb) fails with the reason instead of being processed again at
+   * every start. The others are announced again by `reconcile`.
+   */
+  async function failAbandonedTooOften(): Promise<void> {
+    const abandoned = await store.claimExpiredLeases(clock.now(), MAX_ABANDONED_AT_START);
+    if (abandoned.length > 0) metrics.count('LeasesExpired', abandoned.length);
+    for (const lease of abandoned) {
+      if (lease.expiries <= settings.maxLeaseExpiries) continue;
+      const reason =
+        `Indexing stopped ${lease.expiries} times without finishing (the process ended while it ran: out of memory, killed or stopped). ` +
+        'Split the file or retry it (POST /api/documents/{id}/retry).';
+      await tenantScope(lease.tenantId, () =>
+        store.failUnfinished(lease.tenantId, lease.sourceUri, reason),
+      );
+      log.warn('document failed after repeated abandonment', {
+        sourceUri: lease.sourceUri,
+        expiries: lease.expiries,
+      });
+    }
+  }
 
   async function deadLetteredIn(
     tenantId: string,
