@@ -400,6 +400,21 @@ describe('docx', () => {
     );
   });
 
+  it('refuses a document whose markup unpacks past the limit, before inflating it (a zip bomb)', async () => {
+    const zip = new JSZip();
+    // 72 MB of markup that deflates to about 70 KB.
+    zip.file('word/document.xml', `<w:document>${'<w:p/>'.repeat(12_000_000)}</w:document>`);
+    const bytes = new Uint8Array(
+      await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }),
+    );
+    expect(bytes.length).toBeLessThan(1024 * 1024);
+    const error = await rejection(bytes, { key: 'bomb.docx' });
+    expect(error.reasonCode).toBe('too_large');
+    expect(error.message).toBe(
+      'The Word document unpacks to 69 MB of markup; the limit is 64 MB. Split it into smaller documents.',
+    );
+  });
+
   it('rejects a ZIP that is not a Word document as a corrupt .docx', async () => {
     const zip = new JSZip();
     zip.file('readme.txt', 'not a document');
