@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- part ...]`: the benchmarks, each printing ratios measured in one run.
- * Parts: ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL;
+ * Parts: chunker (a long text's chunking and sentence segmentation; BENCH_CHUNKER_SENTENCES),
+ * ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL;
  * BENCH_SEARCH_CHUNKS, BENCH_SEARCH_DIMENSIONS, BENCH_SEARCH_BUDGET_SWEEP=off), search-graph (HNSW
  * build parameters against recall on the same corpus; BENCH_GRAPH_PARAMS), search-covering (the
  * small tenants' exact scans with a covering index beside the migrations' ones),
@@ -11,6 +12,7 @@
  * embedded default's API for 60 s; BENCH_LOAD_SECONDS, BENCH_LOAD_CLIENTS).
  * Nothing here asserts on time: the machines are shared and noisy.
  */
+import { benchChunker } from './chunker';
 import { benchColdStart, parseColdStartArgs } from './cold-start';
 import { benchIngest } from './ingest';
 import { benchLimiter } from './limiter';
@@ -22,6 +24,12 @@ import { benchSearchCovering } from './search-covering';
 import { benchSearchGraph, parseGraphParams } from './search-graph';
 
 const PARTS: Record<string, () => Promise<unknown>> = {
+  chunker: () =>
+    benchChunker(
+      process.env.BENCH_CHUNKER_SENTENCES
+        ? { sentences: Number(process.env.BENCH_CHUNKER_SENTENCES) }
+        : {},
+    ),
   ingest: () =>
     benchIngest(
       process.env.BENCH_INGEST_LIMIT ? { limit: Number(process.env.BENCH_INGEST_LIMIT) } : {},

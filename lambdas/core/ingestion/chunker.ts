@@ -38,8 +38,9 @@ interface Unit {
 const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 /**
- * V8's sentence iterator slows down with the length of the string it walks (each step costs
- * time in proportion to it: 27 s for 20,000 sentences of a 1.2 MB text, 0.15 s in windows), so
+ * V8's sentence iterator slows down with the length of the string it walks: each segment it
+ * yields carries a fresh copy of the whole string as its `input` (27 s for 20,000 sentences of a
+ * 1.2 MB text, 0.15 s in windows; `npm run bench -- chunker`), so
  * long texts are segmented a window at a time. A window's segments are kept up to the last one
  * that ends at least {@link SEGMENT_MARGIN} characters before the window's end, whose boundaries
  * the rules decide with all the context they read; the next window starts where the first segment
