@@ -1,4 +1,4 @@
-import { MAX_SIDECAR_BYTES, parseKey, parseSidecar } from './object-attributes';
+import { MAX_SIDECAR_BYTES, parseKey, parseSidecar, resolveAttributes } from './object-attributes';
 import { DocumentRejectedError } from './types';
 
 describe('the tenant and owner a key names', () => {
@@ -32,4 +32,31 @@ describe('a metadata sidecar', () => {
     expect(() => parseSidecar(big)).toThrow(DocumentRejectedError);
     expect(() => parseSidecar(big)).toThrow(/1\.0 MB; the limit is 1 MB/);
   });
+});
+
+describe("a sidecar's tenant", () => {
+  const resolve = (sidecar: Record<string, unknown>) =>
+    resolveAttributes({
+      bucket: 'docs',
+      key: 'tenants/acme/handbook.md',
+      sidecar,
+      lastModified: null,
+    });
+
+  it('is kept when it is the tenant the key names (as Bedrock Knowledge Bases sidecars carry it)', () => {
+    expect(resolve({ tenant_id: 'acme', team: 'hr' }).metadata).toEqual({
+      tenant_id: 'acme',
+      team: 'hr',
+    });
+  });
+
+  it.each(['tenant_id', 'org_id', 'Tenant'])(
+    'fails the document when its %s names another tenant',
+    (name) => {
+      expect(() => resolve({ [name]: 'globex' })).toThrow(DocumentRejectedError);
+      expect(() => resolve({ [name]: 'globex' })).toThrow(
+        /is not the tenant its key names \(acme\)/,
+      );
+    },
+  );
 });

@@ -122,7 +122,8 @@ const RESERVED: Readonly<Record<string, string>> = {
  * the API the server sets them from the verified caller and the key, and refuses metadata that
  * names them (`reservedAttributeName`).
  */
-const SCOPE_ATTRIBUTES = ['tenant', 'tenant_id', 'tenantid', 'org_id', 'uploaded_by', 'owner_id'];
+const TENANT_ATTRIBUTES = ['tenant', 'tenant_id', 'tenantid', 'org_id'];
+const SCOPE_ATTRIBUTES = [...TENANT_ATTRIBUTES, 'uploaded_by', 'owner_id'];
 
 /** The reserved name `name` matches (case-insensitive), or null for a custom attribute. */
 export function reservedAttributeName(name: string): string | null {
@@ -195,6 +196,14 @@ export function resolveAttributes(input: {
     const field = RESERVED[name.toLowerCase()];
     if (field) reserved[field] = value;
     else metadata[name] = value;
+    // A sidecar may carry its tenant (Bedrock Knowledge Bases' sidecars often do), but the key
+    // decides it: one naming another tenant would show in every hit as if it were the scope.
+    if (TENANT_ATTRIBUTES.includes(name.toLowerCase()) && String(value) !== tenantId) {
+      throw new DocumentRejectedError(
+        'invalid_metadata',
+        `The metadata sidecar's "${name}" (${JSON.stringify(value)}) is not the tenant its key names (${tenantId}): remove it or upload the file under tenants/${String(value)}/.`,
+      );
+    }
   }
   const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
   const sourceType = (str(reserved.sourceType) ?? 'doc').toLowerCase();
