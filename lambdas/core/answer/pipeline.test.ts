@@ -202,17 +202,21 @@ function memoryConversations(failing: readonly Failing[]) {
 type LlmScript =
   | { readonly answers: string }
   | { readonly fails: Error }
-  | { readonly rewrite: string; readonly answers: string };
+  | { readonly rewrite: string; readonly answers: string }
+  /** Streams `sent`, then the caller leaves (its signal aborts) and the call stops. */
+  | { readonly leavesAfter: string };
 
 const REWRITE_PROMPT = /^Rewrite the last user question/;
 
-function scriptedLlm(script: LlmScript) {
+function scriptedLlm(script: LlmScript, leave: () => void) {
   const asked: GenerationRequest[] = [];
   const respond = (request: GenerationRequest): Generation => {
     asked.push(request);
     if ('rewrite' in script && REWRITE_PROMPT.test(request.system))
       return { text: script.rewrite, usage: null, stopReason: 'end' };
     if ('fails' in script) throw script.fails;
+    if ('leavesAfter' in script)
+      return { text: script.leavesAfter, usage: null, stopReason: 'end' };
     return {
       text: script.answers,
       usage: { inputTokens: 40, outputTokens: 12 },
@@ -226,6 +230,11 @@ function scriptedLlm(script: LlmScript) {
       generate: async (request: GenerationRequest) => respond(request),
       async *stream(request: GenerationRequest) {
         const { text, usage } = respond(request);
+        if ('leavesAfter' in script) {
+          yield { type: 'delta' as const, text };
+          leave();
+          throw new LlmUnavailableError('LLM call to memory/llm was aborted by the caller', false);
+        }
         const half = Math.ceil(text.length / 2);
         yield { type: 'delta' as const, text: text.slice(0, half) };
         yield { type: 'delta' as const, text: text.slice(half) };
@@ -434,6 +443,27 @@ const rows: Row[] = [
     also: ({ deltas, answered }) => expect(deltas).toEqual([`\n\n${answered.result.answer.text}`]),
   },
   {
+    name: 'a caller that leaves mid-answer keeps what it was sent, and its tokens are counted, as no outage',
+    question: REFUNDS,
+    llm: { leavesAfter: 'Refunds are paid within' },
+    streamed: true,
+    expected: {
+      kind: 'generated',
+      status: 'success',
+      flags: ['used_rag'],
+      model: 'memory/llm',
+    },
+    also: ({ answered, counted, stored }) => {
+      expect(answered.result.answer.text).toBe('Refunds are paid within');
+      expect(stored.at(-1)?.content).toBe('Refunds are paid within');
+      expect(answered.result.usage?.inputTokens).toBeGreaterThan(50);
+      expect(answered.result.usage?.outputTokens).toBe(4);
+      expect(answered.result.llmFailure).toBeNull();
+      expect(counted).toContain('AnswersAbandoned');
+      expect(counted).not.toContain('LlmFailures');
+    },
+  },
+  {
     name: 'an LLM error that is not an outage is thrown, not hidden behind a fallback',
     question: REFUNDS,
     llm: { fails: new TypeError('a bug in the adapter') },
@@ -635,7 +665,8 @@ const ALL_FLAGS: readonly (keyof AnswerFlags)[] = [
 async function run(row: Row): Promise<Run> {
   const { search, requests } = memorySearch(row.docs ?? HANDBOOK, row.searchDown ?? null);
   const conversations = memoryConversations(row.failing ?? []);
-  const scripted = row.llm ? scriptedLlm(row.llm) : null;
+  const leaving = new AbortController();
+  const scripted = row.llm ? scriptedLlm(row.llm, () => leaving.abort()) : null;
   const counted: string[] = [];
   const logged: string[] = [];
   const metrics: MetricsSink = { count: (name) => counted.push(name), timing() {} };
@@ -657,7 +688,9 @@ async function run(row: Row): Promise<Run> {
   const threadId = row.thread ? 'earlier-thread' : undefined;
   if (row.thread) conversations.seed(alice, 'earlier-thread', row.thread);
   const deltas: string[] = [];
-  const hooks: AnswerHooks = row.streamed ? { onDelta: (t) => deltas.push(t) } : {};
+  const hooks: AnswerHooks = row.streamed
+    ? { onDelta: (t) => deltas.push(t), signal: leaving.signal }
+    : {};
   const answered = await pipeline.answer(
     alice,
     {

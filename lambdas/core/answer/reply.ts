@@ -92,23 +92,26 @@ async function extract(
   return reply;
 }
 
-/** The LLM's answer to the prompt: streamed through `onDelta` when the caller listens. */
+/**
+ * The LLM's answer to the prompt: streamed through `onDelta` when the caller listens, the text
+ * sent so far kept in `streamed` (what the caller has, should it leave before the end).
+ */
 async function callLlm(
   llm: LlmProvider,
   prepared: PreparedAnswer,
   hooks: AnswerHooks,
+  streamed: { text: string },
 ): Promise<{ text: string; usage: TokenUsage | null }> {
   const request = { ...prepared.prompt, ...(hooks.signal ? { signal: hooks.signal } : {}) };
   if (!hooks.onDelta) return llm.generate(request);
-  let text = '';
   let usage: TokenUsage | null = null;
   for await (const event of llm.stream(request)) {
     if (event.type === 'delta') {
-      text += event.text;
+      streamed.text += event.text;
       hooks.onDelta(event.text);
     } else usage = event.usage;
   }
-  return { text, usage };
+  return { text: streamed.text, usage };
 }
 
 /**
@@ -122,10 +125,32 @@ async function generate(
   prepared: PreparedAnswer,
   hooks: AnswerHooks,
 ): Promise<Reply> {
+  const streamed = { text: '' };
   try {
-    const { text, usage } = await timeline.step('generate', () => callLlm(llm, prepared, hooks));
+    const { text, usage } = await timeline.step('generate', () =>
+      callLlm(llm, prepared, hooks, streamed),
+    );
     return { kind: 'generated', text, model: llm.modelId, usage };
   } catch (err) {
+    if (hooks.signal?.aborted) {
+      // The caller left before the end, and the adapter stopped the call: not an outage. The
+      // answer is what was sent, and since the provider bills the call but reports its tokens
+      // only at the end, they are counted here (the prompt and the text so far), so that the
+      // cost caps count an answer cut short too.
+      deps.log.info('the caller left before the answer was complete', {
+        sent: streamed.text.length,
+      });
+      deps.metrics.count('AnswersAbandoned');
+      return {
+        kind: 'generated',
+        text: streamed.text,
+        model: llm.modelId,
+        usage: {
+          inputTokens: deps.tokens.count(prepared.prompt.rendered),
+          outputTokens: deps.tokens.count(streamed.text),
+        },
+      };
+    }
     if (!(err instanceof LlmUnavailableError)) throw err;
     deps.log.error('LLM failed after retries; returning the top sources', { err });
     deps.metrics.count('LlmFailures');
