@@ -132,6 +132,7 @@ async function generate(
     );
     return { kind: 'generated', text, model: llm.modelId, usage };
   } catch (err) {
+    if (!(err instanceof LlmUnavailableError)) throw err;
     if (hooks.signal?.aborted) {
       // The caller left before the end, and the adapter stopped the call: not an outage. The
       // answer is what was sent, and since the provider bills the call but reports its tokens
@@ -151,7 +152,6 @@ async function generate(
         },
       };
     }
-    if (!(err instanceof LlmUnavailableError)) throw err;
     deps.log.error('LLM failed after retries; returning the top sources', { err });
     deps.metrics.count('LlmFailures');
     const text = fallbackAnswer(prepared.blocks);

@@ -291,11 +291,17 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         return { action: 'unchanged', documentId: existing.id };
       }
 
+      // New content is marked processing before it is parsed, so that a file whose parsing
+      // brings the process down (a decompression bomb) counts as abandoned at the next start or
+      // sweep and ends failed (recovery.ts) instead of being parsed again for ever.
+      let processingId = '';
+      if (!contentUnchanged) {
+        t0 = performance.now();
+        processingId = await store.markProcessing(baseAttrs);
+        timings.writeMs += elapsed(t0);
+      }
+
       t0 = performance.now();
-      // Marked before parsing too, so that a file whose parsing brings the process down (a
-      // decompression bomb) counts as abandoned at the next start or sweep and ends failed
-      // (recovery.ts) instead of being parsed again for ever.
-      if (!contentUnchanged) await store.markProcessing(baseAttrs);
       const parsed = await parser.parse(object.bytes, {
         key,
         contentType: object.info.contentType,
@@ -328,10 +334,6 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
             'and retry this one to keep this copy instead.',
         );
       }
-
-      t0 = performance.now();
-      const processingId = await store.markProcessing(attrs);
-      timings.writeMs += elapsed(t0);
 
       t0 = performance.now();
       // Text PostgreSQL cannot store (a stray NUL, a lone surrogate) is dropped, not fatal.
