@@ -29,7 +29,7 @@ import { ragAnswerRoutes } from '../lambdas/rag-answer/routes';
 import { answerRequestSchema } from '../lambdas/rag-answer/schema';
 import { searchRouteHandlers } from '../lambdas/rag-search/handler';
 import { usageRouteHandlers } from '../lambdas/usage/handler';
-import { localKeyDir } from './commands/token';
+import { DEVELOPER_PLAN, localKeyDir } from './commands/token';
 import {
   createLocalHttpServer,
   type LocalHandler,
@@ -164,6 +164,7 @@ function chatStream(answering: LocalStack['answering'], deps: HttpHandlerDeps): 
   };
 }
 
+/** The playground's sign-in: a development token, on the developer plan unless `plan` names one. */
 const tokenRequestSchema = z
   .object({
     user_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9@._-]{0,127}$/),
@@ -262,7 +263,7 @@ function developmentRoutes(issuer: LocalIssuer): LocalRoute[] {
           sub: user_id,
           tenantId: tenant_id,
           admin,
-          ...(plan ? { plan } : {}),
+          plan: plan ?? DEVELOPER_PLAN,
         });
         return jsonResult(200, { token, token_type: 'Bearer' });
       },

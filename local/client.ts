@@ -4,7 +4,7 @@
  * for the one command. Either way the request goes over HTTP with a real token.
  */
 import { createLocalIssuer } from '../lambdas/adapters/auth/local-issuer';
-import { localKeyDir } from './commands/token';
+import { developerToken, localKeyDir } from './commands/token';
 import { startLocalApi } from './api';
 import { stackOptionsFromEnv, type LocalEnv } from './config';
 import { acquireLock, readLock } from './data-dir-lock';
@@ -13,7 +13,10 @@ import { startLocalStack, type LocalStack } from './stack';
 
 export interface ApiSession {
   readonly url: string;
-  /** A development token for the given user and tenant (a tenant admin's with `admin`). */
+  /**
+   * A development token for the given user and tenant (a tenant admin's with `admin`), on the
+   * developer plan (commands/token.ts).
+   */
   token(userId: string, tenantId: string, options?: { admin?: boolean }): string;
   /** The in-process stack, when this command started one (no server was running). */
   readonly stack: LocalStack | null;
@@ -33,8 +36,7 @@ export async function openApiSession(
     const issuer = await createLocalIssuer({ keyDir: localKeyDir(env.dataDir) });
     return {
       url: running.httpUrl,
-      token: (userId, tenantId, options = {}) =>
-        issuer.issueToken({ sub: userId, tenantId, admin: options.admin === true }),
+      token: (userId, tenantId, options) => developerToken(issuer, userId, tenantId, options),
       stack: null,
       s3Endpoint: running.s3Endpoint,
       s3Credentials: await localS3Credentials(localKeyDir(env.dataDir)),
@@ -47,8 +49,7 @@ export async function openApiSession(
     const api = await startLocalApi(stack, { dataDir: env.dataDir, port: 0 });
     return {
       url: api.server.url,
-      token: (userId, tenantId, options = {}) =>
-        api.issuer.issueToken({ sub: userId, tenantId, admin: options.admin === true }),
+      token: (userId, tenantId, options) => developerToken(api.issuer, userId, tenantId, options),
       stack,
       s3Endpoint: stack.s3.endpoint,
       s3Credentials: stack.s3.credentials,

@@ -25,6 +25,9 @@ import {
 } from '../lambdas/rag-answer/confidence-env';
 import { lexybrainEnvShape } from '../lambdas/rag-answer/lexybrain-env';
 
+/** The data folder when GROUNDWORK_DATA_DIR is not set, relative to the working directory. */
+export const DEFAULT_DATA_DIR = '.groundwork';
+
 const localEnvSchema = z.object({
   /** Confidence gate overrides, read as the answer functions read them. */
   ...confidenceEnvShape,
@@ -33,7 +36,7 @@ const localEnvSchema = z.object({
   /** Whose `global` documents every tenant reads, and who may publish them (comma-separated). */
   GROUNDWORK_PUBLISHING_TENANTS: publishingTenantsEnv,
   /** Where PGlite's data, the S3 emulator's objects and the signing keys live. */
-  GROUNDWORK_DATA_DIR: z.string().min(1).default('.groundwork'),
+  GROUNDWORK_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /**
    * A PostgreSQL server (with pgvector) instead of PGlite, logged in as the owner of its schema:

@@ -8,11 +8,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalApi } from '../api';
 import type { ApiSession } from '../client';
-import { stackOptionsFromEnv, type LocalEnv } from '../config';
+import { DEFAULT_DATA_DIR, stackOptionsFromEnv, type LocalEnv } from '../config';
 import { acquireLock } from '../data-dir-lock';
 import { startLocalStack } from '../stack';
 import { formatReport, ingestFolder } from './ingest';
 import { formatSwitchStatus, printSwitchProgress } from './reembed';
+import { developerToken } from './token';
 
 export const SAMPLE_CORPUS = path.join(__dirname, '..', '..', 'samples', 'handbook');
 export const DEMO_TENANT = 'demo';
@@ -58,7 +59,7 @@ export async function startCommand(
   if (!values['no-samples']) {
     const session: ApiSession = {
       url: api.server.url,
-      token: (userId, tenantId) => api.issuer.issueToken({ sub: userId, tenantId }),
+      token: (userId, tenantId) => developerToken(api.issuer, userId, tenantId),
       stack,
       s3Endpoint: stack.s3.endpoint,
       s3Credentials: stack.s3.credentials,
@@ -71,7 +72,7 @@ export async function startCommand(
   }
 
   const switching = formatSwitchStatus(await stack.modelSwitch.status());
-  const token = api.issuer.issueToken({ sub: DEMO_USER, tenantId: DEMO_TENANT });
+  const token = developerToken(api.issuer, DEMO_USER, DEMO_TENANT);
   console.log(`
 Groundwork is running (embedded default, data in ${env.dataDir})
   Database     ${databaseLine(env)}
@@ -87,12 +88,24 @@ Try:
   curl -s ${api.server.url}/api/rag/search -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\
     -d '{"query_text": "How long do refunds take?", "top_k": 3}'
 
-Index your own folder (in another terminal): npx groundwork ingest ./my-docs --tenant ${DEMO_TENANT}
+Index your own folder, in a tenant of its own (in another terminal):
+  ${dataDirPrefix(env)}npx groundwork ingest ./my-docs --tenant my-team
+  ${dataDirPrefix(env)}npx groundwork ask "<question>" --tenant my-team
 Other tokens: npx groundwork token --user <id> --tenant <id>
 Press Ctrl+C to stop.`);
   if (switching) printSwitchProgress(stack, (line) => console.log(line));
   await new Promise<never>(() => undefined);
   return 0;
+}
+
+/**
+ * The data folder for the commands of another terminal, when the server's is not the default:
+ * they find the running server through it (client.ts).
+ */
+function dataDirPrefix(env: LocalEnv & { dataDir: string }): string {
+  return env.dataDir === path.resolve(DEFAULT_DATA_DIR)
+    ? ''
+    : `GROUNDWORK_DATA_DIR=${JSON.stringify(env.dataDir)} `;
 }
 
 /** Which database serves the API (never the URLs: they carry passwords). */

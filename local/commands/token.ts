@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createLocalIssuer } from '../../lambdas/adapters/auth/local-issuer';
+import { createLocalIssuer, type LocalIssuer } from '../../lambdas/adapters/auth/local-issuer';
 import { TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
 import { isUsableUserId } from '../../lambdas/http/identity';
 
@@ -15,6 +15,30 @@ const TOKEN_USAGE =
 /** Where the embedded default keeps its signing key (the server must use the same folder). */
 export function localKeyDir(dataDir: string): string {
   return path.join(dataDir, 'keys');
+}
+
+/**
+ * The plan of the tokens the embedded default hands its own developer: the start banner's, the
+ * playground's sign-in and the CLI commands' (`ask`, `search`, `ingest`, ...). It has no monthly
+ * quota, so that trying the product on one's own folder never stops at the free plan's 50
+ * answers; `groundwork token --plan <plan>` (or the playground's API with `plan`) mints a token of
+ * any plan to try quotas as an API consumer would meet them.
+ */
+export const DEVELOPER_PLAN = 'growth';
+
+/** A development token on {@link DEVELOPER_PLAN}. */
+export function developerToken(
+  issuer: Pick<LocalIssuer, 'issueToken'>,
+  userId: string,
+  tenantId: string,
+  options: { admin?: boolean } = {},
+): string {
+  return issuer.issueToken({
+    sub: userId,
+    tenantId,
+    admin: options.admin === true,
+    plan: DEVELOPER_PLAN,
+  });
 }
 
 interface Output {
