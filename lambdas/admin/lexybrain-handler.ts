@@ -12,7 +12,10 @@
  * | `POST /api/admin/lexybrain/configs/{id}/deactivate`   | `Admin.deactivatePrompt`         |
  *
  * A config's `type` is its profile, `global` standing for the system prompt (`_system`); its
- * `system_instructions` are the profile's instructions; `retrieval_scope` is `allowed_source_types`.
+ * `system_instructions` are the profile's instructions; `retrieval_scope` is
+ * `allowed_source_types`, taken in the seed's names (`keywords`, `user_watchlists`, ...) and
+ * stored and shown as the source types they read. A new version keeps what it does not restate
+ * from its capability's built-in definition (admin-queries.ts, docs/decisions/0160).
  */
 import * as z from '../core/zod';
 import type { Admin, NewPromptVersion, PromptVersion } from '../core/admin/admin';
@@ -23,6 +26,8 @@ import {
   lexyCreateConfigRequestSchema,
   lexyFeedbackQuerySchema,
   lexyStatsQuerySchema,
+  OWN_SCOPE_PREFIX,
+  SEED_SCOPE_SOURCE_TYPES,
   type LexyCreateConfigRequest,
 } from './lexybrain-schema';
 
@@ -58,15 +63,37 @@ function toLexyConfig(p: PromptVersion): z.infer<typeof lexyConfigSchema> {
   };
 }
 
+/**
+ * A `retrieval_scope` (validated by the schema) as the source types it reads, in order without
+ * repeats, and whether it names the caller's own data (a `user_` name).
+ */
+function sourceTypesOfScope(scope: readonly string[]): { types: string[]; ownFirst: boolean } {
+  let ownFirst = false;
+  const types = scope.map((name) => {
+    const own = name.startsWith(OWN_SCOPE_PREFIX);
+    const seedName = own ? name.slice(OWN_SCOPE_PREFIX.length) : name;
+    ownFirst ||= own;
+    // A source type's own name (`keyword`, `trend`) is taken as it is.
+    const mapped = Object.hasOwn(SEED_SCOPE_SOURCE_TYPES, seedName)
+      ? SEED_SCOPE_SOURCE_TYPES[seedName]
+      : undefined;
+    return mapped ?? seedName;
+  });
+  return { types: [...new Set(types)], ownFirst };
+}
+
 function fromLexyConfig(body: LexyCreateConfigRequest): NewPromptVersion {
   const { retrieval_scope, ...constraints } = body.constraints;
+  const scope = retrieval_scope ? sourceTypesOfScope(retrieval_scope) : undefined;
   return {
     profile: profileOfType(body.type),
     name: body.name,
     instructions: body.system_instructions,
     constraints: {
+      // The seed's `user_` scopes: the caller's own first, unless the version says otherwise.
+      ...(scope?.ownFirst ? { owner_first: true } : {}),
       ...constraints,
-      ...(retrieval_scope ? { allowed_source_types: retrieval_scope } : {}),
+      ...(scope ? { allowed_source_types: scope.types } : {}),
     },
   };
 }

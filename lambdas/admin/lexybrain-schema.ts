@@ -18,17 +18,64 @@ export const lexyFeedbackQuerySchema = feedbackQuerySchema;
  */
 const lexyConfigTypeSchema = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
 
-const sourceTypeName = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
+/**
+ * The seed's `retrieval_scope` names (its configs' rows and its retrieval policy table) and the
+ * source type each reads: the same mapping as the capability table of docs/api.md. A `user_`
+ * prefix (the seed's `user_keywords`, `user_watchlists`) reads the same type with the caller's
+ * own documents first (`owner_first`).
+ */
+export const SEED_SCOPE_SOURCE_TYPES: Readonly<Record<string, string>> = {
+  keywords: 'keyword',
+  keyword_history: 'keyword_history',
+  trends: 'trend',
+  watchlists: 'watchlist',
+  listings: 'listing',
+  shops: 'shop',
+  alerts: 'alert',
+  risk_rules: 'risk_rule',
+  docs: 'doc',
+};
+
+/** The prefix of a seed scope name that puts the caller's own documents first. */
+export const OWN_SCOPE_PREFIX = 'user_';
+
+/** Every `retrieval_scope` value the route takes: the seed's names, and the types they read. */
+const RETRIEVAL_SCOPE_NAMES = [
+  ...new Set([
+    ...Object.keys(SEED_SCOPE_SOURCE_TYPES),
+    ...Object.keys(SEED_SCOPE_SOURCE_TYPES).map((name) => `${OWN_SCOPE_PREFIX}${name}`),
+    ...Object.values(SEED_SCOPE_SOURCE_TYPES),
+  ]),
+] as [string, ...string[]];
+
+/** What a `retrieval_scope` value may be, for the 422 that refuses another. */
+const RETRIEVAL_SCOPE_HELP =
+  `use the seed's ${Object.keys(SEED_SCOPE_SOURCE_TYPES).join(', ')} ` +
+  `(with a "${OWN_SCOPE_PREFIX}" prefix: the caller's own first) or the type each reads; ` +
+  'other source types are set through allowed_source_types on /api/admin/prompts';
+
+const retrievalScopeName = z.enum(RETRIEVAL_SCOPE_NAMES, {
+  error: (issue) => `${JSON.stringify(issue.input)} names no source type: ${RETRIEVAL_SCOPE_HELP}`,
+});
 
 /**
- * A config's constraints: the project's profile constraints (promptConstraintsSchema: `top_k`,
- * `keywords`, `candidates`, `owner_first`, `max_age_days`, `family`, `priority`, `fallback`)
- * with `allowed_source_types` under the seed's name `retrieval_scope`. Other keys (the seed's
- * `temperature`, `max_keywords`, ...) are refused, not stored unapplied.
+ * A config's constraints as a request gives them: the project's profile constraints
+ * (promptConstraintsSchema: `top_k`, `keywords`, `candidates`, `owner_first`, `max_age_days`,
+ * `family`, `priority`, `fallback`) with `allowed_source_types` under the seed's name
+ * `retrieval_scope` (the seed's names, or the types they read). Other keys (the seed's
+ * `temperature`, `max_keywords`, ...) are refused, not stored unapplied. What a version leaves
+ * out, it keeps from its capability's built-in definition
+ * (docs/decisions/0160-prompt-versions-inherit-the-built-in-definition.md).
  */
 const lexyConstraintsSchema = z.extend(
   z.omit(promptConstraintsSchema, { allowed_source_types: true }),
-  { retrieval_scope: z.optional(z.array(sourceTypeName).check(z.maxLength(50))) },
+  { retrieval_scope: z.optional(z.array(retrievalScopeName).check(z.maxLength(50))) },
+);
+
+/** A config's constraints as stored: `retrieval_scope` holds the source types retrieval reads. */
+const lexyStoredConstraintsSchema = z.extend(
+  z.omit(promptConstraintsSchema, { allowed_source_types: true }),
+  { retrieval_scope: promptConstraintsSchema.shape.allowed_source_types },
 );
 
 export const lexyCreateConfigRequestSchema = z.strictObject({
@@ -47,7 +94,8 @@ export const lexyConfigSchema = z.object({
   name: z.string(),
   type: z.string(),
   system_instructions: z.string(),
-  constraints: lexyConstraintsSchema,
+  /** In force: what the version states over its capability's built-in definition. */
+  constraints: lexyStoredConstraintsSchema,
   /** In force for this tenant (its own active version, or the default it has not replaced). */
   is_active: z.boolean(),
   version: z.int(),

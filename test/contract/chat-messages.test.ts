@@ -442,6 +442,20 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
         /^conversationId/,
       ],
       [
+        'a conversation id with a non-ASCII letter',
+        { content: 'hello there' },
+        'café-1',
+        422,
+        /^conversationId/,
+      ],
+      [
+        'a conversation id that does not start with a letter or digit',
+        { content: 'hello there' },
+        '-abc',
+        422,
+        /^conversationId/,
+      ],
+      [
         'a conversation id of 129 characters',
         { content: 'hello there' },
         'a'.repeat(129),

@@ -418,7 +418,8 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         name: 'ask_lexybrain_system_v2',
         type: 'global',
         system_instructions: 'You are LexyBrain. ZEBRA-MARKER. Cite sources.',
-        constraints: { retrieval_scope: ['faq', 'docs'], top_k: 6 },
+        // The seed's name and the source type it reads, both taken.
+        constraints: { retrieval_scope: ['docs', 'keyword'], top_k: 6 },
       });
       expect(created.status).toBe(201);
       expect(() => lexyConfigSchema.parse(created.body)).not.toThrow();
@@ -427,7 +428,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         name: 'ask_lexybrain_system_v2',
         type: 'global',
         system_instructions: 'You are LexyBrain. ZEBRA-MARKER. Cite sources.',
-        constraints: { retrieval_scope: ['faq', 'docs'], top_k: 6 },
+        constraints: { retrieval_scope: ['doc', 'keyword'], top_k: 6 },
         is_active: false,
         version: 2,
         scope: 'tenant',
@@ -438,7 +439,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       const own = await call('GET', '/api/admin/prompts', 'carol');
       expect((own.body.prompts as Json[]).find((p) => p.id === created.body.id)).toMatchObject({
         profile: '_system',
-        constraints: { allowed_source_types: ['faq', 'docs'], top_k: 6 },
+        constraints: { allowed_source_types: ['doc', 'keyword'], top_k: 6 },
       });
 
       const question = { query_text: 'How long does express shipping take?', debug: true };
@@ -481,7 +482,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       expect(afterAnswer.body.debug.prompt).not.toContain('ZEBRA-MARKER');
     });
 
-    it('creates a capability version active at once with is_active', async () => {
+    it('creates a capability version active at once with is_active, keeping what it does not restate', async () => {
       const r = await call('POST', '/api/admin/lexybrain/configs', 'carol', {
         name: 'ask_lexybrain_market_brief_v1',
         type: 'market_brief',
@@ -490,13 +491,22 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         is_active: true,
       });
       expect(r.status).toBe(201);
-      // The next version after the built-in market_brief (version 1).
+      // The next version after the built-in market_brief (version 1): the seed's scope as the
+      // source types it reads, the rest of the capability's definition kept.
       expect(r.body).toMatchObject({
         type: 'market_brief',
         is_active: true,
         version: 2,
         scope: 'tenant',
-        constraints: { retrieval_scope: ['keywords', 'trends'] },
+      });
+      expect(r.body.constraints).toEqual({
+        family: 'lexybrain',
+        priority: 40,
+        retrieval_scope: ['keyword', 'trend'],
+        candidates: 40,
+        top_k: 12,
+        max_age_days: 90,
+        keywords: ['market', 'niche', 'brief'],
       });
     });
 
@@ -533,6 +543,8 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
       };
       for (const bad of [
         { ...valid, constraints: { temperature: 0.7 } },
+        { ...valid, constraints: { retrieval_scope: ['docs', 'faqs'] } },
+        { ...valid, constraints: { retrieval_scope: ['made_up_type'] } },
         { ...valid, type: 'Not A Type' },
         { ...valid, type: '_system' },
         { ...valid, system_instructions: '   ' },

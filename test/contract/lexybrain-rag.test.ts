@@ -2,7 +2,7 @@
  * Seed 000's contract, POST /api/lexybrain/rag, over HTTP through the local server on both
  * databases: the seed's example request as written, every request field with its validation
  * and default, every response field, capability detection and the capabilities' retrieval
- * policies, and each status and error code the seed names (422, 401, 403, 429, 500, 503), with
+ * policies (kept by a tenant's own versions of them), and each status and error code the seed names (422, 401, 403, 429, 500, 503), with
  * documents indexed through the S3 emulator and an OpenAI-compatible LLM served by a local fake.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -100,6 +100,16 @@ const DOCS: { key: string; text: string; attributes: Record<string, string> }[] 
     key: 'tenants/studio/help/descriptions.md',
     text: 'How to write a product description that sells, and how shipping times are shown.',
     attributes: { title: 'writing descriptions', source_type: 'doc' },
+  },
+  {
+    key: 'tenants/outdoor/keywords/ultralight-tents.md',
+    text: 'Ultralight tents: a trending keyword in the outdoor gear niche. Demand index 74, competition 30.',
+    attributes: { title: 'ultralight tents', source_type: 'keyword' },
+  },
+  {
+    key: 'tenants/outdoor/help/packing.md',
+    text: 'How to pack a backpack for a weekend hike: heavy items close to the back.',
+    attributes: { title: 'packing a backpack', source_type: 'doc' },
   },
   {
     key: 'tenants/capped/help/descriptions.md',
@@ -788,6 +798,201 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
     const shop = await call({ message: 'How are shipping times shown?' }, tokens.alice);
     expect(shop.body.capability).toBe('general_chat');
     expect(lastLlmCall().messages[0]?.content).not.toContain('STUDIO');
+  });
+
+  describe("a tenant's new version of a capability", () => {
+    // The tenant `outdoor`, on the recording API: what each answer asked of retrieval is seen.
+    const admin = () =>
+      recording.issuer.issueToken({ sub: 'olive', tenantId: 'outdoor', admin: true });
+    const user = () => recording.issuer.issueToken({ sub: 'oscar', tenantId: 'outdoor' });
+    const adminCall = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${recording.server.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${admin()}` },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    };
+    /** One answer for the tenant's user: its body, the system prompt sent and the retrieval asked. */
+    const ask = async (body: unknown) => {
+      searched.length = 0;
+      const before = Date.now();
+      const res = await call(body, user(), recording);
+      expect(res.status).toBe(200);
+      expect(searched).toHaveLength(1);
+      const r = searched[0]!;
+      return {
+        body: res.body,
+        prompt: lastLlmCall().messages[0]?.content ?? '',
+        policy: {
+          types: r.narrowSourceTypes,
+          candidates: r.candidates,
+          topK: r.topK,
+          ownerFirst: r.ownerFirst ?? false,
+        },
+        dateFrom: r.filters.date_from,
+        before,
+        after: Date.now(),
+      };
+    };
+    const BRIEF = 'Give me a brief on the outdoor gear niche';
+    const MARKET_BRIEF_POLICY = {
+      types: ['keyword', 'trend'],
+      candidates: 40,
+      topK: 12,
+      ownerFirst: false,
+    };
+    /** market_brief's recency window: 90 days back from the time of the request. */
+    const expectLast90Days = (got: Awaited<ReturnType<typeof ask>>) => {
+      const from = Date.parse(got.dateFrom!);
+      expect(from).toBeGreaterThanOrEqual(got.before - 90 * 86_400_000);
+      expect(from).toBeLessThanOrEqual(got.after - 90 * 86_400_000);
+    };
+
+    it("keeps the capability's definition for what a version made through the seed's configs route does not restate", async () => {
+      const created = await adminCall('POST', '/api/admin/lexybrain/configs', {
+        name: 'ask_lexybrain_market_brief_v2',
+        type: 'market_brief',
+        system_instructions: 'OUTDOOR BRIEF V2: analyze the provided market data.',
+        constraints: { retrieval_scope: ['keywords', 'trends'] },
+        is_active: true,
+      });
+      expect(created.status).toBe(201);
+      // What the version states (its instructions, its scope in Groundwork's source types) and
+      // what it inherits from the built-in market_brief (migrations/0017).
+      expect(created.body.constraints).toEqual({
+        family: 'lexybrain',
+        priority: 40,
+        retrieval_scope: ['keyword', 'trend'],
+        candidates: 40,
+        top_k: 12,
+        max_age_days: 90,
+        keywords: ['market', 'niche', 'brief'],
+      });
+
+      // Named and detected alike, answered with the version's prompt and the capability's policy.
+      for (const request of [{ message: BRIEF, capability: 'market_brief' }, { message: BRIEF }]) {
+        const got = await ask(request);
+        expect(got.body.capability).toBe('market_brief');
+        expect(got.prompt).toContain('OUTDOOR BRIEF V2');
+        expect(got.policy).toEqual(MARKET_BRIEF_POLICY);
+        expectLast90Days(got);
+        expect(got.body.sources.length).toBeGreaterThan(0);
+        for (const s of got.body.sources) expect(s.type).toBe('keyword');
+      }
+
+      // Deactivated, the built-in version answers, with the same policy; activated, the version again.
+      expect(
+        (await adminCall('POST', `/api/admin/lexybrain/configs/${created.body.id}/deactivate`))
+          .status,
+      ).toBe(200);
+      const fallback = await ask({ message: BRIEF });
+      expect(fallback.body.capability).toBe('market_brief');
+      expect(fallback.prompt).not.toContain('OUTDOOR BRIEF V2');
+      expect(fallback.prompt).toContain('Analyze the provided market data');
+      expect(fallback.policy).toEqual(MARKET_BRIEF_POLICY);
+      expect(
+        (await adminCall('POST', `/api/admin/lexybrain/configs/${created.body.id}/activate`))
+          .status,
+      ).toBe(200);
+      const again = await ask({ message: BRIEF, capability: 'market_brief' });
+      expect(again.prompt).toContain('OUTDOOR BRIEF V2');
+      expect(again.policy).toEqual(MARKET_BRIEF_POLICY);
+      expectLast90Days(again);
+    });
+
+    it("keeps general_chat the fallback, reading the seed's user_ scopes with the caller's own first", async () => {
+      const created = await adminCall('POST', '/api/admin/lexybrain/configs', {
+        name: 'ask_lexybrain_general_chat_v2',
+        type: 'general_chat',
+        system_instructions: 'OUTDOOR CHAT V2: answer helpfully.',
+        constraints: { retrieval_scope: ['docs', 'user_keywords', 'user_watchlists'] },
+        is_active: true,
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.constraints).toEqual({
+        family: 'lexybrain',
+        priority: 50,
+        fallback: true,
+        retrieval_scope: ['doc', 'keyword', 'watchlist'],
+        candidates: 30,
+        top_k: 10,
+        owner_first: true,
+        keywords: [],
+      });
+      const message = 'How do I pack a backpack for a weekend hike?';
+      for (const request of [{ message, capability: 'general_chat' }, { message }]) {
+        const got = await ask(request);
+        expect(got.body.capability).toBe('general_chat');
+        expect(got.prompt).toContain('OUTDOOR CHAT V2');
+        expect(got.policy).toEqual({
+          types: ['doc', 'keyword', 'watchlist'],
+          candidates: 30,
+          topK: 10,
+          ownerFirst: true,
+        });
+        expect(got.dateFrom).toBeUndefined();
+      }
+    });
+
+    it("applies what a version states over the definition, on the seed's route and the project's", async () => {
+      const v3 = await adminCall('POST', '/api/admin/lexybrain/configs', {
+        name: 'ask_lexybrain_market_brief_v3',
+        type: 'market_brief',
+        system_instructions: 'OUTDOOR BRIEF V3: tents only.',
+        constraints: { keywords: ['tent'], top_k: 6 },
+        is_active: true,
+      });
+      expect(v3.status).toBe(201);
+      const tents = await ask({ message: 'Which tent sells best this season?' });
+      expect(tents.body.capability).toBe('market_brief');
+      expect(tents.prompt).toContain('OUTDOOR BRIEF V3');
+      expect(tents.policy).toEqual({ ...MARKET_BRIEF_POLICY, topK: 6 });
+      expectLast90Days(tents);
+      // Its keywords replace the definition's: "brief" no longer selects market_brief.
+      expect((await ask({ message: BRIEF })).body.capability).toBe('general_chat');
+
+      // The project's route shares the rule.
+      const own = await adminCall('POST', '/api/admin/prompts', {
+        profile: 'competitor_intel',
+        name: 'Outdoor competitors',
+        instructions: 'OUTDOOR COMPETITORS V2',
+        activate: true,
+      });
+      expect(own.status).toBe(201);
+      expect(own.body.constraints).toMatchObject({
+        family: 'lexybrain',
+        allowed_source_types: ['listing', 'shop', 'keyword'],
+        owner_first: true,
+        keywords: ['competitor', 'listing'],
+      });
+      const competitors = await ask({ message: 'Which competitor sells the most tents?' });
+      expect(competitors.body.capability).toBe('competitor_intel');
+      expect(competitors.prompt).toContain('OUTDOOR COMPETITORS V2');
+      expect(competitors.policy).toEqual({
+        types: ['listing', 'shop', 'keyword'],
+        candidates: 40,
+        topK: 12,
+        ownerFirst: true,
+      });
+    });
+
+    it('refuses a retrieval_scope that names no source type, naming the field', async () => {
+      const before = await adminCall('GET', '/api/admin/lexybrain/configs');
+      for (const scope of [['keywords', 'gizmos'], ['Keywords'], ['faqs']]) {
+        const r = await adminCall('POST', '/api/admin/lexybrain/configs', {
+          name: 'ask_lexybrain_market_brief_v9',
+          type: 'market_brief',
+          system_instructions: 'Analyze.',
+          constraints: { retrieval_scope: scope },
+        });
+        expect(r.status).toBe(422);
+        expect(r.body.error).toMatchObject({ code: 'validation_error', retryable: false });
+        expect(r.body.error.message).toMatch(/^constraints\.retrieval_scope\.\d+: /);
+      }
+      const after = await adminCall('GET', '/api/admin/lexybrain/configs');
+      expect(after.body.configs).toHaveLength(before.body.configs.length);
+    });
   });
 
   it('answers 503 feature_disabled when LEXYBRAIN_RAG_ENABLED is off, after authentication and validation', async () => {

@@ -339,6 +339,22 @@ describe('seed 001: POST /api/rag/search and POST /api/rag/answer', () => {
       expect((body as unknown as AnswerBody).citations.length).toBeGreaterThan(0);
     });
 
+    it("answers 500 generation_failed when the LLM fails, the body's status keeping the seed's two values", async () => {
+      fake.setBehaviour({ kind: 'always-fail', status: 500 });
+      const { res, body } = await post('/api/rag/answer', {
+        query_text: 'Summarize customer feedback on our new feature',
+        filters: { source_type: 'email' },
+      });
+      expect(res.status).toBe(500);
+      expect(body.error).toMatchObject({ code: 'generation_failed', retryable: true });
+      const answer = body as unknown as AnswerBody & { flags: { fallback_to_generic: boolean } };
+      // The seed names no error status: `status` says what the seed's rule says of the sources
+      // (they supported an answer), the HTTP status and `error` that the model failed.
+      expect(answer.status).toBe('success');
+      expect(answer.flags.fallback_to_generic).toBe(true);
+      expect(answer.citations.length).toBeGreaterThan(0);
+    });
+
     it('answers 500, retryable, when the embedding model fails', async () => {
       // The answer pipeline embeds the question twice before it gives up (a retry of its own).
       embedder.failNext = 2;

@@ -256,19 +256,34 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
     expect(new Set(steps.map((s) => s.type))).toEqual(
       new Set(['thought', 'action', 'tool_result']),
     );
+    // The seed's workflow: a thought first, then its tools under its names (semantic_search,
+    // generate_answer), each action followed by its result.
+    expect(steps[0]).toMatchObject({
+      type: 'thought',
+      text: 'Search the knowledge base for: test query',
+    });
     expect(steps).toContainEqual({
       type: 'action',
-      text: 'Using tool: retrieve',
-      tool: 'retrieve',
+      text: 'Using tool: semantic_search',
+      tool: 'semantic_search',
       tool_input: 'test query',
     });
     expect(steps).toContainEqual({
       type: 'tool_result',
-      text: 'Tool result from retrieve',
-      tool: 'retrieve',
+      text: 'Tool result from semantic_search',
+      tool: 'semantic_search',
       tool_output: `Retrieved ${(rag.retrieved_chunks as unknown[]).length} chunks`,
     });
-    expect(steps).toContainEqual(expect.objectContaining({ type: 'action', tool: 'generate' }));
+    const tools = steps.filter((s) => s.type === 'action').map((s) => s.tool as string);
+    expect(tools.filter((t) => t !== 'memory')).toEqual([
+      'semantic_search',
+      'generate_answer',
+      'cite',
+    ]);
+    steps.forEach((s, i) => {
+      if (s.type === 'action')
+        expect(steps[i + 1]).toMatchObject({ type: 'tool_result', tool: s.tool });
+    });
     expect(rag.debug_logs).toEqual(
       expect.arrayContaining([expect.stringMatching(/^\[step\] retrieve: [\d.]+ ms$/)]),
     );

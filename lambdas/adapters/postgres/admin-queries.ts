@@ -218,13 +218,21 @@ export function createAdminStore(db: Database): AdminStore {
           `prompt:${tenantId}:${version.profile}`,
         ]);
         if (activate) await deactivateOwn(tx, tenantId, version.profile);
+        // The constraints the version states, over those of its profile's built-in default: a
+        // version keeps its capability's family, detection and retrieval policy unless it says
+        // otherwise (docs/decisions/0160-prompt-versions-inherit-the-built-in-definition.md).
         const { rows } = await tx.query<PromptRow>(
           `INSERT INTO prompt_configs (tenant_id, created_by, name, profile, version, instructions,
                                        constraints, active)
            SELECT $1, $2, $3, $4,
                   coalesce((SELECT max(version) FROM prompt_configs
                              WHERE profile = $4 AND (tenant_id = $1 OR tenant_id IS NULL)), 0) + 1,
-                  $5, $6::jsonb, $7
+                  $5,
+                  coalesce((SELECT d.constraints FROM prompt_configs d
+                             WHERE d.profile = $4 AND d.tenant_id IS NULL
+                             ORDER BY d.active DESC, d.version DESC LIMIT 1), '{}'::jsonb)
+                    || $6::jsonb,
+                  $7
            RETURNING ${PROMPT_COLUMNS}`,
           [
             tenantId,

@@ -94,7 +94,11 @@ export interface AdminStore {
   feedback(tenantId: string, filter: FeedbackFilter): Promise<FeedbackEntry[]>;
   /** The tenant's own versions and the defaults, by profile then version. */
   prompts(tenantId: string): Promise<PromptVersion[]>;
-  /** Adds the tenant's next version of a profile (inactive, or active when `activate`). */
+  /**
+   * Adds the tenant's next version of a profile (inactive, or active when `activate`); the
+   * constraints it does not state are its profile's built-in ones
+   * (docs/decisions/0160-prompt-versions-inherit-the-built-in-definition.md).
+   */
   createPrompt(
     tenantId: string,
     createdBy: string,
