@@ -18,7 +18,7 @@ import {
 } from './constructs/groundwork-function';
 import { GroundworkMonitoring } from './constructs/groundwork-monitoring';
 import { IngestRecovery } from './constructs/ingest-recovery';
-import { GroundworkRestApi } from './constructs/groundwork-rest-api';
+import { BUFFERED_INTEGRATION_TIMEOUT, GroundworkRestApi } from './constructs/groundwork-rest-api';
 import type { DataStack } from './data-stack';
 import { API_ROUTES, type ApiFunction } from '../lambdas/http/api-routes';
 import {
@@ -30,6 +30,21 @@ import {
 } from './grants';
 import { SERVICES } from './metrics';
 import { bedrockModelIds } from './models';
+
+/**
+ * The deadline of one LLM call on the answer function's routes, which are buffered: well inside
+ * BUFFERED_INTEGRATION_TIMEOUT (29 s), so that when the model is too slow the handler's own
+ * fallback (an answer of the retrieved sources, recorded like any other) reaches the client
+ * before API Gateway gives up; about 9 seconds are left for retrieval and the rest of the request
+ * (docs/decisions/0156-llm-deadline-inside-the-gateway-timeout.md).
+ */
+const BUFFERED_GENERATION_TIMEOUT = Duration.seconds(20);
+
+/**
+ * The streamed routes' integration timeout, and the streaming function's: room for the Bedrock
+ * adapter's own 60-second deadline and the retrieval before it.
+ */
+const STREAM_TIMEOUT = Duration.minutes(2);
 
 export interface ApiStackProps extends StackProps {
   readonly config: GroundworkConfig;
@@ -112,6 +127,7 @@ export class ApiStack extends Stack {
     new IngestRecovery(this, 'IngestRecovery', {
       ingestFunction: ingest.function,
       deadLetterQueue: data.documents.deadLetterQueue,
+      sweepInterval: Duration.minutes(config.leaseSweepMinutes),
     });
 
     const search = fn('Search', {
@@ -127,9 +143,13 @@ export class ApiStack extends Stack {
     const answer = fn('Answer', {
       entry: LAMBDA_ENTRIES.answer,
       serviceName: SERVICES.answer,
-      // API Gateway gives an integration 30 seconds; longer answers belong on the stream.
-      sizing: { memorySize: 1024, timeout: Duration.seconds(30) },
-      environment: confidence,
+      // A second past API Gateway's wait, so that Lambda never stops a request the gateway still
+      // waits for. Longer answers belong on the stream.
+      sizing: { memorySize: 1024, timeout: BUFFERED_INTEGRATION_TIMEOUT.plus(Duration.seconds(1)) },
+      environment: {
+        ...confidence,
+        GENERATION_TIMEOUT_MS: String(BUFFERED_GENERATION_TIMEOUT.toMilliseconds()),
+      },
       assets: { sideLoadedModules: SIDE_LOADED_BY.answer ?? [] },
     });
     grantDatabase(answer, data.database, { reads: true });
@@ -141,7 +161,7 @@ export class ApiStack extends Stack {
     const answerStream = fn('AnswerStream', {
       entry: LAMBDA_ENTRIES.answerStream,
       serviceName: SERVICES.answerStream,
-      sizing: { memorySize: 1024, timeout: Duration.minutes(2) },
+      sizing: { memorySize: 1024, timeout: STREAM_TIMEOUT },
       assets: { sideLoadedModules: SIDE_LOADED_BY.answerStream ?? [] },
       environment: confidence,
     });
@@ -207,7 +227,7 @@ export class ApiStack extends Stack {
         route.streams ? answerStream : byFunction[route.function],
         {
           public: !route.auth,
-          ...(route.streams ? { stream: { timeout: Duration.minutes(2) } } : {}),
+          ...(route.streams ? { stream: { timeout: STREAM_TIMEOUT } } : {}),
         },
       );
     }

@@ -191,6 +191,12 @@ const groundworkConfigSchema = z
     readReplicas: num.pipe(z.number().int().min(0).max(15)).default(0),
     /** Minutes without connections before a 0-ACU minimum pauses the database (5 to 1440). */
     auroraAutoPauseMinutes: num.pipe(z.number().int().min(5).max(1440)).default(10),
+    /**
+     * Minutes between lease sweeps (lib/constructs/ingest-recovery.ts), which also step an
+     * embedding model switch. Each sweep queries the database, so a 0-ACU database pauses only
+     * when this exceeds auroraAutoPauseMinutes.
+     */
+    leaseSweepMinutes: num.pipe(z.number().int().min(1).max(1440)).default(5),
     /** Database deletion protection (turn off before `cdk destroy`). */
     deletionProtection: bool.default(true),
     /** RDS Proxy between the functions and Aurora (about USD 88 a month at its 8-ACU minimum). */

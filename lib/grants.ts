@@ -102,9 +102,19 @@ function bucketPolicy(
 }
 
 /**
+ * ListBucket on the bucket: S3 answers a read of a key that does not exist with 404 only to a
+ * caller that may list the bucket, and with 403 to any other, so without it a missing object
+ * cannot be told from a refused one (docs/decisions/0159-documents-api-may-list-the-bucket.md).
+ */
+function missingKeysReadAsNotFound(bucket: s3.IBucket): iam.PolicyStatement {
+  return new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] });
+}
+
+/**
  * What the documents API does to the bucket, under `tenants/` only: presigns PUTs and writes
  * sidecars (PutObject), removes objects (DeleteObject), and re-announces a failed document by
- * copying it onto itself (GetObject + PutObject).
+ * copying it onto itself (HeadObject, so GetObject, then PutObject), with ListBucket so that a
+ * re-announced object that is gone reads as 404 (`object_missing`).
  */
 export function grantDocumentsWrite(fn: GroundworkFunction, bucket: s3.IBucket): void {
   const objects = bucket.arnForObjects('tenants/*');
@@ -117,6 +127,7 @@ export function grantDocumentsWrite(fn: GroundworkFunction, bucket: s3.IBucket):
           actions: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
           resources: [objects],
         }),
+        missingKeysReadAsNotFound(bucket),
       ],
       {
         resource: objects,
@@ -140,7 +151,7 @@ export function grantDocumentsRead(fn: GroundworkFunction, bucket: s3.IBucket): 
       'ReadPolicy',
       [
         new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [objects] }),
-        new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+        missingKeysReadAsNotFound(bucket),
       ],
       {
         resource: objects,

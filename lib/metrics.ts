@@ -56,6 +56,8 @@ export const DASHBOARD_METRICS = [
   'DocumentsFailed',
   'ChunksIndexed',
   'IngestionErrors',
+  // lambdas/core/ingestion/recovery.ts: a dead letter's document marked failed
+  'DocumentsDeadLettered',
 ] as const;
 export type DashboardMetricName = (typeof DASHBOARD_METRICS)[number];
 

@@ -43,6 +43,12 @@ export const answerEnvSchema = z.extend(lambdaEnvSchema, {
   ...apiEnvShape,
   /** Bedrock model or inference profile for answers; unset: the offline extractive answerer. */
   GENERATION_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
+  /**
+   * Deadline of one LLM call in milliseconds, retries included; unset: the adapter's. The stack
+   * keeps it under API Gateway's integration timeout, so that an answer whose model is too slow
+   * still returns its sources before the gateway gives up (lib/api-stack.ts).
+   */
+  GENERATION_TIMEOUT_MS: z.optional(z.pipe(z.coerce.number(), z.int().check(z.gte(1)))),
   ...confidenceEnvShape,
   ...lexybrainEnvShape,
 });
@@ -103,7 +109,11 @@ async function buildAnswering(): Promise<Answering> {
       conversations,
       prompts: createPromptRepository(writer),
       llm: env.GENERATION_MODEL_ID
-        ? llm.createBedrockLlm({ client, modelId: env.GENERATION_MODEL_ID })
+        ? llm.createBedrockLlm({
+            client,
+            modelId: env.GENERATION_MODEL_ID,
+            ...(env.GENERATION_TIMEOUT_MS ? { timeoutMs: env.GENERATION_TIMEOUT_MS } : {}),
+          })
         : null,
       settings: {
         calibrationOverrides: calibrationOverridesFromEnv(env),

@@ -1,8 +1,10 @@
 /**
  * DocumentSource: the documents bucket (private, TLS only, encrypted, versioned, access-logged)
  * whose ObjectCreated and ObjectRemoved events go to the ingest queue; a message that fails
- * `maxReceiveCount` times moves to the dead-letter queue, kept 14 days for inspection and
- * redrive. Object keys name the tenant: `tenants/<tenantId>/...` (see README).
+ * `maxReceiveCount` times moves to the dead-letter queue, whose consumer, the ingest function
+ * (IngestRecovery), marks the documents it names failed; a dead letter that consumer cannot
+ * process stays there, up to 14 days. Object keys name the tenant: `tenants/<tenantId>/...`
+ * (see README).
  *
  * A document that kills every worker (out of memory, out of time) reaches the dead-letter queue
  * after `maxReceiveCount` visibility timeouts: 3 x 6 minutes by default, where its consumer marks
@@ -36,7 +38,8 @@ export interface DocumentSourceProps {
    */
   readonly bucketName?: string;
   /**
-   * How long a received message stays hidden; at least the ingest function's timeout.
+   * How long a received message stays hidden, in the ingest queue and its dead-letter queue
+   * alike (the ingest function consumes both); at least the ingest function's timeout.
    * @default INGEST_FUNCTION_TIMEOUT plus one minute (6 minutes)
    */
   readonly visibilityTimeout?: Duration;
@@ -102,15 +105,19 @@ export class DocumentSource extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    const visibilityTimeout = props.visibilityTimeout ?? DEFAULT_VISIBILITY_TIMEOUT;
+    // The ingest function consumes the dead letters too (IngestRecovery): Lambda refuses an event
+    // source whose queue hides a message for less time than the function may run.
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
+      visibilityTimeout,
       retentionPeriod: Duration.days(14),
     });
     this.queue = new sqs.Queue(this, 'Ingest', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      visibilityTimeout: props.visibilityTimeout ?? DEFAULT_VISIBILITY_TIMEOUT,
+      visibilityTimeout,
       retentionPeriod: Duration.days(4),
       deadLetterQueue: {
         queue: this.deadLetterQueue,

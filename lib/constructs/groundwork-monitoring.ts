@@ -7,6 +7,11 @@
  * call) and `CostCapReached` (a daily cap crossed); the spend alarm sums the first over a rolling
  * 24 hours, which approximates the limiter's UTC day, and warns before the global cap.
  *
+ * Dead letters: the ingest function consumes the dead-letter queue itself, marking each document
+ * failed within seconds, so the queue's depth says little; the alarm counts `DocumentsDeadLettered`
+ * (recovery.ts), and a second one fires on a dead letter that function cannot process (it stays
+ * in the queue, visible or in flight, for 15 minutes).
+ *
  * AWS metrics (lib/metrics.ts AWS_DOCUMENTED_METRICS and aws-cdk-lib's canned metrics, both
  * checked by test/infra/metrics-emitted.test.ts): per function Lambda `Errors` (a crash or
  * timeout: the handlers turn their own errors into responses) and `Throttles`; the ingest queue's
@@ -59,6 +64,10 @@ interface AlarmThresholds {
   readonly proxyBorrowMs: number;
   /** Aurora readers: the largest lag behind the writer, milliseconds (for 15 minutes). @default 10000 */
   readonly readerLagMs: number;
+  /** LLM calls that failed after retries (answers degraded to their sources), summed over the answer routes, in 5 minutes. @default 5 */
+  readonly llmFailures: number;
+  /** Minutes a dead letter stays in the dead-letter queue, unprocessed, before the alarm. @default 15 */
+  readonly deadLetterStuckMinutes: number;
 }
 
 const DEFAULT_THRESHOLDS: AlarmThresholds = {
@@ -72,6 +81,8 @@ const DEFAULT_THRESHOLDS: AlarmThresholds = {
   bedrockThrottles: 5,
   proxyBorrowMs: 5000,
   readerLagMs: 10_000,
+  llmFailures: 5,
+  deadLetterStuckMinutes: 15,
 };
 
 export interface GroundworkMonitoringProps {
@@ -190,6 +201,23 @@ export class GroundworkMonitoring extends Construct {
       period: FIVE_MINUTES,
       label: 'Streaming 5xx (%)',
     });
+    // Every minute, the dead letters in the queue, waiting or held by the ingest function: one
+    // that function processes is gone within seconds; one it cannot stays (and is retried).
+    const deadLettersInQueue = new cloudwatch.MathExpression({
+      expression: 'FILL(waiting, 0) + FILL(held, 0)',
+      usingMetrics: {
+        waiting: props.queues.deadLetter.metricApproximateNumberOfMessagesVisible({
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+        held: props.queues.deadLetter.metricApproximateNumberOfMessagesNotVisible({
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+      },
+      period: Duration.minutes(1),
+      label: 'dead letters in the queue',
+    });
     const dailySpend = sumOverRoutes('AnswerCostMicroUsd', ANSWER_ROUTES, {
       period: Duration.days(1),
       label: 'Answer cost, rolling 24 h (micro-USD)',
@@ -294,7 +322,9 @@ export class GroundworkMonitoring extends Construct {
         [
           graph(
             'Ingestion: documents',
-            documentsProcessed.map((n) => ingestMetric(n)).concat(ingestMetric('DocumentsDeleted')),
+            documentsProcessed
+              .map((n) => ingestMetric(n))
+              .concat(ingestMetric('DocumentsDeleted'), ingestMetric('DocumentsDeadLettered')),
             {
               right: [ingestMetric('ChunksIndexed')],
               rightYAxis: { label: 'chunks', showUnits: false },
@@ -304,11 +334,7 @@ export class GroundworkMonitoring extends Construct {
           graph(
             'Ingest queue and dead letters',
             [
-              props.queues.deadLetter.metricApproximateNumberOfMessagesVisible({
-                statistic: 'Maximum',
-                period: FIVE_MINUTES,
-                label: 'dead letters',
-              }),
+              deadLettersInQueue,
               props.queues.ingest.metricApproximateNumberOfMessagesVisible({
                 statistic: 'Maximum',
                 period: FIVE_MINUTES,
@@ -456,16 +482,27 @@ export class GroundworkMonitoring extends Construct {
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
-    alarm('DeadLetters', {
-      metric: props.queues.deadLetter.metricApproximateNumberOfMessagesVisible({
-        statistic: 'Maximum',
-        period: FIVE_MINUTES,
-      }),
-      alarmDescription:
-        'Ingest messages failed every retry and wait in the dead-letter queue (inspect, fix, redrive).',
-      threshold: 0,
+    alarm('LlmFailures', {
+      metric: sumOverRoutes('LlmFailures', ANSWER_ROUTES),
+      alarmDescription: `${t.llmFailures}+ LLM calls failed after retries in 5 minutes: answers carry their sources instead of generated text (Bedrock model access, quota or outage; see the answer functions' logs).`,
+      threshold: t.llmFailures,
       evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    alarm('DeadLetters', {
+      metric: ingestMetric('DocumentsDeadLettered'),
+      alarmDescription:
+        'Ingestion gave up on a document after every retry and marked it failed with the reason (GET /api/documents?status=failed); fix the cause, then POST /api/documents/{id}/retry.',
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    alarm('DeadLettersStuck', {
+      metric: deadLettersInQueue,
+      alarmDescription: `A dead letter stayed ${t.deadLetterStuckMinutes} minutes in the dead-letter queue: the ingest function cannot mark its document failed (see its log; it retries every visibility timeout, and the queue keeps the message 14 days).`,
+      threshold: 1,
+      evaluationPeriods: t.deadLetterStuckMinutes,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
     alarm('IngestionFailureRate', {
       metric: ingestionFailureRate,
@@ -542,12 +579,14 @@ export class GroundworkMonitoring extends Construct {
       });
     }
     if (proxy) {
+      // Each rotation makes every warm function's next login fail once, by design (it then reads
+      // the new secret): only refusals that go on for 15 minutes mean a broken secret.
       alarm('ProxyLoginFailures', {
         metric: rds('ClientConnectionsSetupFailedAuth', 'Sum', proxy),
         alarmDescription:
-          "RDS Proxy refused the functions' login (a secret out of step with the database, e.g. after a failed rotation).",
+          "RDS Proxy refused the functions' login in each 5 minutes for 15 minutes (a secret out of step with the database, e.g. after a failed rotation).",
         threshold: 1,
-        evaluationPeriods: 1,
+        evaluationPeriods: 3,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
       alarm('ProxyBorrowLatency', {

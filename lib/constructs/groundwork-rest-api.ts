@@ -66,12 +66,19 @@ export interface GroundworkRestApiProps {
   readonly firewall?: { readonly ratePer5Minutes: number };
 }
 
+/**
+ * How long API Gateway waits for a buffered route's function: the REST API's default and, without
+ * a quota increase, its maximum. A function behind such a route must answer within it.
+ */
+export const BUFFERED_INTEGRATION_TIMEOUT = Duration.seconds(29);
+
 export interface RouteOptions {
   /** No authorizer (the handler must not need an identity, e.g. GET /api/health). @default false */
   readonly public?: boolean;
   /**
    * Stream the function's response (a response-streaming function), with this integration
-   * timeout (up to 15 minutes; the function's own should not be longer). @default - buffered, 29 s
+   * timeout (up to 15 minutes; the function's own should not be longer).
+   * @default - buffered, within BUFFERED_INTEGRATION_TIMEOUT
    */
   readonly stream?: { readonly timeout: Duration };
 }
@@ -233,13 +240,12 @@ export class GroundworkRestApi extends Construct {
         // One invoke permission per function for the whole API, not two per method: a function
         // serving 15 routes would otherwise near Lambda's 20 KB resource-policy limit.
         scopePermissionToMethod: false,
-        allowTestInvoke: false,
         ...(options.stream
           ? {
               responseTransferMode: apigateway.ResponseTransferMode.STREAM,
               timeout: options.stream.timeout,
             }
-          : {}),
+          : { timeout: BUFFERED_INTEGRATION_TIMEOUT }),
       });
       this.integrations.set(key, integration);
     }

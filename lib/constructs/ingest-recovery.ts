@@ -5,6 +5,12 @@
  * left `processing` past their lease by a worker that timed out or was killed. The same scheduled
  * invocation then steps an embedding model switch, if one is in progress, within its time
  * (lambdas/ingest/handler.ts; docs/decisions/0148-switching-embedding-models.md).
+ *
+ * A sweep that fails is not repeated: the next one retries. EventBridge invokes the function
+ * asynchronously, so neither the rule nor the function's asynchronous invocation settings retry
+ * it, and a sweep event not run before the next one is due is dropped. Those settings apply to
+ * asynchronous invocations alone, and the sweep is the function's only one: the queues' event
+ * sources invoke it synchronously and retry through the queues.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -40,13 +46,18 @@ export class IngestRecovery extends Construct {
         maxConcurrency: 2,
       }),
     );
+    const interval = props.sweepInterval ?? Duration.minutes(5);
+    fn.configureAsyncInvoke({
+      retryAttempts: 0,
+      // Lambda keeps an asynchronous event at most 6 hours (a throttled one is retried meanwhile).
+      maxEventAge: Duration.seconds(Math.min(interval.toSeconds(), Duration.hours(6).toSeconds())),
+    });
     this.sweepRule = new events.Rule(this, 'LeaseSweep', {
       description: 'Processes again the documents left processing past their lease',
-      schedule: events.Schedule.rate(props.sweepInterval ?? Duration.minutes(5)),
+      schedule: events.Schedule.rate(interval),
       targets: [
         new targets.LambdaFunction(fn, {
           event: events.RuleTargetInput.fromObject({ groundwork: 'lease-sweep' }),
-          // The next run retries; an invocation that failed is not worth repeating at once.
           retryAttempts: 0,
         }),
       ],

@@ -17,6 +17,7 @@ describe('configuration', () => {
         deletionProtection: true,
         rdsProxy: true,
         corsOrigins: ['*'],
+        leaseSweepMinutes: 5,
         limitsJson: '{}',
       }),
     );
@@ -77,6 +78,7 @@ describe('configuration', () => {
       /confidenceMedium: must not exceed confidenceHigh/,
     );
     expect(() => parseConfig({ unknownKey: 1 })).toThrow(/unknownKey|Unrecognized/);
+    expect(() => parseConfig({ leaseSweepMinutes: 0 })).toThrow(/leaseSweepMinutes/);
     expect(() => parseConfig({ auroraEngineVersion: '17.2' })).toThrow(
       /auroraEngineVersion: must be 17.4 or later/,
     );

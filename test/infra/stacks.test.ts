@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -17,9 +17,10 @@ import {
   limitsTableDefinition,
 } from '../../lambdas/adapters/dynamodb/limit-store';
 import { migrationsHash, routinesHash } from '../../lib/constructs/database-migration';
-import { DASHBOARD_METRICS, METRICS_NAMESPACE } from '../../lib/metrics';
+import { ANSWER_ROUTES, DASHBOARD_METRICS, METRICS_NAMESPACE } from '../../lib/metrics';
 import { API_ROUTES, routeKey } from '../../lambdas/http/api-routes';
 import {
+  dataResourceOf,
   nagFindings,
   resourcesOfType,
   restRoutes,
@@ -382,6 +383,42 @@ describe('API', () => {
     });
   });
 
+  it("ends an LLM call of the answer function's buffered routes well before API Gateway stops waiting for them", () => {
+    // Within the deadline, a model too slow leaves time for the handler's own fallback (the
+    // retrieved sources, the spend settled) to reach the client instead of a 504.
+    const [answerId, answer] = functionByService('rag-answer');
+    const variables = (answer.Properties?.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    const deadlineMs = Number(variables.GENERATION_TIMEOUT_MS);
+    const functionMs = (answer.Properties?.Timeout as number) * 1000;
+    const buffered = routes().filter((r) => target(r.key) === answerId);
+    expect(buffered.map((r) => r.key)).toEqual(
+      expect.arrayContaining(['POST /api/lexybrain/rag', 'GET /api/search']),
+    );
+    for (const route of buffered) {
+      const integration = route.properties.Integration as {
+        TimeoutInMillis?: number;
+        ResponseTransferMode?: string;
+      };
+      expect([route.key, integration.ResponseTransferMode]).toEqual([route.key, undefined]);
+      // Unset, a REST API integration waits 29 seconds.
+      const gatewayMs = integration.TimeoutInMillis ?? 29_000;
+      expect([route.key, deadlineMs <= gatewayMs - 5_000]).toEqual([route.key, true]);
+      // The function is not stopped before the gateway stops waiting.
+      expect([route.key, functionMs >= gatewayMs]).toEqual([route.key, true]);
+    }
+    // The handler reads it (a variable's name survives minification in its schema).
+    expect(readFileSync(path.join(assetDir(answer), 'index.js'), 'utf8')).toContain(
+      'GENERATION_TIMEOUT_MS',
+    );
+  });
+
+  it('sets no integration option that has no effect (a synth warning)', () => {
+    expect(
+      Annotations.fromStack(built.api).findWarning('*', Match.stringLikeRegexp('allowTestInvoke')),
+    ).toEqual([]);
+  });
+
   it('streams the streamed routes of the table through Lambda integrations that stream', () => {
     built.apiTemplate.resourceCountIs('AWS::Lambda::Url', 0);
     const streamed = routes().filter(
@@ -443,6 +480,30 @@ describe('ingestion', () => {
     expect(visibility * receives).toBeLessThanOrEqual(20 * 60);
   });
 
+  it('hides a received message at least as long as its consumer may run, on every queue a function consumes', () => {
+    // Lambda refuses to create an event source whose queue's visibility timeout is shorter than
+    // the function's timeout, and the stack's deployment fails with it.
+    const queues = resourcesOfType(built.dataTemplate, 'AWS::SQS::Queue');
+    const functions = resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function');
+    const mappings = Object.values(
+      resourcesOfType(built.apiTemplate, 'AWS::Lambda::EventSourceMapping'),
+    );
+    expect(mappings).toHaveLength(2);
+    for (const mapping of mappings) {
+      const queueId = dataResourceOf(built, mapping.Properties?.EventSourceArn) ?? '';
+      const functionId = (mapping.Properties?.FunctionName as { Ref?: string }).Ref ?? '';
+      expect([queueId, queues[queueId]?.Type]).toEqual([queueId, 'AWS::SQS::Queue']);
+      expect([functionId, functions[functionId]?.Type]).toEqual([
+        functionId,
+        'AWS::Lambda::Function',
+      ]);
+      // Unset, SQS hides a message 30 seconds and Lambda runs a function 3.
+      const visibility = (queues[queueId]?.Properties?.VisibilityTimeout as number) ?? 30;
+      const timeout = (functions[functionId]?.Properties?.Timeout as number) ?? 3;
+      expect([queueId, visibility >= timeout]).toEqual([queueId, true]);
+    }
+  });
+
   it('consumes the queue in batches of 10 with partial batch responses, at most 5 instances at once', () => {
     const [ingestId] = functionByService('ingest');
     built.apiTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -473,6 +534,31 @@ describe('ingestion', () => {
         }),
       ]),
     });
+  });
+
+  it('does not repeat a failed lease sweep: neither the rule nor Lambda retries it, and an event not run before the next sweep is dropped', () => {
+    const [ingestId] = functionByService('ingest');
+    built.apiTemplate.hasResourceProperties('AWS::Events::Rule', {
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [ingestId, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        }),
+      ],
+    });
+    // EventBridge invokes asynchronously: Lambda's own retries (2 by default) are set apart. The
+    // setting covers asynchronous invocations only; the queues' event sources poll synchronously.
+    const configs = Object.values(
+      resourcesOfType(built.apiTemplate, 'AWS::Lambda::EventInvokeConfig'),
+    ).map((c) => c.Properties);
+    expect(configs).toEqual([
+      {
+        FunctionName: { Ref: ingestId },
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 300,
+      },
+    ]);
   });
 
   it.each([
@@ -667,6 +753,33 @@ describe('functions', () => {
     );
   });
 
+  it('let the documents function list the bucket, so that a missing object reads as 404, not 403', () => {
+    // The retry route re-announces an object with HeadObject, which S3 answers with 404 for a
+    // missing key only to a caller that may list the bucket; without it, 403 (not object_missing).
+    const [, documents] = functionByService('documents');
+    const roleId = (documents.Properties?.Role as { 'Fn::GetAtt': [string, string] })[
+      'Fn::GetAtt'
+    ][0];
+    const role = resourcesOfType(built.apiTemplate, 'AWS::IAM::Role')[roleId];
+    const attached = (role?.Properties?.ManagedPolicyArns as unknown[]).map((arn) =>
+      dataResourceOf(built, arn),
+    );
+    const policies = resourcesOfType(built.dataTemplate, 'AWS::IAM::ManagedPolicy');
+    const statements = attached.flatMap(
+      (id) =>
+        (policies[id ?? '']?.Properties?.PolicyDocument as { Statement: Statement[] } | undefined)
+          ?.Statement ?? [],
+    );
+    const lists = statements.filter((s) => actionsOf(s).includes('s3:ListBucket'));
+    expect(lists).toEqual([
+      {
+        Action: 's3:ListBucket',
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Documents[0-9A-F]{8}$/), 'Arn'] },
+      },
+    ]);
+  });
+
   it('let only the admin function query the limits table, on the tenant-usage index only', () => {
     const queries = allStatements().filter((s) => actionsOf(s).includes('dynamodb:Query'));
     expect(queries).toHaveLength(1);
@@ -696,7 +809,9 @@ describe('observability', () => {
         'CostCapReached',
         'DailySpendNearCap',
         'DeadLetters',
+        'DeadLettersStuck',
         'IngestionFailureRate',
+        'LlmFailures',
         // One per function that checks limits.
         'LimiterStoreErrorsadmin',
         'LimiterStoreErrorsadmin2',
@@ -725,23 +840,41 @@ describe('observability', () => {
       expect(alarm.Properties?.AlarmActions).toEqual([{ Ref: topicId }]);
   });
 
-  it('alarms on the ingest queue age, Aurora at its maximum, RDS Proxy and Bedrock throttling with the AWS metrics', () => {
-    /** An alarm's threshold and its one metric, written inline or as a MetricStat. */
-    const alarm = (id: string) => {
-      const p = Object.entries(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm')).find(
-        ([k]) => k.startsWith(`Monitoring${id}`),
-      )?.[1]?.Properties as Record<string, unknown>;
-      const stat = (p.Metrics as { MetricStat: Record<string, Record<string, unknown>> }[])?.[0]
-        ?.MetricStat;
-      return {
-        threshold: p.Threshold,
-        periods: p.EvaluationPeriods,
-        namespace: stat?.Metric?.Namespace ?? p.Namespace,
-        name: stat?.Metric?.MetricName ?? p.MetricName,
-        statistic: stat?.Stat ?? p.Statistic,
-        dimensions: JSON.stringify(stat?.Metric?.Dimensions ?? p.Dimensions),
-      };
+  type MetricStat = {
+    Metric: {
+      Namespace: string;
+      MetricName: string;
+      Dimensions?: { Name: string; Value: unknown }[];
     };
+    Stat: string;
+    Period: number;
+  };
+  /** An alarm's properties, by its id (`Monitoring<id><hash>`). */
+  const alarmProperties = (id: string) =>
+    Object.entries(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm')).find(([k]) =>
+      new RegExp(`^Monitoring${id}[0-9A-F]{8}$`).test(k),
+    )?.[1]?.Properties as Record<string, unknown>;
+  /** The metrics an alarm's math reads (none for an alarm on one metric written inline). */
+  const metricStats = (p: Record<string, unknown>) =>
+    ((p.Metrics ?? []) as { MetricStat?: MetricStat }[]).flatMap((m) =>
+      m.MetricStat ? [m.MetricStat] : [],
+    );
+  /** An alarm's threshold and its one metric, written inline or as a MetricStat. */
+  const alarm = (id: string) => {
+    const p = alarmProperties(id);
+    const stat = metricStats(p)[0];
+    return {
+      threshold: p.Threshold,
+      periods: p.EvaluationPeriods,
+      comparison: p.ComparisonOperator,
+      namespace: stat?.Metric?.Namespace ?? p.Namespace,
+      name: stat?.Metric?.MetricName ?? p.MetricName,
+      statistic: stat?.Stat ?? p.Statistic,
+      dimensions: JSON.stringify(stat?.Metric?.Dimensions ?? p.Dimensions),
+    };
+  };
+
+  it('alarms on the ingest queue age, Aurora at its maximum, RDS Proxy and Bedrock throttling with the AWS metrics', () => {
     expect(alarm('IngestQueueAge')).toMatchObject({
       namespace: 'AWS/SQS',
       name: 'ApproximateAgeOfOldestMessage',
@@ -769,6 +902,65 @@ describe('observability', () => {
       name: 'Throttles',
       threshold: 1,
     });
+  });
+
+  it('does not page on the one refused login per warm function that each secret rotation causes', () => {
+    // Every 5-minute period of 15 minutes must have refused logins, not one period.
+    const p = alarmProperties('ProxyLoginFailures');
+    expect(p.EvaluationPeriods).toBeGreaterThan(1);
+    expect(p.DatapointsToAlarm ?? p.EvaluationPeriods).toBe(p.EvaluationPeriods);
+    expect(alarm('ProxyLoginFailures')).toMatchObject({ periods: 3, threshold: 1 });
+  });
+
+  it('alarms on LLM failures summed over every answer route, by the name and dimensions the answers emit', () => {
+    const p = alarmProperties('LlmFailures');
+    const stats = metricStats(p);
+    const dimension = (stat: MetricStat, name: string) =>
+      String(stat.Metric.Dimensions?.find((d) => d.Name === name)?.Value);
+    expect(stats.map((s) => `${s.Metric.Namespace} ${s.Metric.MetricName} ${s.Stat}`)).toEqual(
+      ANSWER_ROUTES.map(() => `${METRICS_NAMESPACE} LlmFailures Sum`),
+    );
+    expect(stats.map((s) => `${dimension(s, 'service')} ${dimension(s, 'route')}`).sort()).toEqual(
+      ANSWER_ROUTES.map((r) => `${r.service} ${r.route}`).sort(),
+    );
+    expect(ANSWER_ROUTES.map((r) => r.route)).toEqual(
+      expect.arrayContaining(['answer', 'answer-stream', 'lexybrain-rag', 'api-search']),
+    );
+    expect(p).toMatchObject({
+      Threshold: 5,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it('alarms on each document ingestion gave up on, which the dead-letter consumer counts as it marks it failed', () => {
+    // The ingest function consumes the dead-letter queue within seconds, so the queue's depth
+    // is not the signal: the count the consumer emits is.
+    expect(alarm('DeadLetters')).toMatchObject({
+      namespace: METRICS_NAMESPACE,
+      name: 'DocumentsDeadLettered',
+      dimensions: JSON.stringify([{ Name: 'service', Value: 'ingest' }]),
+      threshold: 1,
+      comparison: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarmProperties('DeadLetters').AlarmDescription).toMatch(
+      /POST \/api\/documents\/\{id\}\/retry/,
+    );
+    expect(JSON.stringify(alarmProperties('DeadLetters'))).not.toMatch(/redrive|message-move/);
+    // A dead letter the consumer cannot process stays in the queue, waiting or held: 15 minutes.
+    const stuck = alarmProperties('DeadLettersStuck');
+    const stats = metricStats(stuck);
+    expect(stats.map((s) => `${s.Metric.Namespace} ${s.Metric.MetricName} ${s.Period}`)).toEqual([
+      'AWS/SQS ApproximateNumberOfMessagesVisible 60',
+      'AWS/SQS ApproximateNumberOfMessagesNotVisible 60',
+    ]);
+    const queues = resourcesOfType(built.dataTemplate, 'AWS::SQS::Queue');
+    for (const stat of stats) {
+      const queue = dataResourceOf(built, stat.Metric.Dimensions?.[0]?.Value) ?? '';
+      expect(queues[queue]).toBeDefined();
+      expect(queues[queue]?.Properties?.RedrivePolicy).toBeUndefined();
+    }
+    expect(stuck).toMatchObject({ Threshold: 1, EvaluationPeriods: 15 });
   });
 
   it('draws only custom metrics the handlers emit', () => {

@@ -107,3 +107,33 @@ export function restRoutes(template: Template): RestRoute[] {
     },
   );
 }
+
+/**
+ * The logical id of the data stack's resource that a value in the API stack's template names
+ * across the stacks (`Fn::GetStackOutput` or `Fn::ImportValue` of the data stack's output, itself
+ * a `Ref` or `Fn::GetAtt`), or that a value of the data stack names directly.
+ */
+export function dataResourceOf(built: SynthesizedApp, value: unknown): string | undefined {
+  const direct = (v: unknown): string | undefined => {
+    const ref = (v as { Ref?: unknown } | undefined)?.Ref;
+    if (typeof ref === 'string') return ref;
+    const getAtt = (v as { 'Fn::GetAtt'?: unknown } | undefined)?.['Fn::GetAtt'];
+    return Array.isArray(getAtt) && typeof getAtt[0] === 'string' ? getAtt[0] : undefined;
+  };
+  const outputs = (built.dataTemplate.toJSON().Outputs ?? {}) as Record<
+    string,
+    { Value?: unknown; Export?: { Name?: unknown } }
+  >;
+  const stackOutput = (value as { 'Fn::GetStackOutput'?: { OutputName?: string } })?.[
+    'Fn::GetStackOutput'
+  ];
+  if (stackOutput?.OutputName) return direct(outputs[stackOutput.OutputName]?.Value);
+  const imported = (value as { 'Fn::ImportValue'?: unknown })?.['Fn::ImportValue'];
+  if (imported !== undefined) {
+    const output = Object.values(outputs).find(
+      (o) => JSON.stringify(o.Export?.Name) === JSON.stringify(imported),
+    );
+    return direct(output?.Value);
+  }
+  return direct(value);
+}

@@ -2,7 +2,7 @@
  * The configuration switches, synthesized without bundling (the code assets do not matter
  * here): no RDS Proxy, no deletion protection, an existing user pool, a cross-region inference
  * profile, CORS, an alarm e-mail, no global cost cap, 1024-dimension embeddings, two publishing
- * tenants. cdk-nag must
+ * tenants, an hourly lease sweep. cdk-nag must
  * stay clean in every case.
  */
 import { Match } from 'aws-cdk-lib/assertions';
@@ -26,6 +26,7 @@ beforeAll(() => {
       hostedLoginCallbackUrls: ['https://app.example.com/'],
       embeddingDimension: 1024,
       publishingTenants: ['help', 'docs'],
+      leaseSweepMinutes: 60,
     },
     { bundle: false },
   );
@@ -177,6 +178,16 @@ describe('configuration variants', () => {
     );
     for (const service of ['ingest', 'rag-search', 'rag-answer', 'rag-answer-stream', 'documents'])
       expect([service, byService[service]]).toEqual([service, 'help,docs']);
+  });
+
+  it('sweeps leases at the configured interval, dropping a sweep event not run before the next', () => {
+    built.apiTemplate.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 hour)',
+    });
+    built.apiTemplate.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 3600,
+    });
   });
 
   it('reports no unacknowledged cdk-nag finding', () => {
