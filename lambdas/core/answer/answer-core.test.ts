@@ -198,6 +198,42 @@ describe('extractive answerer', () => {
   });
 });
 
+describe('extractive answerer: what is not an answer', () => {
+  const one = { maxSentences: 1, minRelativeScore: 0.8 };
+
+  it("does not answer a question with an FAQ's heading that repeats it", () => {
+    const faq =
+      'How do I contact support?\n\nWrite to help@beacon.example or call +49 30 1234 567 on weekdays.\n\nHow do I reset my password?\n\nUse the link on the sign-in page.';
+    const blocks = buildContext([hit('faq', faq, 0)], words);
+    expect(extractiveAnswer('How do I contact support?', blocks, one)).toBe(
+      'Write to help@beacon.example or call +49 30 1234 567 on weekdays. [1]',
+    );
+  });
+
+  it('does not quote a block of code for the prose that states the fact', () => {
+    const readme = [
+      'const bb = busboy({ headers: req.headers });',
+      "bb.on('field', (name, value) => {",
+      '  console.log(`field ${name}: value ${value}, size ${value.length}`);',
+      '});',
+      '',
+      'fieldSize - integer - Max field value size (in bytes). Default: 1048576 (1MB).',
+    ].join('\n');
+    const blocks = buildContext([hit('readme', readme, 0)], words);
+    const answer = extractiveAnswer("What is busboy's default maximum field value size?", blocks);
+    expect(answer).toContain('Max field value size (in bytes).');
+    expect(answer).not.toContain('console.log');
+  });
+
+  it('refuses to quote when the context holds only questions', () => {
+    const blocks = buildContext(
+      [hit('faq', 'How do I contact support? Who answers the phone?', 0)],
+      words,
+    );
+    expect(extractiveAnswer('How do I contact support?', blocks, one)).toBe('');
+  });
+});
+
 describe('extractive answerer: sources', () => {
   const ask = (secondCosine: number) =>
     extractiveAnswer(

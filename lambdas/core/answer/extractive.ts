@@ -8,7 +8,9 @@
  * for (a duration for "how long", ./answer-type.ts), and small priors for sources retrieval
  * ranked higher (by rank and by how far their cosine falls short of the best source's) and for
  * sentences early in their passage. When the best sentence names the subject but the sentence
- * next to it holds the answer, both are given. It never writes text that is not in the documents.
+ * next to it holds the answer, both are given. A question (an FAQ's heading) and a block of code
+ * are never given as the answer, though a question's words still count for the sentence after
+ * it. It never writes text that is not in the documents.
  */
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
@@ -50,7 +52,28 @@ interface Candidate {
   /** Position of the sentence in its passage, from 0. */
   readonly position: number;
   readonly typed: boolean;
+  /** Whether it may be given as the answer ({@link mayAnswer}). */
+  readonly answers: boolean;
   score: number;
+}
+
+/**
+ * Share of a block's characters that are code punctuation at and above which it is read as code;
+ * prose has well under 1 % (a parenthesis now and then), code several per cent.
+ */
+const CODE_PUNCTUATION_SHARE = 0.03;
+
+/**
+ * Whether a sentence can answer a question: not a question itself (an FAQ repeats the asker's
+ * words in its headings, so one would otherwise be answered with itself), and not a block of
+ * code (several lines that the sentence splitter leaves whole, which match many of a question's
+ * words at once).
+ */
+function mayAnswer(text: string): boolean {
+  if (/\?["'”’)]*$/.test(text)) return false;
+  if (text.split('\n').length < 3) return true;
+  const code = text.match(/[{}();=<>[\]]/g)?.length ?? 0;
+  return code / text.length < CODE_PUNCTUATION_SHARE;
 }
 
 /** The context's sentences scored against the question, in context order, with the expected type. */
@@ -81,6 +104,7 @@ function scoreSentences(
           order: order++,
           position: position++,
           typed: type !== null && holdsAnswerType(s.text, type),
+          answers: mayAnswer(s.text),
           score: 0,
         });
       }
@@ -121,9 +145,9 @@ export function extractiveAnswer(
   options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
 ): string {
   const { candidates, type } = scoreSentences(question, blocks);
-  if (candidates.length === 0) return '';
-  const ranked = [...candidates].sort((a, b) => b.score - a.score);
-  const top = ranked[0]!;
+  const ranked = candidates.filter((c) => c.answers).sort((a, b) => b.score - a.score);
+  const top = ranked[0];
+  if (!top) return '';
   const best = top.score;
   // Further sentences only when they answer nearly as well as the best one, or when the best
   // names the subject without the kind of answer asked for and the next sentence holds it.
@@ -134,6 +158,7 @@ export function extractiveAnswer(
     !top.typed &&
     next &&
     next.passage === top.passage &&
+    next.answers &&
     next.typed
       ? next
       : null;
