@@ -414,6 +414,38 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect((await call('DELETE', `/api/documents/${other.id}`, 'carol')).status).toBe(202);
     });
 
+    it('keeps a removal made before the file arrived: the late upload is not indexed', async () => {
+      const text = 'Zanzibar-quartz overtime is paid at twice the hourly rate.';
+      const bytes = new TextEncoder().encode(text);
+      const created = await call('POST', '/api/documents', 'alice', {
+        filename: 'late.md',
+        content_type: 'text/markdown',
+        size_bytes: bytes.byteLength,
+      });
+      expect(created.status).toBe(201);
+      const id = created.body.document.id as string;
+      const removed = await call('DELETE', `/api/documents/${id}`, 'alice');
+      expect(removed.status).toBe(202);
+      expect((await call('GET', `/api/documents/${id}`, 'alice')).body.status).toBe('deleted');
+
+      // The presigned URL still works until it expires: the PUT succeeds, and is not indexed.
+      const put = await fetch(created.body.upload.url, {
+        method: 'PUT',
+        headers: created.body.upload.headers,
+        body: bytes,
+      });
+      expect(put.status).toBe(200);
+      await stack.queue.idle();
+      const after = await call('GET', `/api/documents/${id}`, 'alice');
+      expect(after.body).toMatchObject({ status: 'deleted', chunk_count: 0 });
+      const search = await call('POST', '/api/rag/search', 'alice', {
+        query_text: 'Zanzibar-quartz overtime',
+        mode: 'keyword',
+      });
+      expect(search.status).toBe(200);
+      expect(search.body.results.map((r: Json) => r.document_id)).not.toContain(id);
+    });
+
     it('records a failure with its reason, and a retry indexes the document once the cause is gone', async () => {
       embedder.failNext = 100; // the embedding model is down for every attempt the queue makes
       const { id, done } = await upload('alice', 'policy.md', 'Returns are accepted for 30 days.');

@@ -5,6 +5,7 @@
 import type { DocumentCatalog, DocumentView } from '../../core/documents/documents';
 import type { DocumentStatus, Visibility } from '../../core/ingestion/document-store';
 import type { Database } from './database';
+import { markDocumentDeleted } from './document-repository';
 import { isUuid, SqlParams } from './sql-params';
 import { visibleDocumentBranches, visibleDocumentSql } from './visibility-sql';
 
@@ -172,6 +173,10 @@ export function createDocumentCatalog(db: Database): DocumentCatalog {
         [tenantId, queuedBefore, reason],
       );
       return rowCount;
+    },
+
+    async markDeleted(tenantId, sourceUri) {
+      await markDocumentDeleted(db, tenantId, sourceUri);
     },
 
     async markFailed(documentId, reason) {

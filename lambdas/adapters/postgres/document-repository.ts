@@ -20,6 +20,7 @@ interface DocumentRow {
   source_updated_at: Date | null;
   chunk_count: number;
   failure_reason: string | null;
+  reserved: boolean;
 }
 
 const UPSERT_COLUMNS = `tenant_id, source_uri, title, source_type, language, owner_user_id, visibility, metadata, source_updated_at`;
@@ -108,12 +109,37 @@ async function unlessSuperseded<T>(
 }
 
 /** Creates the repository over a pool or the embedded database. */
+/**
+ * Marks the document at `sourceUri` deleted and removes its chunks, in one transaction; false
+ * when there was none, or it was deleted already. Ingestion calls it for an object's removal,
+ * the documents API for a removal it was asked for (document-queries.ts).
+ */
+export function markDocumentDeleted(
+  db: Database,
+  tenantId: string,
+  sourceUri: string,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `UPDATE documents SET status = 'deleted', chunk_count = 0, content_hash = NULL,
+              attributes_hash = NULL, failure_reason = NULL, progress = NULL, updated_at = now()
+        WHERE tenant_id = $1 AND source_uri = $2 AND status <> 'deleted'
+        RETURNING id`,
+      [tenantId, sourceUri],
+    );
+    const documentId = rows[0]?.id;
+    if (!documentId) return false;
+    await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+    return true;
+  });
+}
+
 export function createDocumentRepository(db: Database): DocumentStore & RecoveryStore {
   return {
     async find(tenantId, sourceUri) {
       const { rows } = await db.query<DocumentRow>(
         `SELECT id, status, content_hash, embedding_model, attributes_hash, source_updated_at, chunk_count,
-                failure_reason
+                failure_reason, uploaded_by IS NOT NULL AS reserved
            FROM documents WHERE tenant_id = $1 AND source_uri = $2`,
         [tenantId, sourceUri],
       );
@@ -128,6 +154,7 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
         sourceUpdatedAt: row.source_updated_at,
         chunkCount: row.chunk_count,
         failureReason: row.failure_reason,
+        reserved: row.reserved,
       };
     },
 
@@ -246,21 +273,7 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
       );
     },
 
-    async markDeleted(tenantId, sourceUri) {
-      return db.transaction(async (tx) => {
-        const { rows } = await tx.query<{ id: string }>(
-          `UPDATE documents SET status = 'deleted', chunk_count = 0, content_hash = NULL,
-                  attributes_hash = NULL, failure_reason = NULL, progress = NULL, updated_at = now()
-            WHERE tenant_id = $1 AND source_uri = $2 AND status <> 'deleted'
-            RETURNING id`,
-          [tenantId, sourceUri],
-        );
-        const documentId = rows[0]?.id;
-        if (!documentId) return false;
-        await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
-        return true;
-      });
-    },
+    markDeleted: (tenantId, sourceUri) => markDocumentDeleted(db, tenantId, sourceUri),
 
     async findDuplicate(attrs, contentHash) {
       const { rows } = await db.query<{ id: string; title: string | null; source_uri: string }>(

@@ -8,7 +8,8 @@ import {
 } from '@aws-sdk/client-s3';
 import type { ListedObject, ObjectInfo, ObjectStore } from '../../core/ingestion/object-store';
 
-function isNotFound(err: unknown): boolean {
+/** S3's answer for a key that does not exist (to a caller that may list the bucket). */
+export function isNotFound(err: unknown): boolean {
   return (
     err instanceof S3ServiceException &&
     (err.name === 'NotFound' || err.name === 'NoSuchKey' || err.$metadata?.httpStatusCode === 404)

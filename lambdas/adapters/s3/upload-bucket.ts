@@ -4,15 +4,11 @@ import {
   DeleteObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
-  S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { UploadBucket } from '../../core/documents/documents';
-
-const isNotFound = (err: unknown) =>
-  err instanceof S3ServiceException &&
-  (err.name === 'NotFound' || err.name === 'NoSuchKey' || err.$metadata?.httpStatusCode === 404);
+import { isNotFound } from './s3-object-store';
 
 /** `CopySource` wants the key URL-encoded, with its slashes kept. */
 const copySource = (bucket: string, key: string) =>
@@ -56,15 +52,21 @@ export function createUploadBucket(client: S3Client, bucket: string): UploadBuck
         throw err;
       }
       // Copying an object onto itself (with REPLACE, as S3 requires) emits ObjectCreated:Copy.
-      await client.send(
-        new CopyObjectCommand({
-          Bucket: bucket,
-          Key: key,
-          CopySource: copySource(bucket, key),
-          MetadataDirective: 'REPLACE',
-          ...(contentType ? { ContentType: contentType } : {}),
-        }),
-      );
+      try {
+        await client.send(
+          new CopyObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            CopySource: copySource(bucket, key),
+            MetadataDirective: 'REPLACE',
+            ...(contentType ? { ContentType: contentType } : {}),
+          }),
+        );
+      } catch (err) {
+        // Removed between the two requests (a removal racing the retry).
+        if (isNotFound(err)) return false;
+        throw err;
+      }
       return true;
     },
   };

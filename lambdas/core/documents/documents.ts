@@ -12,9 +12,9 @@
  *   it through this API, or a tenant admin. A document that arrived by another route (a direct
  *   S3 upload, a global publication): admins of its tenant only.
  *
- * The object is the source of truth: removal deletes the object and the S3 removal event removes
- * the chunks; a retry re-announces the object, so the ingestion pipeline runs exactly as it does
- * for a new upload.
+ * The object is the source of truth: removal deletes the object and marks the document deleted
+ * (as the S3 removal event also does); a retry re-announces the object, so the ingestion pipeline
+ * runs exactly as it does for a new upload.
  */
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
@@ -103,6 +103,11 @@ export interface DocumentCatalog {
   markRequeued(documentId: string, stuckBefore: Date): Promise<boolean>;
   /** Puts a queued document back to failed (a retry that could not be announced). */
   markFailed(documentId: string, reason: string): Promise<void>;
+  /**
+   * Marks the tenant's document at `sourceUri` deleted and removes its chunks (no-op when it is
+   * deleted already).
+   */
+  markDeleted(tenantId: string, sourceUri: string): Promise<void>;
   /**
    * Fails the tenant's uploads announced through the API that are still `queued` and were
    * last changed before `queuedBefore` (their file never arrived); returns how many.
@@ -495,6 +500,10 @@ export function createDocuments(deps: {
       const key = objectKey(doc);
       await bucket.delete(key);
       await bucket.delete(key + SIDECAR_SUFFIX);
+      // Recorded now rather than by the removal event alone: an announced upload whose file has
+      // not arrived has no object to remove, and the file that arrives later is then not indexed
+      // (ingest.ts).
+      await catalog.markDeleted(doc.tenantId, doc.sourceUri);
       return doc;
     },
 

@@ -30,6 +30,11 @@ export interface StoredDocument {
   readonly sourceUpdatedAt: Date | null;
   readonly chunkCount: number;
   readonly failureReason: string | null;
+  /**
+   * Announced through the documents API (POST /api/documents, POST /api/upload), under a key of
+   * its own that no other upload reuses.
+   */
+  readonly reserved: boolean;
 }
 
 /** What the start-up reconciliation compares with the bucket (one row per source object). */

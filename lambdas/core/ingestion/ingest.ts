@@ -278,6 +278,13 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       if (existing?.sourceUpdatedAt && existing.sourceUpdatedAt > object.info.lastModified) {
         return { action: 'stale', documentId: existing.id };
       }
+      // An upload the documents API announced has a key no other upload reuses: a file that
+      // arrives there after the document was removed (a PUT to its presigned URL that was slower
+      // than the removal, or made after it) is not indexed, so a removal always holds.
+      if (existing?.status === 'deleted' && existing.reserved) {
+        log.info('object of a removed upload not indexed', { key });
+        return { action: 'ignored', reason: 'upload removed' };
+      }
       // One model for the whole document, even if a model switch completes meanwhile (the
       // store refuses the write then, and the retry embeds with the new model).
       const embedder = (await deps.embedder.current?.()) ?? deps.embedder;
