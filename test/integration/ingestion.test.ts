@@ -234,6 +234,34 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     expect(retried.action).toBe('indexed');
   });
 
+  it('indexes copies uploaded at once only once', async () => {
+    const text = 'Copies at once: the badge printer stands by the lighthouse-amber door.';
+    const keys = ['a', 'b', 'c', 'd'].map((name) => `tenants/acme/at-once/${name}.txt`);
+    const processing = async () =>
+      (await Promise.all(keys.map((key) => doc(key)))).filter((d) => d?.status === 'processing');
+    // Every copy is embedded before any is written, as when they are uploaded together.
+    const release = hold('lighthouse-amber');
+    await Promise.all(
+      keys.map((Key) =>
+        stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key, Body: text })),
+      ),
+    );
+    for (let i = 0; i < 800 && (await processing()).length < keys.length; i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await processing()).toHaveLength(keys.length);
+    release();
+    await stack.queue.idle();
+
+    const rows = await Promise.all(keys.map((key) => doc(key)));
+    const indexed = rows.filter((d) => d?.status === 'indexed');
+    expect(indexed).toHaveLength(1);
+    for (const copy of rows.filter((d) => d?.status !== 'indexed')) {
+      expect(copy).toMatchObject({ status: 'failed', chunk_count: 0 });
+      expect(copy!.failure_reason).toContain(`(document ${indexed[0]!.id})`);
+      expect(await chunks(copy!.id)).toEqual([]);
+    }
+  });
+
   it('reads sidecar metadata, and a sidecar-only change re-embeds nothing', async () => {
     const sidecar = (sourceType: string) =>
       JSON.stringify({

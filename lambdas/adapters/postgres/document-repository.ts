@@ -3,6 +3,7 @@ import type {
   ChunkRecord,
   DocumentAttributes,
   DocumentStore,
+  DuplicateOf,
   RecoveryStore,
   SourceState,
   StillCurrent,
@@ -89,6 +90,47 @@ class SupersededWrite extends Error {
   }
 }
 
+/** An indexed document of the same scope holding the same content, other than `attrs`'s own. */
+async function findDuplicate(
+  q: Queryable,
+  attrs: DocumentAttributes,
+  contentHash: string,
+): Promise<DuplicateOf | null> {
+  const { rows } = await q.query<{ id: string; title: string | null; source_uri: string }>(
+    `SELECT id, title, source_uri FROM documents
+      WHERE tenant_id = $1 AND content_hash = $2 AND status = 'indexed'
+        AND source_uri <> $3 AND visibility = $4 AND owner_user_id IS NOT DISTINCT FROM $5
+      ORDER BY created_at, id
+      LIMIT 1`,
+    [attrs.tenantId, contentHash, attrs.sourceUri, attrs.visibility, attrs.ownerUserId],
+  );
+  const row = rows[0];
+  return row ? { id: row.id, title: row.title, sourceUri: row.source_uri } : null;
+}
+
+/** A write rolled back because another document of its scope holds the same content. */
+class DuplicateWrite extends Error {
+  constructor(
+    readonly documentId: string,
+    readonly duplicateOf: DuplicateOf,
+  ) {
+    super('duplicate content');
+  }
+}
+
+/** The write, or what it found instead when it was rolled back for a duplicate. */
+async function unlessDuplicate<T extends { documentId: string; written: boolean }>(
+  write: () => Promise<T>,
+): Promise<T | { documentId: string; written: false; duplicateOf: DuplicateOf }> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof DuplicateWrite)
+      return { documentId: err.documentId, written: false, duplicateOf: err.duplicateOf };
+    throw err;
+  }
+}
+
 /**
  * Runs a write whose transaction ends by `check(documentId)` while it holds the document's row:
  * when the object is no longer current, the write is rolled back and `superseded` answered.
@@ -108,7 +150,6 @@ async function unlessSuperseded<T>(
   }
 }
 
-/** Creates the repository over a pool or the embedded database. */
 /**
  * Marks the document at `sourceUri` deleted and removes its chunks, in one transaction; false
  * when there was none, or it was deleted already. Ingestion calls it for an object's removal,
@@ -134,6 +175,7 @@ export function markDocumentDeleted(
   });
 }
 
+/** Creates the repository over a pool or the embedded database. */
 export function createDocumentRepository(db: Database): DocumentStore & RecoveryStore {
   return {
     async find(tenantId, sourceUri) {
@@ -174,51 +216,60 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
     },
 
     async replaceChunks(attrs, content, chunks, stillCurrent) {
-      return unlessSuperseded(
-        (check) =>
-          db.transaction(async (tx) => {
-            const { rows } = await tx.query<{ id: string }>(
-              UPSERT_DOCUMENT(
-                `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
+      return unlessDuplicate(() =>
+        unlessSuperseded(
+          (check) =>
+            db.transaction(async (tx) => {
+              const { rows } = await tx.query<{ id: string }>(
+                UPSERT_DOCUMENT(
+                  `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
                embedding_model = $12, chunk_count = $13, lease_renewed_at = NULL, lease_expiries = 0`,
-                ', status, content_hash, attributes_hash, embedding_model, chunk_count',
-                `, 'indexed', $10, $11, $12, $13`,
-              ),
-              [
-                ...attributeParams(attrs),
-                content.contentHash,
-                content.attributesHash,
-                content.embeddingModel,
-                chunks.length,
-              ],
-            );
-            const documentId = rows[0]?.id;
-            if (!documentId) {
-              const existing = await tx.query<{ id: string }>(
-                'SELECT id FROM documents WHERE tenant_id = $1 AND source_uri = $2',
-                [attrs.tenantId, attrs.sourceUri],
+                  ', status, content_hash, attributes_hash, embedding_model, chunk_count',
+                  `, 'indexed', $10, $11, $12, $13`,
+                ),
+                [
+                  ...attributeParams(attrs),
+                  content.contentHash,
+                  content.attributesHash,
+                  content.embeddingModel,
+                  chunks.length,
+                ],
               );
-              return { documentId: existing.rows[0]?.id ?? '', written: false };
-            }
-            // The row is locked now: a deletion or a newer version waits for this transaction.
-            await check(documentId);
-            await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
-            // Holding its lock on chunks, the write sees a model switch that completed while the
-            // document was embedded (the swap waits for it otherwise): the old model's vectors must
-            // not land in the new model's column. The retry embeds with the new model.
-            const { rows: recorded } = await tx.query<{ model_id: string }>(
-              'SELECT model_id FROM embedding_config WHERE singleton',
-            );
-            const live = recorded[0]?.model_id;
-            if (live !== undefined && live !== content.embeddingModel)
-              throw new Error(
-                `The index switched to embedding model ${live} while this document was embedded with ${content.embeddingModel}`,
+              const documentId = rows[0]?.id;
+              if (!documentId) {
+                const existing = await tx.query<{ id: string }>(
+                  'SELECT id FROM documents WHERE tenant_id = $1 AND source_uri = $2',
+                  [attrs.tenantId, attrs.sourceUri],
+                );
+                return { documentId: existing.rows[0]?.id ?? '', written: false };
+              }
+              // The row is locked now: a deletion or a newer version waits for this transaction.
+              await check(documentId);
+              // Writes of the same content in a tenant wait for each other here, so that of copies
+              // indexed at once the first to commit is kept and the others see it.
+              await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+                `groundwork:content:${attrs.tenantId}:${content.contentHash}`,
+              ]);
+              const duplicateOf = await findDuplicate(tx, attrs, content.contentHash);
+              if (duplicateOf) throw new DuplicateWrite(documentId, duplicateOf);
+              await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+              // Holding its lock on chunks, the write sees a model switch that completed while the
+              // document was embedded (the swap waits for it otherwise): the old model's vectors must
+              // not land in the new model's column. The retry embeds with the new model.
+              const { rows: recorded } = await tx.query<{ model_id: string }>(
+                'SELECT model_id FROM embedding_config WHERE singleton',
               );
-            await insertChunks(tx, documentId, attrs, chunks);
-            return { documentId, written: true };
-          }),
-        stillCurrent,
-        (documentId) => ({ documentId, written: false }),
+              const live = recorded[0]?.model_id;
+              if (live !== undefined && live !== content.embeddingModel)
+                throw new Error(
+                  `The index switched to embedding model ${live} while this document was embedded with ${content.embeddingModel}`,
+                );
+              await insertChunks(tx, documentId, attrs, chunks);
+              return { documentId, written: true };
+            }),
+          stillCurrent,
+          (documentId) => ({ documentId, written: false }),
+        ),
       );
     },
 
@@ -275,18 +326,7 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
 
     markDeleted: (tenantId, sourceUri) => markDocumentDeleted(db, tenantId, sourceUri),
 
-    async findDuplicate(attrs, contentHash) {
-      const { rows } = await db.query<{ id: string; title: string | null; source_uri: string }>(
-        `SELECT id, title, source_uri FROM documents
-          WHERE tenant_id = $1 AND content_hash = $2 AND status = 'indexed'
-            AND source_uri <> $3 AND visibility = $4 AND owner_user_id IS NOT DISTINCT FROM $5
-          ORDER BY created_at, id
-          LIMIT 1`,
-        [attrs.tenantId, contentHash, attrs.sourceUri, attrs.visibility, attrs.ownerUserId],
-      );
-      const row = rows[0];
-      return row ? { id: row.id, title: row.title, sourceUri: row.source_uri } : null;
-    },
+    findDuplicate: (attrs, contentHash) => findDuplicate(db, attrs, contentHash),
 
     async listSources(sourceUriPrefix) {
       const { rows } = await db.query<{

@@ -101,14 +101,17 @@ export interface DocumentStore {
    * Replaces the document's chunks in one transaction, so a reader never sees a half-indexed
    * document, and marks it indexed. Skips the write (returns false) when the stored copy is
    * newer than `attrs.sourceUpdatedAt`, or when `stillCurrent` answers false, so a slow, stale
-   * worker cannot overwrite fresh content or bring back a deleted document.
+   * worker cannot overwrite fresh content or bring back a deleted document. Writes nothing
+   * either, and names it in `duplicateOf`, when another document of the same scope holding the
+   * same content was indexed meanwhile ({@link findDuplicate}, asked again while writes of the
+   * same content wait for each other), so that copies indexed at once are indexed once.
    */
   replaceChunks(
     attrs: DocumentAttributes,
     content: { contentHash: string; attributesHash: string; embeddingModel: string },
     chunks: readonly ChunkRecord[],
     stillCurrent?: StillCurrent,
-  ): Promise<{ documentId: string; written: boolean }>;
+  ): Promise<{ documentId: string; written: boolean; duplicateOf?: DuplicateOf }>;
   /** Updates attributes only (the sidecar changed, the content did not): no re-embedding. */
   updateAttributes(attrs: DocumentAttributes, attributesHash: string): Promise<void>;
   /**
@@ -135,7 +138,7 @@ export interface DocumentStore {
 }
 
 /** The document a copy duplicates, as named to the user. */
-interface DuplicateOf {
+export interface DuplicateOf {
   readonly id: string;
   readonly title: string | null;
   readonly sourceUri: string;

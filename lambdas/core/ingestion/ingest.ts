@@ -11,7 +11,12 @@ import { createHash } from 'node:crypto';
 import type { Clock, Embedder, Log, MetricsSink, TenantScope, TokenCounter } from '../ports';
 import { noMetrics, silentLog, systemClock, unscoped } from '../ports';
 import { chunkText } from './chunker';
-import type { DocumentAttributes, DocumentStore, StillCurrent } from './document-store';
+import type {
+  DocumentAttributes,
+  DocumentStore,
+  DuplicateOf,
+  StillCurrent,
+} from './document-store';
 import {
   DEFAULT_KEY_LAYOUT,
   isSidecarKey,
@@ -31,6 +36,16 @@ import {
   type ChunkEmbeddingSettings,
   type OnEmbedded,
 } from './chunk-embedding';
+
+/** A copy of a document already indexed in the same scope, refused with what to do about it. */
+function duplicateOf(original: DuplicateOf): DocumentRejectedError {
+  return new DocumentRejectedError(
+    'duplicate',
+    `The same content is already indexed as "${original.title ?? original.sourceUri}" ` +
+      `(document ${original.id}), so this copy is not indexed again. Delete that document ` +
+      'and retry this one to keep this copy instead.',
+  );
+}
 
 export interface IngestionSettings extends ChunkEmbeddingSettings {
   readonly chunking: ChunkingOptions;
@@ -333,14 +348,7 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       // A copy of a document already indexed in the same scope is recorded, not indexed twice:
       // it would only repeat every hit. Deleting the original and retrying the copy indexes it.
       const original = await store.findDuplicate(attrs, contentHash);
-      if (original) {
-        throw new DocumentRejectedError(
-          'duplicate',
-          `The same content is already indexed as "${original.title ?? original.sourceUri}" ` +
-            `(document ${original.id}), so this copy is not indexed again. Delete that document ` +
-            'and retry this one to keep this copy instead.',
-        );
-      }
+      if (original) throw duplicateOf(original);
 
       t0 = performance.now();
       // Text PostgreSQL cannot store (a stray NUL, a lone surrogate) is dropped, not fatal.
@@ -368,6 +376,8 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
         stillCurrent,
       );
       timings.writeMs += elapsed(t0);
+      // A copy indexed while this one was embedded (copies uploaded at once).
+      if (result.duplicateOf) throw duplicateOf(result.duplicateOf);
       if (!result.written) return { action: 'stale', documentId: result.documentId };
 
       metrics.count('DocumentsIndexed');
