@@ -1,5 +1,5 @@
 import { unwrapLines } from '../text/lines';
-import { isPolar, sentences } from './text';
+import { isPolar, questionTerms, sentences } from './text';
 
 describe('sentences', () => {
   it('keeps a sentence that a hard line break wraps whole, with offsets into the original', () => {
@@ -41,5 +41,13 @@ describe('questions', () => {
     expect(isPolar('Can I fly business class?')).toBe(true);
     expect(isPolar('What does the warranty cover?')).toBe(false);
     expect(isPolar('Island hopping: how long?')).toBe(false);
+  });
+});
+
+describe('questionTerms', () => {
+  it("does not take a contraction's tail for a term", () => {
+    expect(
+      questionTerms("Who should I escalate to if I'm stuck? We've tried, you're next, we'll see"),
+    ).toEqual(['escalate', 'stuck', 'tried', 'next', 'see']);
   });
 });

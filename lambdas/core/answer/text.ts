@@ -43,7 +43,8 @@ const STOP = new Set(
     'a an and are as at be been but by can could did do does for from had has have how i if in into is it its ' +
     'me my of on or our she he so than that the their them then there these they this to was we were what when ' +
     'where which who whom whose why will with would you your about after also any all more most not no only other ' +
-    'over such some same up out just may might must should shall own very too s t'
+    // The tails of contractions ("it's", "don't", "I'm", "you're", "we've", "we'll").
+    'over such some same up out just may might must should shall own very too s t m re ve ll'
   ).split(' '),
 );
 
