@@ -28,7 +28,7 @@ import {
   grantDocumentsWrite,
   grantLimitsTable,
 } from './grants';
-import { SERVICES } from './metrics';
+import { metricsNamespace, SERVICES } from './metrics';
 import { bedrockModelIds } from './models';
 
 /**
@@ -66,6 +66,8 @@ export class ApiStack extends Stack {
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
     const { config, data } = props;
+    // The stage's custom metrics: what its functions publish to and its dashboard and alarms read.
+    const namespace = metricsNamespace(config.stage);
     const logRetention = config.logRetentionDays as logs.RetentionDays;
     const network: FunctionNetwork = {
       vpc: data.network.vpc,
@@ -81,16 +83,21 @@ export class ApiStack extends Stack {
         CONFIDENCE_EVIDENCE_FLOOR: config.confidenceEvidenceFloor,
       }).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
     );
-    const fn = (fnId: string, fnProps: Omit<GroundworkFunctionProps, 'network' | 'logRetention'>) =>
+    const fn = (
+      fnId: string,
+      fnProps: Omit<GroundworkFunctionProps, 'network' | 'logRetention' | 'metricsNamespace'>,
+    ) =>
       new GroundworkFunction(this, fnId, {
         network,
         logRetention,
+        metricsNamespace: namespace,
         awsSdk: config.awsSdk,
         ...fnProps,
       });
 
     this.migration = new DatabaseMigration(this, 'Migration', {
       network,
+      metricsNamespace: namespace,
       database: data.database,
       models: config,
       logRetention,
@@ -203,6 +210,8 @@ export class ApiStack extends Stack {
       reader.addEnvironment('PUBLISHING_TENANTS', config.publishingTenants.join(','));
 
     this.api = new GroundworkRestApi(this, 'Api', {
+      // Per stage: the name is what the AWS/ApiGateway metrics of the stage's alarms filter by.
+      name: `groundwork-${config.stage}`,
       userPool: data.users.userPool,
       clients: [data.users.client],
       corsOrigins: config.corsOrigins,
@@ -235,6 +244,7 @@ export class ApiStack extends Stack {
     this.monitoring = new GroundworkMonitoring(this, 'Monitoring', {
       dashboardName: `Groundwork-${config.stage}`,
       api: this.api.api,
+      metricsNamespace: namespace,
       queues: { ingest: data.documents.queue, deadLetter: data.documents.deadLetterQueue },
       database: {
         clusterIdentifier: data.database.cluster.clusterIdentifier,

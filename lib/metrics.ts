@@ -1,8 +1,9 @@
 /**
  * The custom metrics the dashboard and alarms read, by the names the handlers emit through
- * Powertools (namespace `Groundwork`). test/infra/metrics-emitted.test.ts checks that every name
- * in DASHBOARD_METRICS is emitted somewhere in lambdas/ and every route in API_ROUTES is a
- * handler's route, so a renamed metric fails a test instead of flattening a graph.
+ * Powertools, in the stage's namespace (`Groundwork/<stage>`, {@link metricsNamespace}).
+ * test/infra/metrics-emitted.test.ts checks that every name in DASHBOARD_METRICS is emitted
+ * somewhere in lambdas/ and every route in API_ROUTES is a handler's route, so a renamed metric
+ * fails a test instead of flattening a graph.
  *
  * Dimensions, as Powertools publishes them: `service` (the function's POWERTOOLS_SERVICE_NAME)
  * on everything; API handlers add `route` for the whole invocation, so the core's counters
@@ -13,8 +14,15 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { API_ROUTES as ROUTE_TABLE, type ApiFunction } from '../lambdas/http/api-routes';
 
-/** Must equal METRICS_NAMESPACE in lambdas/adapters/observability/powertools.ts (tested). */
-export const METRICS_NAMESPACE = 'Groundwork';
+/**
+ * The namespace of a stage's custom metrics, `Groundwork/<stage>`: the stage's functions publish
+ * to it (POWERTOOLS_METRICS_NAMESPACE, set by GroundworkFunction) and its dashboard and alarms
+ * read it, so that two stages in one account and region never count each other's traffic
+ * (docs/decisions/0161-a-namespace-and-an-api-name-per-stage.md).
+ */
+export function metricsNamespace(stage: string): string {
+  return `Groundwork/${stage}`;
+}
 
 /** Every custom metric name the dashboard or an alarm uses. */
 export const DASHBOARD_METRICS = [
@@ -116,61 +124,72 @@ export const ANSWER_ROUTES: readonly RouteMetrics[] = [
   STREAMED_ANSWER,
 ];
 
-/** A custom metric of one route (dimensions `service` and `route`). */
-export function routeMetric(
-  name: DashboardMetricName,
-  route: RouteMetrics,
-  options: { statistic?: string; period?: Duration; label?: string } = {},
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName: name,
-    dimensionsMap: { service: route.service, route: route.route },
-    statistic: options.statistic ?? 'Sum',
-    period: options.period ?? Duration.minutes(5),
-    label: options.label ?? route.route,
-  });
+/** Period, statistic and label of a custom metric. */
+interface MetricOptions {
+  /** @default 'Sum' */
+  readonly statistic?: string;
+  /** @default Duration.minutes(5) */
+  readonly period?: Duration;
+  /** @default - the route */
+  readonly label?: string;
 }
 
-/** A custom metric of the ingest function (dimension `service` only). */
-export function ingestMetric(
-  name: DashboardMetricName,
-  options: { statistic?: string; period?: Duration } = {},
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName: name,
-    dimensionsMap: { service: SERVICES.ingest },
-    statistic: options.statistic ?? 'Sum',
-    period: options.period ?? Duration.minutes(5),
-    label: name,
-  });
-}
+/** The custom metrics of one namespace (a stage's, {@link metricsNamespace}) as graphs and alarms read them. */
+export class CustomMetrics {
+  constructor(readonly namespace: string) {}
 
-/**
- * The sum of one metric over several routes, as a math expression (each metric gets a
- * distinct id; missing data counts as 0 so that a quiet route does not blank the sum).
- */
-export function sumOverRoutes(
-  name: DashboardMetricName,
-  routes: readonly RouteMetrics[],
-  options: { period?: Duration; label?: string; idPrefix?: string } = {},
-): cloudwatch.MathExpression {
-  const prefix = options.idPrefix ?? name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  const usingMetrics: Record<string, cloudwatch.IMetric> = {};
-  routes.forEach((r, i) => {
-    usingMetrics[`${prefix}${i}`] = routeMetric(name, r, {
+  /** A custom metric of one route (dimensions `service` and `route`). */
+  route(
+    name: DashboardMetricName,
+    route: RouteMetrics,
+    options: MetricOptions = {},
+  ): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: this.namespace,
+      metricName: name,
+      dimensionsMap: { service: route.service, route: route.route },
+      statistic: options.statistic ?? 'Sum',
       period: options.period ?? Duration.minutes(5),
+      label: options.label ?? route.route,
     });
-  });
-  return new cloudwatch.MathExpression({
-    expression: Object.keys(usingMetrics)
-      .map((id) => `FILL(${id}, 0)`)
-      .join(' + '),
-    usingMetrics,
-    period: options.period ?? Duration.minutes(5),
-    label: options.label ?? name,
-  });
+  }
+
+  /** A custom metric of the ingest function (dimension `service` only). */
+  ingest(name: DashboardMetricName, options: Omit<MetricOptions, 'label'> = {}): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: this.namespace,
+      metricName: name,
+      dimensionsMap: { service: SERVICES.ingest },
+      statistic: options.statistic ?? 'Sum',
+      period: options.period ?? Duration.minutes(5),
+      label: name,
+    });
+  }
+
+  /**
+   * The sum of one metric over several routes, as a math expression (each metric gets a
+   * distinct id; missing data counts as 0 so that a quiet route does not blank the sum).
+   */
+  sumOverRoutes(
+    name: DashboardMetricName,
+    routes: readonly RouteMetrics[],
+    options: { period?: Duration; label?: string; idPrefix?: string } = {},
+  ): cloudwatch.MathExpression {
+    const prefix = options.idPrefix ?? name.toLowerCase().replace(/[^a-z0-9]/g, '');
+    const period = options.period ?? Duration.minutes(5);
+    const usingMetrics: Record<string, cloudwatch.IMetric> = {};
+    routes.forEach((r, i) => {
+      usingMetrics[`${prefix}${i}`] = this.route(name, r, { period });
+    });
+    return new cloudwatch.MathExpression({
+      expression: Object.keys(usingMetrics)
+        .map((id) => `FILL(${id}, 0)`)
+        .join(' + '),
+      usingMetrics,
+      period,
+      label: options.label ?? name,
+    });
+  }
 }
 
 /**

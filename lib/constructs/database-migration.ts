@@ -54,6 +54,8 @@ export function routinesHash(): string {
 
 export interface DatabaseMigrationProps {
   readonly network: FunctionNetwork;
+  /** The stage's custom metrics namespace (lib/metrics.ts metricsNamespace). */
+  readonly metricsNamespace: string;
   readonly database: ServerlessDatabase;
   /** The configured models: the embedding model is recorded on a new database and checked on an existing one. */
   readonly models: ModelsConfig;
@@ -73,6 +75,7 @@ export class DatabaseMigration extends Construct {
     this.function = new GroundworkFunction(this, 'Migrate', {
       entry: LAMBDA_ENTRIES.migrate,
       serviceName: SERVICES.migrate,
+      metricsNamespace: props.metricsNamespace,
       network: props.network,
       // It waits for a database that does not accept connections yet (a new cluster, an
       // instance resuming from 0 ACUs) for all but the last 90 seconds of this timeout.

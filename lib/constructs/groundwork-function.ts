@@ -28,7 +28,6 @@ import {
 } from '../bundling';
 import type { AwsSdkSource, SideBundleBuild } from '../bundling';
 import { REPO_ROOT } from '../config';
-import { METRICS_NAMESPACE } from '../metrics';
 import { acknowledge } from '../nag';
 
 /** Where a function runs: the VPC's isolated subnets, with these security groups. */
@@ -63,6 +62,11 @@ export interface GroundworkFunctionProps {
   readonly entry: string;
   /** Powertools service name: the `service` key of logs and the `service` metrics dimension. */
   readonly serviceName: string;
+  /**
+   * Where its custom metrics go (POWERTOOLS_METRICS_NAMESPACE): its stage's namespace, the one
+   * that stage's dashboard and alarms read (lib/metrics.ts metricsNamespace).
+   */
+  readonly metricsNamespace: string;
   /** VPC and security groups; the function always runs in isolated subnets. */
   readonly network: FunctionNetwork;
   /** @default 512 MB, 30 seconds, unreserved concurrency */
@@ -188,7 +192,7 @@ export class GroundworkFunction extends Construct implements iam.IGrantable {
       environment: {
         POWERTOOLS_SERVICE_NAME: props.serviceName,
         POWERTOOLS_LOG_LEVEL: 'INFO',
-        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace,
         ...props.environment,
       },
       bundling: {

@@ -35,9 +35,7 @@ import { Construct } from 'constructs';
 import {
   ANSWER_ROUTES,
   API_ROUTES,
-  ingestMetric,
-  routeMetric,
-  sumOverRoutes,
+  CustomMetrics,
   type DashboardMetricName,
   type RouteMetrics,
 } from '../metrics';
@@ -88,8 +86,13 @@ const DEFAULT_THRESHOLDS: AlarmThresholds = {
 export interface GroundworkMonitoringProps {
   /** The dashboard's name (unique per account and region). */
   readonly dashboardName: string;
-  /** The REST API every route is on. */
+  /** The REST API every route is on (its AWS/ApiGateway metrics are read by its name). */
   readonly api: apigateway.RestApi;
+  /**
+   * The namespace the stage's functions publish their custom metrics to (lib/metrics.ts
+   * metricsNamespace): the only one the dashboard and alarms read.
+   */
+  readonly metricsNamespace: string;
   readonly queues: { readonly ingest: sqs.IQueue; readonly deadLetter: sqs.IQueue };
   readonly database: {
     readonly clusterIdentifier: string;
@@ -122,6 +125,7 @@ export class GroundworkMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: GroundworkMonitoringProps) {
     super(scope, id);
     const t: AlarmThresholds = { ...DEFAULT_THRESHOLDS, ...props.thresholds };
+    const custom = new CustomMetrics(props.metricsNamespace);
 
     // CloudWatch must be allowed to use the key to publish alarms to an encrypted topic.
     const key = new kms.Key(this, 'TopicKey', {
@@ -148,9 +152,9 @@ export class GroundworkMonitoring extends Construct {
       name: DashboardMetricName,
       statistic = 'Sum',
       routes: readonly RouteMetrics[] = API_ROUTES,
-    ) => routes.map((r) => routeMetric(name, r, { statistic }));
+    ) => routes.map((r) => custom.route(name, r, { statistic }));
     const answers = (name: DashboardMetricName, label: string = name) =>
-      sumOverRoutes(name, ANSWER_ROUTES, { label });
+      custom.sumOverRoutes(name, ANSWER_ROUTES, { label });
     const graph = (
       title: string,
       left: cloudwatch.IMetric[],
@@ -171,13 +175,13 @@ export class GroundworkMonitoring extends Construct {
           usingMetrics: Object.fromEntries(
             documentsProcessed.map((n, i) => [
               `d${i}`,
-              ingestMetric(n, { period: Duration.minutes(15) }),
+              custom.ingest(n, { period: Duration.minutes(15) }),
             ]),
           ),
           period: Duration.minutes(15),
         }),
-        failed: ingestMetric('DocumentsFailed', { period: Duration.minutes(15) }),
-        errors: ingestMetric('IngestionErrors', { period: Duration.minutes(15) }),
+        failed: custom.ingest('DocumentsFailed', { period: Duration.minutes(15) }),
+        errors: custom.ingest('IngestionErrors', { period: Duration.minutes(15) }),
       },
       period: Duration.minutes(15),
       label: 'Failed documents (%)',
@@ -195,8 +199,8 @@ export class GroundworkMonitoring extends Construct {
     const streamServerErrorRate = new cloudwatch.MathExpression({
       expression: 'IF(FILL(requests, 0) >= 10, 100 * FILL(errors, 0) / requests, 0)',
       usingMetrics: {
-        requests: routeMetric('Requests', stream),
-        errors: routeMetric('Errors5xx', stream),
+        requests: custom.route('Requests', stream),
+        errors: custom.route('Errors5xx', stream),
       },
       period: FIVE_MINUTES,
       label: 'Streaming 5xx (%)',
@@ -218,7 +222,7 @@ export class GroundworkMonitoring extends Construct {
       period: Duration.minutes(1),
       label: 'dead letters in the queue',
     });
-    const dailySpend = sumOverRoutes('AnswerCostMicroUsd', ANSWER_ROUTES, {
+    const dailySpend = custom.sumOverRoutes('AnswerCostMicroUsd', ANSWER_ROUTES, {
       period: Duration.days(1),
       label: 'Answer cost, rolling 24 h (micro-USD)',
       idPrefix: 'daily',
@@ -313,20 +317,22 @@ export class GroundworkMonitoring extends Construct {
             }),
           ]),
           graph('Limits', [
-            sumOverRoutes('RateLimited', API_ROUTES, { label: 'rate limited' }),
-            sumOverRoutes('QuotaExceeded', API_ROUTES, { label: 'quota exceeded' }),
+            custom.sumOverRoutes('RateLimited', API_ROUTES, { label: 'rate limited' }),
+            custom.sumOverRoutes('QuotaExceeded', API_ROUTES, { label: 'quota exceeded' }),
             answers('CostCapRejected', 'cost cap rejected'),
-            sumOverRoutes('LimiterStoreErrors', API_ROUTES, { label: 'limits store errors' }),
+            custom.sumOverRoutes('LimiterStoreErrors', API_ROUTES, {
+              label: 'limits store errors',
+            }),
           ]),
         ],
         [
           graph(
             'Ingestion: documents',
             documentsProcessed
-              .map((n) => ingestMetric(n))
-              .concat(ingestMetric('DocumentsDeleted'), ingestMetric('DocumentsDeadLettered')),
+              .map((n) => custom.ingest(n))
+              .concat(custom.ingest('DocumentsDeleted'), custom.ingest('DocumentsDeadLettered')),
             {
-              right: [ingestMetric('ChunksIndexed')],
+              right: [custom.ingest('ChunksIndexed')],
               rightYAxis: { label: 'chunks', showUnits: false },
             },
           ),
@@ -409,12 +415,12 @@ export class GroundworkMonitoring extends Construct {
     const proxy = props.database.proxyName ? { ProxyName: props.database.proxyName } : undefined;
     this.dashboard.addWidgets(
       graph('Degraded answers, quota refunds', [
-        sumOverRoutes('RetrievalErrors', retrievalRoutes, { label: 'retrieval errors' }),
+        custom.sumOverRoutes('RetrievalErrors', retrievalRoutes, { label: 'retrieval errors' }),
         answers('RetrievalFailures', 'retrieval failures (answers)'),
         answers('PersistErrors', 'answers not saved'),
         answers('AnswerCostUnknown', 'answer cost unknown'),
-        sumOverRoutes('QuotaRefunds', limitedRoutes, { label: 'quota refunds' }),
-        sumOverRoutes('EmbeddingErrors', retrievalRoutes, { label: 'embedding errors' }),
+        custom.sumOverRoutes('QuotaRefunds', limitedRoutes, { label: 'quota refunds' }),
+        custom.sumOverRoutes('EmbeddingErrors', retrievalRoutes, { label: 'embedding errors' }),
       ]),
       graph(
         'Lambda errors and throttles',
@@ -469,28 +475,28 @@ export class GroundworkMonitoring extends Construct {
     const search = API_ROUTES.find((r) => r.route === 'search') as RouteMetrics;
     const answer = API_ROUTES.find((r) => r.route === 'answer') as RouteMetrics;
     alarm('SearchLatencyP95', {
-      metric: routeMetric('Latency', search, { statistic: 'p95' }),
+      metric: custom.route('Latency', search, { statistic: 'p95' }),
       alarmDescription: `POST /api/rag/search p95 above ${t.searchP95Ms} ms for 15 minutes.`,
       threshold: t.searchP95Ms,
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
     alarm('AnswerLatencyP95', {
-      metric: routeMetric('Latency', answer, { statistic: 'p95' }),
+      metric: custom.route('Latency', answer, { statistic: 'p95' }),
       alarmDescription: `POST /api/rag/answer p95 above ${t.answerP95Ms} ms for 15 minutes.`,
       threshold: t.answerP95Ms,
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
     alarm('LlmFailures', {
-      metric: sumOverRoutes('LlmFailures', ANSWER_ROUTES),
+      metric: custom.sumOverRoutes('LlmFailures', ANSWER_ROUTES),
       alarmDescription: `${t.llmFailures}+ LLM calls failed after retries in 5 minutes: answers carry their sources instead of generated text (Bedrock model access, quota or outage; see the answer functions' logs).`,
       threshold: t.llmFailures,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
     alarm('DeadLetters', {
-      metric: ingestMetric('DocumentsDeadLettered'),
+      metric: custom.ingest('DocumentsDeadLettered'),
       alarmDescription:
         'Ingestion gave up on a document after every retry and marked it failed with the reason (GET /api/documents?status=failed); fix the cause, then POST /api/documents/{id}/retry.',
       threshold: 1,
@@ -512,7 +518,7 @@ export class GroundworkMonitoring extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
     alarm('CostCapReached', {
-      metric: sumOverRoutes('CostCapReached', ANSWER_ROUTES),
+      metric: custom.sumOverRoutes('CostCapReached', ANSWER_ROUTES),
       alarmDescription:
         "A daily cost cap (global or a tenant's) was reached: answers are refused with 503 until 00:00 UTC.",
       threshold: 1,
@@ -528,7 +534,10 @@ export class GroundworkMonitoring extends Construct {
       for (let i = 0; i < routes.length; i += MAX_ALARM_METRICS) {
         const part = i / MAX_ALARM_METRICS;
         alarm(`LimiterStoreErrors-${service}${part === 0 ? '' : `-${part + 1}`}`, {
-          metric: sumOverRoutes('LimiterStoreErrors', routes.slice(i, i + MAX_ALARM_METRICS)),
+          metric: custom.sumOverRoutes(
+            'LimiterStoreErrors',
+            routes.slice(i, i + MAX_ALARM_METRICS),
+          ),
           alarmDescription: `${service}: the limits table could not be reached; limits are not enforced (or requests refused) meanwhile.`,
           threshold: 5,
           evaluationPeriods: 1,

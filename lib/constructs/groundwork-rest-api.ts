@@ -47,6 +47,11 @@ interface StageThrottle {
 }
 
 export interface GroundworkRestApiProps {
+  /**
+   * The API's name, unique among the stages of an account and region: it is the `ApiName`
+   * dimension of the API's AWS/ApiGateway metrics, which the stage's alarms and dashboard read.
+   */
+  readonly name: string;
   /** The pool whose ID tokens are accepted. */
   readonly userPool: cognito.IUserPool;
   /** The app clients whose tokens the functions accept (`aud` / `client_id`), as `TOKEN_AUDIENCES`. */
@@ -128,6 +133,7 @@ export class GroundworkRestApi extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.api = new apigateway.RestApi(this, 'Api', {
+      restApiName: props.name,
       description: 'Groundwork: search and answers over your documents',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       binaryMediaTypes: [...BINARY_MEDIA_TYPES],

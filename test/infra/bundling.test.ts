@@ -197,6 +197,7 @@ describe('awsSdk: runtime', () => {
     new GroundworkFunction(stack, 'Answer', {
       entry: LAMBDA_ENTRIES.answer,
       serviceName: 'rag-answer',
+      metricsNamespace: 'Groundwork/bundling',
       network: { vpc, securityGroups: [] },
       assets: { sideLoadedModules: ['gpt-tokenizer'] },
       awsSdk: 'runtime',

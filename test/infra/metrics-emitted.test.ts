@@ -16,13 +16,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-import { METRICS_NAMESPACE as EMITTED_NAMESPACE } from '../../lambdas/adapters/observability/powertools';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import {
+  createLogger,
+  createMetrics,
+  METRICS_NAMESPACE as FALLBACK_NAMESPACE,
+} from '../../lambdas/adapters/observability/powertools';
 import { REPO_ROOT } from '../../lib/config';
 import {
   API_ROUTES,
   AWS_DOCUMENTED_METRICS,
   DASHBOARD_METRICS,
-  METRICS_NAMESPACE,
+  metricsNamespace,
 } from '../../lib/metrics';
 import { resourcesOfType, synthGroundwork } from './support';
 
@@ -156,8 +161,25 @@ describe('dashboard metrics', () => {
     },
   );
 
-  it('uses the namespace the handlers publish to', () => {
-    expect(METRICS_NAMESPACE).toBe(EMITTED_NAMESPACE);
+  it('are published to the namespace the function is given (POWERTOOLS_METRICS_NAMESPACE)', () => {
+    /** The namespace of a metric emitted with POWERTOOLS_METRICS_NAMESPACE set to `given`. */
+    const publishedTo = (given: string | undefined): string | undefined => {
+      const before = process.env.POWERTOOLS_METRICS_NAMESPACE;
+      if (given === undefined) delete process.env.POWERTOOLS_METRICS_NAMESPACE;
+      else process.env.POWERTOOLS_METRICS_NAMESPACE = given;
+      try {
+        const metrics = createMetrics('rag-search', createLogger({ serviceName: 'rag-search' }));
+        metrics.addMetric('Requests', MetricUnit.Count, 1);
+        return metrics.serializeMetrics()._aws.CloudWatchMetrics[0]?.Namespace;
+      } finally {
+        if (before === undefined) delete process.env.POWERTOOLS_METRICS_NAMESPACE;
+        else process.env.POWERTOOLS_METRICS_NAMESPACE = before;
+      }
+    };
+    expect(publishedTo(metricsNamespace('prod'))).toBe('Groundwork/prod');
+    // Without the variable (the embedded default), the handlers' own namespace, which no stage uses.
+    expect(publishedTo(undefined)).toBe(FALLBACK_NAMESPACE);
+    expect(metricsNamespace('dev')).not.toBe(FALLBACK_NAMESPACE);
   });
 });
 
@@ -219,8 +241,10 @@ function metricsRead(template: { toJSON(): Record<string, unknown> }): Set<strin
 describe('metrics of the synthesized alarms and dashboard', () => {
   let read: Set<string>;
   let alarmCount: number;
+  let namespace: string;
   beforeAll(() => {
     const built = synthGroundwork({}, { bundle: false });
+    namespace = metricsNamespace(built.config.stage);
     read = new Set([...metricsRead(built.apiTemplate), ...metricsRead(built.dataTemplate)]);
     alarmCount = Object.keys(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm')).length;
   });
@@ -235,7 +259,7 @@ describe('metrics of the synthesized alarms and dashboard', () => {
       'AWS/RDS ServerlessDatabaseCapacity',
       'AWS/RDS ClientConnectionsSetupFailedAuth',
       'AWS/Bedrock InvocationThrottles',
-      'Groundwork Requests',
+      `${namespace} Requests`,
     ])
       expect(read).toContain(expected);
   });
@@ -258,8 +282,8 @@ describe('metrics of the synthesized alarms and dashboard', () => {
 
   it('reads only custom metrics a handler emits', () => {
     const custom = [...read]
-      .filter((pair) => pair.startsWith(`${METRICS_NAMESPACE} `))
-      .map((pair) => pair.slice(METRICS_NAMESPACE.length + 1));
+      .filter((pair) => pair.startsWith(`${namespace} `))
+      .map((pair) => pair.slice(namespace.length + 1));
     expect(custom.length).toBeGreaterThan(0);
     expect(custom.filter((name) => !emitted.metrics.has(name))).toEqual([]);
   });

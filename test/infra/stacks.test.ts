@@ -17,7 +17,7 @@ import {
   limitsTableDefinition,
 } from '../../lambdas/adapters/dynamodb/limit-store';
 import { migrationsHash, routinesHash } from '../../lib/constructs/database-migration';
-import { ANSWER_ROUTES, DASHBOARD_METRICS, METRICS_NAMESPACE } from '../../lib/metrics';
+import { ANSWER_ROUTES, DASHBOARD_METRICS, metricsNamespace } from '../../lib/metrics';
 import { API_ROUTES, routeKey } from '../../lambdas/http/api-routes';
 import {
   dataResourceOf,
@@ -32,8 +32,11 @@ type Resource = { Type?: string; Properties?: Record<string, unknown>; [k: strin
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
 
 let built: SynthesizedApp;
+/** The custom metrics namespace of the synthesized stage. */
+let namespace: string;
 beforeAll(() => {
   built = synthGroundwork();
+  namespace = metricsNamespace(built.config.stage);
 });
 
 const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
@@ -694,7 +697,7 @@ describe('functions', () => {
       expect(vars).toEqual(
         expect.objectContaining({
           POWERTOOLS_LOG_LEVEL: 'INFO',
-          POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+          POWERTOOLS_METRICS_NAMESPACE: namespace,
         }),
       );
     }
@@ -918,7 +921,7 @@ describe('observability', () => {
     const dimension = (stat: MetricStat, name: string) =>
       String(stat.Metric.Dimensions?.find((d) => d.Name === name)?.Value);
     expect(stats.map((s) => `${s.Metric.Namespace} ${s.Metric.MetricName} ${s.Stat}`)).toEqual(
-      ANSWER_ROUTES.map(() => `${METRICS_NAMESPACE} LlmFailures Sum`),
+      ANSWER_ROUTES.map(() => `${namespace} LlmFailures Sum`),
     );
     expect(stats.map((s) => `${dimension(s, 'service')} ${dimension(s, 'route')}`).sort()).toEqual(
       ANSWER_ROUTES.map((r) => `${r.service} ${r.route}`).sort(),
@@ -937,7 +940,7 @@ describe('observability', () => {
     // The ingest function consumes the dead-letter queue within seconds, so the queue's depth
     // is not the signal: the count the consumer emits is.
     expect(alarm('DeadLetters')).toMatchObject({
-      namespace: METRICS_NAMESPACE,
+      namespace,
       name: 'DocumentsDeadLettered',
       dimensions: JSON.stringify([{ Name: 'service', Value: 'ingest' }]),
       threshold: 1,
@@ -969,7 +972,7 @@ describe('observability', () => {
     )[0];
     const body = JSON.stringify(dashboard?.Properties?.DashboardBody);
     const used = [
-      ...body.matchAll(new RegExp(`\\\\"${METRICS_NAMESPACE}\\\\",\\\\"([A-Za-z0-9_]+)\\\\"`, 'g')),
+      ...body.matchAll(new RegExp(`\\\\"${namespace}\\\\",\\\\"([A-Za-z0-9_]+)\\\\"`, 'g')),
     ].map((m) => m[1]);
     expect(used.length).toBeGreaterThan(20);
     expect(

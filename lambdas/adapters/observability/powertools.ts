@@ -10,7 +10,11 @@ import type { Context } from 'aws-lambda';
 import type { Log, MetricsSink } from '../../core/ports';
 import { redactLogValue } from './redact';
 
-/** The CloudWatch namespace every handler emits to (the dashboard reads the same constant). */
+/**
+ * The CloudWatch namespace when `POWERTOOLS_METRICS_NAMESPACE` is not set (the embedded
+ * default); in AWS the stack sets each stage's own, which its dashboard and alarms read
+ * (lib/metrics.ts).
+ */
 export const METRICS_NAMESPACE = 'Groundwork';
 
 /**
@@ -24,7 +28,7 @@ export function createLogger(
 }
 
 /**
- * The one way metrics are made: Powertools' EMF in the Groundwork namespace, with the library's
+ * The one way metrics are made: Powertools' EMF in the stage's namespace, with the library's
  * own notices (such as "No application metrics to publish") written through `logger`, at its
  * level, instead of straight to the console.
  */
