@@ -14,6 +14,7 @@ import iconv from 'iconv-lite';
 import JSZip from 'jszip';
 import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion/types';
 import { createDocumentParser } from './index';
+import { withoutRunningLines } from './pdf';
 
 const parser = createDocumentParser();
 const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
@@ -583,5 +584,51 @@ describe('pdf', () => {
         /^Could not read the PDF: [^\n]{1,160}\. Re-export or re-upload the file\.$/,
       ) as unknown,
     });
+  });
+});
+
+describe('pdf running headers and footers', () => {
+  const page = (n: number, body: string) => `Shared MIME-info Database\n${body}\n${n}`;
+
+  it('drops the name and page number printed on every page, and keeps the text', () => {
+    const pages = [
+      page(1, 'The default weight value is 50,'),
+      page(2, 'and the maximum is 100.\nGlobs are matched case-insensitively.'),
+      page(3, 'Magic rules come next.'),
+      page(4, 'Subclassing is described last.'),
+    ];
+    expect(withoutRunningLines(pages)).toEqual([
+      'The default weight value is 50,',
+      'and the maximum is 100.\nGlobs are matched case-insensitively.',
+      'Magic rules come next.',
+      'Subclassing is described last.',
+    ]);
+  });
+
+  it('reads roman and arabic page numbers and "Page n of m" footers as running', () => {
+    const pages = ['Preface text.\ni', 'More preface.\nii', 'Body begins.\n1', 'Body ends.\n2'].map(
+      (p, i) => `${p}\nPage ${i + 1} of 4`,
+    );
+    expect(withoutRunningLines(pages)).toEqual([
+      'Preface text.',
+      'More preface.',
+      'Body begins.',
+      'Body ends.',
+    ]);
+  });
+
+  it('keeps a line that only a few pages share, and short documents whole', () => {
+    const pages = [
+      'Chapter 1\nIntro text.',
+      'Intro continues.\nMore.',
+      'Chapter 2\nSetup text.',
+      'Setup continues.\nMore still.',
+      'Chapter 3\nUsage text.',
+      'Usage continues.\nThe end.',
+      'Appendix\nNotes.',
+    ];
+    expect(withoutRunningLines(pages)).toEqual(pages);
+    const short = ['Title\nOne.\n1', 'Title\nTwo.\n2'];
+    expect(withoutRunningLines(short)).toEqual(short);
   });
 });

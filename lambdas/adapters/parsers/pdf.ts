@@ -37,13 +37,59 @@ export async function extractPdf(bytes: Uint8Array): Promise<Extracted> {
   try {
     const { text: pages } = await unpdf.extractText(pdf, { mergePages: false });
     const title = await readTitle(pdf);
-    return { text: pages.join('\n\n'), ...(title !== undefined ? { title } : {}) };
+    return {
+      text: withoutRunningLines(pages).join('\n\n'),
+      ...(title !== undefined ? { title } : {}),
+    };
   } catch (err) {
     throw corruptFile('PDF', err);
   } finally {
     // Frees PDF.js's caches; a failure here must not hide the result or the original error.
     await pdf.destroy().catch(() => undefined);
   }
+}
+
+/** Lines at each end of a page that may be a running header or footer. */
+const EDGE_LINES = 2;
+/** A line at a page's edge on at least this share of the pages (and 3) is running. */
+const RUNNING_SHARE = 0.5;
+
+/** A line as it repeats from page to page: numbers (and roman page numbers) stand for any. */
+function runningForm(line: string): string {
+  const trimmed = line.trim().toLowerCase();
+  if (/^[ivxlcdm]+$/.test(trimmed)) return '#';
+  return trimmed.replace(/\d+/g, '#').replace(/\s+/g, ' ');
+}
+
+/**
+ * The pages without their running headers and footers: the document's or chapter's name and the
+ * page number that a printed layout repeats at the top or bottom of every page, which would
+ * otherwise run into the text around them (a sentence read across a page break, a chunk that
+ * seems to be about the title). A line counts as running when one of the first or last two lines
+ * of at least half the pages reads the same, numbers aside. Documents of fewer than 3 pages are
+ * left whole.
+ */
+export function withoutRunningLines(pages: readonly string[]): string[] {
+  if (pages.length < 3) return [...pages];
+  const edges = pages.map((page) => {
+    const lines = page.split('\n');
+    const indexes = new Set<number>();
+    for (let i = 0; i < Math.min(EDGE_LINES, lines.length); i++) {
+      indexes.add(i);
+      indexes.add(lines.length - 1 - i);
+    }
+    return { lines, indexes: [...indexes].filter((i) => lines[i]!.trim() !== '') };
+  });
+  const seen = new Map<string, number>();
+  for (const { lines, indexes } of edges)
+    for (const form of new Set(indexes.map((i) => runningForm(lines[i]!))))
+      seen.set(form, (seen.get(form) ?? 0) + 1);
+  const threshold = Math.max(3, RUNNING_SHARE * pages.length);
+  const running = (line: string) => (seen.get(runningForm(line)) ?? 0) >= threshold;
+  return edges.map(({ lines, indexes }) => {
+    const drop = new Set(indexes.filter((i) => running(lines[i]!)));
+    return lines.filter((_, i) => !drop.has(i)).join('\n');
+  });
 }
 
 /** The Info dictionary's /Title, else XMP dc:title; a broken metadata block is not fatal. */
