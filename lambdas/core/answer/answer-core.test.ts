@@ -1,5 +1,5 @@
 import { buildContext, mergeAdjacent } from './context';
-import { citedIndexes, mapCitations } from './citations';
+import { citedIndexes, mapCitations, storedCitation } from './citations';
 import { extractiveAnswer } from './extractive';
 import { isConversational } from './intent';
 import { buildPrompt, escapeDelimiters, recentHistory } from './prompt';
@@ -160,6 +160,12 @@ describe('citations', () => {
     expect(cites[0]!.block.documentId).toBe('refunds');
     const [s] = cites[0]!.sentences;
     expect(source.slice(s!.start - 100, s!.end - 100)).toBe('Refunds take fourteen days.');
+  });
+  it('shows the cited sentence as the snippet, and the passage start when none supports it', () => {
+    const [cited] = mapCitations('Shipping is free above 75 EUR [1].', blocks);
+    expect(storedCitation(cited!, 30).snippet).toBe('Shipping is free above 75 EUR.');
+    const [unsupported] = mapCitations('Something else entirely [1].', blocks);
+    expect(storedCitation(unsupported!, 200).snippet).toBe(source);
   });
   it('dedupes by source and keeps at most 5', () => {
     const many = buildContext(

@@ -75,6 +75,18 @@ export function mapCitations(answer: string, blocks: readonly ContextBlock[]): C
   return [...result.values()];
 }
 
+/**
+ * The excerpt a citation shows (seed 001: "relevant excerpt from chunk"): from its first
+ * supporting sentence, or from the start of its first passage when no sentence was matched.
+ */
+function snippetOf(citation: Citation, snippetLength: number): string {
+  const { passages } = citation.block;
+  const first = citation.sentences[0];
+  const passage = first && passages.find((p) => p.start <= first.start && first.start < p.end);
+  if (!first || !passage) return (passages[0]?.text ?? '').slice(0, snippetLength);
+  return passage.text.slice(first.start - passage.start).slice(0, snippetLength);
+}
+
 /** The citation as an answer stores and returns it: the source, a snippet and the sentences. */
 export function storedCitation(citation: Citation, snippetLength: number): StoredCitation {
   const { block } = citation;
@@ -83,7 +95,7 @@ export function storedCitation(citation: Citation, snippetLength: number): Store
     source_type: block.sourceType,
     source_title: block.title,
     source_uri: block.sourceUri,
-    snippet: (block.passages[0]?.text ?? '').slice(0, snippetLength),
+    snippet: snippetOf(citation, snippetLength),
     relevance_score: Math.round(block.score * 10000) / 10000,
     meta: block.metadata,
     sentences: citation.sentences,
