@@ -51,15 +51,15 @@ const result = (overrides: Partial<AnswerResult> = {}): AnswerResult => ({
 });
 
 describe('seed 004 search mapping', () => {
-  it('maps tool steps to action + tool_result, decisions to thoughts, bookkeeping to logs only', () => {
+  it("maps tool steps to action + tool_result under the seed's tool names, decisions to thoughts, bookkeeping to logs only", () => {
     const steps = agentStepsOf(result());
     expect(steps.map((s) => `${s.type}:${s.tool ?? ''}`)).toEqual([
       'thought:',
-      'action:retrieve',
-      'tool_result:retrieve',
+      'action:semantic_search',
+      'tool_result:semantic_search',
       'thought:',
-      'action:generate',
-      'tool_result:generate',
+      'action:generate_answer',
+      'tool_result:generate_answer',
     ]);
     expect(steps[1]).toMatchObject({ tool_input: 'refunds duration' });
     expect(steps[2]).toMatchObject({ tool_output: 'Retrieved 4 chunks' });
