@@ -6,7 +6,7 @@ import { buildPrompt, escapeDelimiters, recentHistory } from './prompt';
 import { carryKeyTerms, looksLikeFollowUp, makeStandalone } from './standalone';
 import type { SearchHit } from '../retrieval/types';
 import type { TokenCounter } from '../ports';
-import type { ChatMessage } from './llm';
+import { LlmUnavailableError, type ChatMessage, type LlmProvider } from './llm';
 
 const words: TokenCounter = { count: (t) => (t.trim() === '' ? 0 : t.trim().split(/\s+/).length) };
 
@@ -390,5 +390,25 @@ describe('follow-ups without an LLM', () => {
     );
     const years: ChatMessage[] = [{ role: 'user', content: 'What was the revenue in 2018?' }];
     expect(await makeStandalone('and in 2019?', years, null)).toBe('and in 2019? (revenue)');
+  });
+
+  it('carries the key terms when the LLM is too slow to rewrite, cancelling its call', async () => {
+    let aborted = false;
+    const slow: LlmProvider = {
+      modelId: 'test/slow',
+      generate: (request) =>
+        new Promise((_, reject) => {
+          request.signal?.addEventListener('abort', () => {
+            aborted = true;
+            reject(new LlmUnavailableError('aborted', true));
+          });
+        }),
+      stream: () => {
+        throw new Error('not streamed');
+      },
+    };
+    const years: ChatMessage[] = [{ role: 'user', content: 'What was the revenue in 2018?' }];
+    expect(await makeStandalone('and in 2019?', years, slow, 20)).toBe('and in 2019? (revenue)');
+    expect(aborted).toBe(true);
   });
 });

@@ -41,10 +41,18 @@ export function carryKeyTerms(question: string, previousQuestion: string): strin
   return carried.length > 0 ? `${question.trim()} (${carried.join(' ')})` : question;
 }
 
+/**
+ * How long the LLM may take to rewrite a follow-up before its key terms are carried instead: the
+ * answer's own call follows, and both must fit in API Gateway's 29 s of a buffered route with
+ * the deployment's 20 s answer deadline (docs/decisions/0156).
+ */
+export const STANDALONE_TIMEOUT_MS = 5_000;
+
 export async function makeStandalone(
   question: string,
   history: readonly ChatMessage[],
   llm: LlmProvider | null,
+  timeoutMs = STANDALONE_TIMEOUT_MS,
 ): Promise<string> {
   const previous = [...history].reverse().find((m) => m.role === 'user');
   if (!previous || !looksLikeFollowUp(question)) return question;
@@ -63,11 +71,12 @@ export async function makeStandalone(
         ],
         maxTokens: 128,
         temperature: 0,
+        signal: AbortSignal.timeout(timeoutMs),
       });
       const rewritten = out.text.trim().split('\n')[0]?.trim() ?? '';
       if (rewritten.length > 0 && rewritten.length <= 1000) return rewritten;
     } catch {
-      // fall back to carrying key terms
+      // Failed or too slow: fall back to carrying key terms.
     }
   }
   return carryKeyTerms(question, previous.content);
