@@ -46,7 +46,7 @@ export function carryKeyTerms(question: string, previousQuestion: string): strin
  * answer's own call follows, and both must fit in API Gateway's 29 s of a buffered route with
  * the deployment's 20 s answer deadline (docs/decisions/0156).
  */
-export const STANDALONE_TIMEOUT_MS = 5_000;
+const STANDALONE_TIMEOUT_MS = 5_000;
 
 export async function makeStandalone(
   question: string,
