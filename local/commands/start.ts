@@ -91,7 +91,7 @@ Try:
 Index your own folder, in a tenant of its own (in another terminal):
   ${dataDirPrefix(env)}npx groundwork ingest ./my-docs --tenant my-team
   ${dataDirPrefix(env)}npx groundwork ask "<question>" --tenant my-team
-Other tokens: npx groundwork token --user <id> --tenant <id>
+Other tokens: ${dataDirPrefix(env)}npx groundwork token --user <id> --tenant <id>
 Press Ctrl+C to stop.`);
   if (switching) printSwitchProgress(stack, (line) => console.log(line));
   await new Promise<never>(() => undefined);
