@@ -32,8 +32,12 @@ async function markupBytes(buffer: Buffer): Promise<number> {
   });
 }
 
+/** mammoth's style map entry for paragraphs in Word's Title style. */
+const TITLE_STYLE = "p[style-name='Title'] => h1:fresh";
+
 /**
- * Extracts the text of a .docx file; the title is its first heading.
+ * Extracts the text of a .docx file; the title is its first heading (a paragraph in Word's Title
+ * style counts as one).
  * @throws DocumentRejectedError `corrupt_file` when the file is not a readable Word document,
  *   `too_large` when its markup unpacks past {@link MAX_DOCX_MARKUP_BYTES}.
  */
@@ -57,7 +61,12 @@ export async function extractDocx(bytes: Uint8Array): Promise<Extracted> {
     // Images are dropped rather than inlined as base64 data: they are not searchable text.
     const result = await mammoth.convertToHtml(
       { buffer },
-      { convertImage: mammoth.images.imgElement(async () => ({ src: '' })) },
+      {
+        // Word's Title style is a heading too (mammoth leaves it a plain paragraph), and so the
+        // document's title when it comes first.
+        styleMap: [TITLE_STYLE],
+        convertImage: mammoth.images.imgElement(async () => ({ src: '' })),
+      },
     );
     html = result.value;
   } catch (err) {

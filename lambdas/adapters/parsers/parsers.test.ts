@@ -74,7 +74,7 @@ const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
 const REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
 
 /** A DOCX with a "heading 1" style, a heading, body paragraphs and a one-row table. */
-async function buildDocx(): Promise<Uint8Array> {
+async function buildDocx(options: { title?: string } = {}): Promise<Uint8Array> {
   const paragraph = (text: string, style?: string): string =>
     `<w:p>${style !== undefined ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ''}` +
     `<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
@@ -108,11 +108,13 @@ async function buildDocx(): Promise<Uint8Array> {
     'word/styles.xml',
     `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:styles xmlns:w="${W}">` +
       '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>' +
+      '<w:style w:type="paragraph" w:styleId="Title"><w:name w:val="Title"/></w:style>' +
       '</w:styles>',
   );
   zip.file(
     'word/document.xml',
     `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="${W}"><w:body>` +
+      (options.title !== undefined ? paragraph(options.title, 'Title') : '') +
       paragraph('Onboarding Guide', 'Heading1') +
       paragraph('Welcome to the team &amp; the company.') +
       paragraph('Laptops are issued on the first day.') +
@@ -391,6 +393,14 @@ describe('docx', () => {
         'Badge | Reception',
       ].join('\n'),
     });
+  });
+
+  it("takes a paragraph in Word's Title style for the title, before the first heading", async () => {
+    const doc = await parser.parse(await buildDocx({ title: 'Employee Handbook' }), {
+      key: 'hr/handbook.docx',
+    });
+    expect(doc.title).toBe('Employee Handbook');
+    expect(doc.text.startsWith('Employee Handbook\n\nOnboarding Guide\n\n')).toBe(true);
   });
 
   it('rejects random bytes named .docx as a corrupt file', async () => {
