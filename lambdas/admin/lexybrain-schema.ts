@@ -69,7 +69,10 @@ const retrievalScopeName = z.enum(RETRIEVAL_SCOPE_NAMES, {
  */
 const lexyConstraintsSchema = z.extend(
   z.omit(promptConstraintsSchema, { allowed_source_types: true }),
-  { retrieval_scope: z.optional(z.array(retrievalScopeName).check(z.maxLength(50))) },
+  {
+    // At least one: a capability that may read no source type could only ever refuse.
+    retrieval_scope: z.optional(z.array(retrievalScopeName).check(z.minLength(1), z.maxLength(50))),
+  },
 );
 
 /** A config's constraints as stored: `retrieval_scope` holds the source types retrieval reads. */

@@ -990,8 +990,50 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
         expect(r.body.error).toMatchObject({ code: 'validation_error', retryable: false });
         expect(r.body.error.message).toMatch(/^constraints\.retrieval_scope\.\d+: /);
       }
+      const empty = await adminCall('POST', '/api/admin/lexybrain/configs', {
+        name: 'ask_lexybrain_market_brief_v9',
+        type: 'market_brief',
+        system_instructions: 'Analyze.',
+        constraints: { retrieval_scope: [] },
+      });
+      expect(empty.status).toBe(422);
+      expect(empty.body.error.message).toMatch(/^constraints\.retrieval_scope: /);
       const after = await adminCall('GET', '/api/admin/lexybrain/configs');
       expect(after.body.configs).toHaveLength(before.body.configs.length);
+    });
+
+    it('answers 409 no_profile, not a 500, once versions move every capability out of the family', async () => {
+      const capabilities = [
+        'market_brief',
+        'competitor_intel',
+        'keyword_explanation',
+        'alert_explanation',
+        'general_chat',
+      ];
+      const created: string[] = [];
+      for (const type of capabilities) {
+        const r = await adminCall('POST', '/api/admin/lexybrain/configs', {
+          name: `ask_lexybrain_${type}_elsewhere`,
+          type,
+          system_instructions: 'Elsewhere.',
+          constraints: { family: 'elsewhere' },
+          is_active: true,
+        });
+        expect(r.status).toBe(201);
+        created.push(r.body.id as string);
+      }
+      try {
+        const res = await call({ message: 'How long do refunds take?' }, user(), recording);
+        expect(res.status).toBe(409);
+        expect(res.body.error).toMatchObject({ code: 'no_profile', retryable: false });
+        expect(res.body.error.message).toContain('family "lexybrain"');
+      } finally {
+        for (const id of created)
+          expect(
+            (await adminCall('POST', `/api/admin/lexybrain/configs/${id}/deactivate`)).status,
+          ).toBe(200);
+      }
+      await ask({ message: BRIEF });
     });
   });
 

@@ -71,6 +71,13 @@ describe('choosing a profile within a family', () => {
     });
   });
 
+  it('is a 409 no_profile when a tenant left a family without profiles', () => {
+    const moved = configs.map((c) => ({ ...c, constraints: { ...c.constraints, family: 'gone' } }));
+    expect(() => chooseProfile('How long do refunds take?', moved, undefined, 'lexybrain')).toThrow(
+      expect.objectContaining({ status: 409, code: 'no_profile' }),
+    );
+  });
+
   it('needs every part of an `a & b` phrase', () => {
     const family = [
       profile('both', { family: 'f', keywords: ['keyword & why'] }),

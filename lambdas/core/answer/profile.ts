@@ -2,7 +2,7 @@
  * The prompt profile an answer is written with: the one the request names, else the first whose
  * keywords occur in the question, within the request's profile family.
  */
-import { ValidationError } from '../errors';
+import { ConflictError, ValidationError } from '../errors';
 import type { PromptConfig, PromptStore } from './conversations';
 
 /** Whether one of a profile's keyword phrases occurs in ` question ` (lower case, padded). */
@@ -45,9 +45,13 @@ export function chooseProfile(
     )
     .find((c) => !isFallback(c) && (c.constraints.keywords ?? []).some((k) => phraseOccurs(q, k)));
   const chosen = detected ?? profiles.find(isFallback) ?? profiles[0];
+  // A tenant's admin can move every profile out of a family with versions of their own: a conflict
+  // with the tenant's configuration, which an admin resolves, not a failure of the service.
   if (!chosen)
-    throw new Error(
-      `no prompt profiles are configured${family ? ` in the family "${family}"` : ''} (the migrations seed them)`,
+    throw new ConflictError(
+      'no_profile',
+      `No answer profile is configured${family ? ` in the family "${family}"` : ''} for this tenant: ` +
+        "a tenant admin can activate a profile's built-in version again (POST /api/admin/prompts/{id}/activate).",
     );
   return chosen;
 }
