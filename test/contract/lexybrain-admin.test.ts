@@ -30,6 +30,7 @@ import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { createHashEmbedder } from '../support/hash-embedder';
+import { MARKET_BRIEF_CONSTRAINTS } from '../support/lexybrain';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -499,15 +500,7 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         version: 2,
         scope: 'tenant',
       });
-      expect(r.body.constraints).toEqual({
-        family: 'lexybrain',
-        priority: 40,
-        retrieval_scope: ['keyword', 'trend'],
-        candidates: 40,
-        top_k: 12,
-        max_age_days: 90,
-        keywords: ['market', 'niche', 'brief'],
-      });
+      expect(r.body.constraints).toEqual(MARKET_BRIEF_CONSTRAINTS);
     });
 
     it('refuses what it cannot do with the error model', async () => {

@@ -20,6 +20,7 @@ import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { createHashEmbedder } from '../support/hash-embedder';
+import { MARKET_BRIEF_CONSTRAINTS } from '../support/lexybrain';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -860,15 +861,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
       expect(created.status).toBe(201);
       // What the version states (its instructions, its scope in Groundwork's source types) and
       // what it inherits from the built-in market_brief (migrations/0017).
-      expect(created.body.constraints).toEqual({
-        family: 'lexybrain',
-        priority: 40,
-        retrieval_scope: ['keyword', 'trend'],
-        candidates: 40,
-        top_k: 12,
-        max_age_days: 90,
-        keywords: ['market', 'niche', 'brief'],
-      });
+      expect(created.body.constraints).toEqual(MARKET_BRIEF_CONSTRAINTS);
 
       // Named and detected alike, answered with the version's prompt and the capability's policy.
       for (const request of [{ message: BRIEF, capability: 'market_brief' }, { message: BRIEF }]) {
