@@ -1019,7 +1019,7 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
         const res = await call({ message: 'How long do refunds take?' }, user(), recording);
         expect(res.status).toBe(409);
         expect(res.body.error).toMatchObject({ code: 'no_profile', retryable: false });
-        expect(res.body.error.message).toContain('family "lexybrain"');
+        expect(res.body.error?.message).toContain('family "lexybrain"');
       } finally {
         for (const id of created)
           expect(
