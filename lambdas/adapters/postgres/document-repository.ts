@@ -83,13 +83,6 @@ async function insertChunks(
   ]);
 }
 
-/** Thrown inside a write's transaction to roll it back: its object is no longer current. */
-class SupersededWrite extends Error {
-  constructor(readonly documentId: string) {
-    super('the object changed or was removed while the document was processed');
-  }
-}
-
 /** An indexed document of the same scope holding the same content, other than `attrs`'s own. */
 async function findDuplicate(
   q: Queryable,
@@ -108,46 +101,32 @@ async function findDuplicate(
   return row ? { id: row.id, title: row.title, sourceUri: row.source_uri } : null;
 }
 
-/** A write rolled back because another document of its scope holds the same content. */
-class DuplicateWrite extends Error {
-  constructor(
-    readonly documentId: string,
-    readonly duplicateOf: DuplicateOf,
-  ) {
-    super('duplicate content');
+/** Thrown inside a write's transaction to roll it back and answer `result` instead. */
+class RolledBack extends Error {
+  constructor(readonly result: unknown) {
+    super('write rolled back');
   }
 }
 
-/** The write, or what it found instead when it was rolled back for a duplicate. */
-async function unlessDuplicate<T extends { documentId: string; written: boolean }>(
-  write: () => Promise<T>,
-): Promise<T | { documentId: string; written: false; duplicateOf: DuplicateOf }> {
+/** The write's result, or the result it rolled back with ({@link RolledBack}). */
+async function orRolledBack<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (err instanceof DuplicateWrite)
-      return { documentId: err.documentId, written: false, duplicateOf: err.duplicateOf };
+    if (err instanceof RolledBack) return err.result as T;
     throw err;
   }
 }
 
 /**
- * Runs a write whose transaction ends by `check(documentId)` while it holds the document's row:
- * when the object is no longer current, the write is rolled back and `superseded` answered.
+ * Rolls the write back, answering `superseded`, when its object is no longer the version it read;
+ * asked while the write holds the document's row, so a deletion or a newer version waits for it.
  */
-async function unlessSuperseded<T>(
-  write: (check: (documentId: string) => Promise<void>) => Promise<T>,
+async function rollBackUnlessCurrent<T>(
   stillCurrent: StillCurrent | undefined,
-  superseded: (documentId: string) => T,
-): Promise<T> {
-  try {
-    return await write(async (documentId) => {
-      if (stillCurrent && !(await stillCurrent())) throw new SupersededWrite(documentId);
-    });
-  } catch (err) {
-    if (err instanceof SupersededWrite) return superseded(err.documentId);
-    throw err;
-  }
+  superseded: T,
+): Promise<void> {
+  if (stillCurrent && !(await stillCurrent())) throw new RolledBack(superseded);
 }
 
 /**
@@ -216,60 +195,55 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
     },
 
     async replaceChunks(attrs, content, chunks, stillCurrent) {
-      return unlessDuplicate(() =>
-        unlessSuperseded(
-          (check) =>
-            db.transaction(async (tx) => {
-              const { rows } = await tx.query<{ id: string }>(
-                UPSERT_DOCUMENT(
-                  `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
+      type Written = { documentId: string; written: boolean; duplicateOf?: DuplicateOf };
+      return orRolledBack(() =>
+        db.transaction(async (tx): Promise<Written> => {
+          const { rows } = await tx.query<{ id: string }>(
+            UPSERT_DOCUMENT(
+              `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
                embedding_model = $12, chunk_count = $13, lease_renewed_at = NULL, lease_expiries = 0`,
-                  ', status, content_hash, attributes_hash, embedding_model, chunk_count',
-                  `, 'indexed', $10, $11, $12, $13`,
-                ),
-                [
-                  ...attributeParams(attrs),
-                  content.contentHash,
-                  content.attributesHash,
-                  content.embeddingModel,
-                  chunks.length,
-                ],
-              );
-              const documentId = rows[0]?.id;
-              if (!documentId) {
-                const existing = await tx.query<{ id: string }>(
-                  'SELECT id FROM documents WHERE tenant_id = $1 AND source_uri = $2',
-                  [attrs.tenantId, attrs.sourceUri],
-                );
-                return { documentId: existing.rows[0]?.id ?? '', written: false };
-              }
-              // The row is locked now: a deletion or a newer version waits for this transaction.
-              await check(documentId);
-              // Writes of the same content in a tenant wait for each other here, so that of copies
-              // indexed at once the first to commit is kept and the others see it.
-              await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-                `groundwork:content:${attrs.tenantId}:${content.contentHash}`,
-              ]);
-              const duplicateOf = await findDuplicate(tx, attrs, content.contentHash);
-              if (duplicateOf) throw new DuplicateWrite(documentId, duplicateOf);
-              await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
-              // Holding its lock on chunks, the write sees a model switch that completed while the
-              // document was embedded (the swap waits for it otherwise): the old model's vectors must
-              // not land in the new model's column. The retry embeds with the new model.
-              const { rows: recorded } = await tx.query<{ model_id: string }>(
-                'SELECT model_id FROM embedding_config WHERE singleton',
-              );
-              const live = recorded[0]?.model_id;
-              if (live !== undefined && live !== content.embeddingModel)
-                throw new Error(
-                  `The index switched to embedding model ${live} while this document was embedded with ${content.embeddingModel}`,
-                );
-              await insertChunks(tx, documentId, attrs, chunks);
-              return { documentId, written: true };
-            }),
-          stillCurrent,
-          (documentId) => ({ documentId, written: false }),
-        ),
+              ', status, content_hash, attributes_hash, embedding_model, chunk_count',
+              `, 'indexed', $10, $11, $12, $13`,
+            ),
+            [
+              ...attributeParams(attrs),
+              content.contentHash,
+              content.attributesHash,
+              content.embeddingModel,
+              chunks.length,
+            ],
+          );
+          const documentId = rows[0]?.id;
+          if (!documentId) {
+            const existing = await tx.query<{ id: string }>(
+              'SELECT id FROM documents WHERE tenant_id = $1 AND source_uri = $2',
+              [attrs.tenantId, attrs.sourceUri],
+            );
+            return { documentId: existing.rows[0]?.id ?? '', written: false };
+          }
+          await rollBackUnlessCurrent(stillCurrent, { documentId, written: false });
+          // Writes of the same content in a tenant wait for each other here, so that of copies
+          // indexed at once the first to commit is kept and the others see it.
+          await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+            `groundwork:content:${attrs.tenantId}:${content.contentHash}`,
+          ]);
+          const duplicateOf = await findDuplicate(tx, attrs, content.contentHash);
+          if (duplicateOf) throw new RolledBack({ documentId, written: false, duplicateOf });
+          await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+          // Holding its lock on chunks, the write sees a model switch that completed while the
+          // document was embedded (the swap waits for it otherwise): the old model's vectors must
+          // not land in the new model's column. The retry embeds with the new model.
+          const { rows: recorded } = await tx.query<{ model_id: string }>(
+            'SELECT model_id FROM embedding_config WHERE singleton',
+          );
+          const live = recorded[0]?.model_id;
+          if (live !== undefined && live !== content.embeddingModel)
+            throw new Error(
+              `The index switched to embedding model ${live} while this document was embedded with ${content.embeddingModel}`,
+            );
+          await insertChunks(tx, documentId, attrs, chunks);
+          return { documentId, written: true };
+        }),
       );
     },
 
@@ -293,26 +267,23 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
     },
 
     async markFailed(attrs, reason, stillCurrent?: StillCurrent) {
-      return unlessSuperseded(
-        (check) =>
-          db.transaction(async (tx) => {
-            const { rows } = await tx.query<{ id: string }>(
-              UPSERT_DOCUMENT(
-                `, status = 'failed', failure_reason = $10, chunk_count = 0, content_hash = NULL, attributes_hash = NULL`,
-                ', status, failure_reason',
-                `, 'failed', $10`,
-              ),
-              [...attributeParams(attrs), reason],
-            );
-            const documentId = rows[0]?.id ?? '';
-            if (documentId) {
-              await check(documentId);
-              await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
-            }
-            return documentId;
-          }),
-        stillCurrent,
-        (documentId) => documentId,
+      return orRolledBack(() =>
+        db.transaction(async (tx) => {
+          const { rows } = await tx.query<{ id: string }>(
+            UPSERT_DOCUMENT(
+              `, status = 'failed', failure_reason = $10, chunk_count = 0, content_hash = NULL, attributes_hash = NULL`,
+              ', status, failure_reason',
+              `, 'failed', $10`,
+            ),
+            [...attributeParams(attrs), reason],
+          );
+          const documentId = rows[0]?.id ?? '';
+          if (documentId) {
+            await rollBackUnlessCurrent(stillCurrent, documentId);
+            await tx.query('DELETE FROM chunks WHERE document_id = $1', [documentId]);
+          }
+          return documentId;
+        }),
       );
     },
 
