@@ -94,6 +94,16 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     return { status: res.status, body: (await res.json()) as Json };
   };
 
+  /** PUTs a file to the presigned URL an announcement handed out; the S3 emulator's status. */
+  const putFile = async (created: Json, bytes: Uint8Array) =>
+    (
+      await fetch(created.upload.url, {
+        method: 'PUT',
+        headers: created.upload.headers,
+        body: bytes,
+      })
+    ).status;
+
   /** Announces and PUTs a file as `who`; returns the document id once the pipeline is done. */
   const upload = async (
     who: string,
@@ -110,12 +120,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       ...extra,
     });
     expect(created.status).toBe(201);
-    const put = await fetch(created.body.upload.url, {
-      method: 'PUT',
-      headers: created.body.upload.headers,
-      body: bytes,
-    });
-    expect(put.status).toBe(200);
+    expect(await putFile(created.body, bytes)).toBe(200);
     const id = created.body.document.id as string;
     const done = await waitFor(
       () => call('GET', `/api/documents/${id}`, who),
@@ -429,12 +434,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect((await call('GET', `/api/documents/${id}`, 'alice')).body.status).toBe('deleted');
 
       // The presigned URL still works until it expires: the PUT succeeds, and is not indexed.
-      const put = await fetch(created.body.upload.url, {
-        method: 'PUT',
-        headers: created.body.upload.headers,
-        body: bytes,
-      });
-      expect(put.status).toBe(200);
+      expect(await putFile(created.body, bytes)).toBe(200);
       await stack.queue.idle();
       const after = await call('GET', `/api/documents/${id}`, 'alice');
       expect(after.body).toMatchObject({ status: 'deleted', chunk_count: 0 });
@@ -488,11 +488,7 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
           content_type: 'text/markdown',
           size_bytes: bytes.byteLength,
         });
-        await fetch(created.body.upload.url, {
-          method: 'PUT',
-          headers: created.body.upload.headers,
-          body: bytes,
-        });
+        expect(await putFile(created.body, bytes)).toBe(200);
         const id = created.body.document.id as string;
         const processing = await waitFor(
           () => call('GET', `/api/documents/${id}`, 'alice'),
