@@ -3,7 +3,7 @@
  * elements become line breaks, entities are decoded, and whitespace collapses the way a
  * browser shows it (except inside <pre>). Also used for DOCX, which mammoth turns into HTML.
  */
-import type { HTMLElement, Node } from 'node-html-parser';
+import type { HTMLElement } from 'node-html-parser';
 import { loadLibrary } from './shared';
 
 /** Text and title candidates found in an HTML document. */
@@ -74,7 +74,30 @@ const LINES = new Set([
 ]);
 const CELLS = new Set(['td', 'th']);
 
-/** Converts an HTML document or fragment to text, collecting title candidates. */
+/** An element being walked: its children are visited from `next` on. */
+interface Frame {
+  readonly element: HTMLElement;
+  readonly tag: string;
+  /** Inside a skipped element: text is not output (heading and title text still collect). */
+  readonly silent: boolean;
+  readonly inPre: boolean;
+  readonly inCell: boolean;
+  readonly inSvg: boolean;
+  /** The text of a heading or <title> this element is, while collected. */
+  readonly capture?: string[];
+  next: number;
+  cells: number;
+}
+
+/**
+ * Converts an HTML document or fragment to text, collecting title candidates.
+ *
+ * An element whose end tag is missing contains what follows it, as in a browser
+ * (`parseNoneClosedTags`): node-html-parser's default repair of unclosed elements takes time
+ * quadratic in their number (a page of 1,000 unclosed spans in each of 40 sections took 43 s). The
+ * tree is walked with a stack of its own, so a page nested 200,000 elements deep is read, not
+ * overflowing the call stack.
+ */
 export async function htmlToText(html: string): Promise<HtmlText> {
   const { parse, NodeType } = await loadLibrary(
     'node-html-parser',
@@ -83,64 +106,89 @@ export async function htmlToText(html: string): Promise<HtmlText> {
   // Script, style and noscript bodies stay raw (not parsed as markup); <pre> is parsed so
   // that the elements inside it are walked like any others.
   const root = parse(html.replace(/<!doctype[^>]*>|<\?xml[^>]*\?>/gi, ''), {
+    parseNoneClosedTags: true,
     comment: false,
     blockTextElements: { script: true, noscript: true, style: true },
   });
   const out = new TextBuilder();
   let firstH1: string | undefined;
   let firstHeading: string | undefined;
-
-  const walk = (node: Node, inPre: boolean, inCell: boolean): void => {
-    if (node.nodeType === NodeType.TEXT_NODE) {
-      out.inline(node.text, inPre);
-      return;
-    }
-    if (node.nodeType !== NodeType.ELEMENT_NODE) return;
-    const element = node as HTMLElement;
-    const tag = element.rawTagName?.toLowerCase() ?? '';
-    if (SKIPPED.has(tag)) return;
-    if (HEADINGS.has(tag)) {
-      const text = collapse(element.text);
-      if (text !== '') {
-        firstHeading ??= text;
-        if (tag === 'h1') firstH1 ??= text;
-      }
-    }
-    // Inside a table cell, blocks (Word wraps cell text in paragraphs) only separate words,
-    // so that a row stays on one line.
-    const separate = (): void => {
-      if (inCell && (tag === 'br' || PARAGRAPHS.has(tag) || LINES.has(tag))) out.space();
-      else if (tag === 'br') out.lineBreak();
-      else if (PARAGRAPHS.has(tag)) out.paragraphBreak();
-      else if (LINES.has(tag)) out.newLine();
-    };
-    separate();
-    if (tag === 'br') return;
-    let cell = 0;
-    for (const child of element.childNodes) {
-      const childTag =
-        child.nodeType === NodeType.ELEMENT_NODE
-          ? (child as HTMLElement).rawTagName?.toLowerCase()
-          : '';
-      const isCell = childTag !== undefined && CELLS.has(childTag);
-      if (tag === 'tr' && isCell) {
-        if (cell > 0) out.cellSeparator();
-        cell += 1;
-      }
-      walk(child, inPre || tag === 'pre', inCell || isCell);
-    }
-    separate();
+  let titleTag: string | undefined;
+  // Inside a table cell, blocks (Word wraps cell text in paragraphs) only separate words,
+  // so that a row stays on one line.
+  const separate = (tag: string, inCell: boolean): void => {
+    if (inCell && (tag === 'br' || PARAGRAPHS.has(tag) || LINES.has(tag))) out.space();
+    else if (tag === 'br') out.lineBreak();
+    else if (PARAGRAPHS.has(tag)) out.paragraphBreak();
+    else if (LINES.has(tag)) out.newLine();
   };
-  walk(root, false, false);
+  const frameOf = (element: HTMLElement, parent: Frame | undefined, isCell: boolean): Frame => {
+    const tag = element.rawTagName?.toLowerCase() ?? '';
+    const inSvg = (parent?.inSvg ?? false) || tag === 'svg';
+    // The document's <title>, not the <title> of an inline SVG image; the first heading with text.
+    const captured =
+      (tag === 'title' && !inSvg && titleTag === undefined) ||
+      (HEADINGS.has(tag) &&
+        !(parent?.silent ?? false) &&
+        (firstHeading === undefined || (tag === 'h1' && firstH1 === undefined)));
+    return {
+      element,
+      tag,
+      silent: (parent?.silent ?? false) || SKIPPED.has(tag),
+      inPre: (parent?.inPre ?? false) || parent?.tag === 'pre',
+      inCell: (parent?.inCell ?? false) || isCell,
+      inSvg,
+      ...(captured ? { capture: [] } : {}),
+      next: 0,
+      cells: 0,
+    };
+  };
+  const finish = (frame: Frame, capture: readonly string[]): void => {
+    const text = collapse(capture.join(''));
+    if (frame.tag === 'title') titleTag ??= text;
+    else if (text !== '') {
+      firstHeading ??= text;
+      if (frame.tag === 'h1') firstH1 ??= text;
+    }
+  };
 
-  // The document's <title>, not the <title> of an inline SVG image.
-  const titleElement = root
-    .querySelectorAll('title')
-    .find((element) => element.closest('svg') === null);
-  const titleTag = titleElement ? collapse(titleElement.text) : '';
+  const stack: Frame[] = [frameOf(root, undefined, false)];
+  // The open elements whose text is collected (a heading, a title), a handful at most.
+  const capturing: Frame[] = [];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const child = frame.element.childNodes[frame.next];
+    if (child === undefined) {
+      stack.pop();
+      if (!frame.silent && frame.tag !== 'br') separate(frame.tag, frame.inCell);
+      if (frame.capture !== undefined) {
+        capturing.pop();
+        finish(frame, frame.capture);
+      }
+      continue;
+    }
+    frame.next += 1;
+    if (child.nodeType === NodeType.TEXT_NODE) {
+      for (const open of capturing) open.capture?.push(child.text);
+      if (!frame.silent) out.inline(child.text, frame.inPre || frame.tag === 'pre');
+      continue;
+    }
+    if (child.nodeType !== NodeType.ELEMENT_NODE) continue;
+    const element = child as HTMLElement;
+    const isCell = CELLS.has(element.rawTagName?.toLowerCase() ?? '');
+    if (frame.tag === 'tr' && isCell && !frame.silent) {
+      if (frame.cells > 0) out.cellSeparator();
+      frame.cells += 1;
+    }
+    const next = frameOf(element, frame, isCell);
+    if (!next.silent) separate(next.tag, next.inCell);
+    stack.push(next);
+    if (next.capture !== undefined) capturing.push(next);
+  }
+
   return {
     text: out.toString(),
-    ...(titleTag !== '' ? { titleTag } : {}),
+    ...(titleTag !== undefined && titleTag !== '' ? { titleTag } : {}),
     ...(firstH1 !== undefined ? { firstH1 } : {}),
     ...(firstHeading !== undefined ? { firstHeading } : {}),
   };

@@ -372,6 +372,25 @@ describe('html', () => {
     expect(doc.title).toBe('Main heading');
     expect(doc.text).toBe('Sub\n\nMain heading\n\nText');
   });
+
+  // node-html-parser's default repair of unclosed elements took 43 s for the first page below
+  // and minutes for the second; read as a browser reads them, each is a fraction of a second.
+  it('reads a page of unclosed inline elements as a browser does: each holds what follows it', async () => {
+    const section = `<section><h1>Part</h1>${'<span>word '.repeat(1000)}</section>`;
+    const doc = await parser.parse(utf8(section.repeat(40)), { key: 'sloppy.html' });
+    expect(doc.title).toBe('Part');
+    expect(doc.text.split(/\s+/).filter((w) => w === 'word')).toHaveLength(40_000);
+    expect(doc.text.split('\n').filter((line) => line === 'Part')).toHaveLength(40);
+  });
+
+  it('reads a page nested 200,000 elements deep without overflowing the call stack', async () => {
+    const doc = await parser.parse(utf8(`<h1>Deep</h1>${'<b>x '.repeat(200_000)}`), {
+      key: 'deep.html',
+    });
+    expect(doc.title).toBe('Deep');
+    expect(doc.text.startsWith('Deep\n\nx x x')).toBe(true);
+    expect(doc.text.split(' ')).toHaveLength(200_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
