@@ -14,7 +14,7 @@ import iconv from 'iconv-lite';
 import JSZip from 'jszip';
 import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion/types';
 import { createDocumentParser } from './index';
-import { withoutRunningLines } from './pdf';
+import { MAX_PDF_PAGES, withoutRunningLines } from './pdf';
 
 const parser = createDocumentParser();
 const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
@@ -36,7 +36,8 @@ async function rejection(
 // Fixtures
 
 /** A minimal PDF 1.4: one page, Helvetica, one text line per entry, optional /Info /Title. */
-function buildPdf(options: { lines: string[]; title?: string }): Uint8Array {
+/** A PDF whose pages (one unless `pages` says more) all show `lines`. */
+function buildPdf(options: { lines: string[]; title?: string; pages?: number }): Uint8Array {
   const escape = (s: string): string => s.replace(/[\\()]/g, (c) => `\\${c}`);
   const content =
     options.lines.length > 0
@@ -44,17 +45,24 @@ function buildPdf(options: { lines: string[]; title?: string }): Uint8Array {
           .map((line, i) => `${i > 0 ? '0 -20 Td\n' : ''}(${escape(line)}) Tj\n`)
           .join('')}ET\n`
       : '0 0 1 rg\n72 72 200 200 re\nf\n'; // a filled square: a page with no text, like a scan
+  const page =
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] ' +
+    '/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>';
+  const pages = options.pages ?? 1;
+  // The first page is object 3, the others follow the fixed objects (and the /Info dictionary).
+  const firstExtra = options.title !== undefined ? 7 : 6;
+  const kids = ['3 0 R', ...Array.from({ length: pages - 1 }, (_, i) => `${firstExtra + i} 0 R`)];
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] ' +
-      '/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>',
+    `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${pages} >>`,
+    page,
     '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
     `<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}endstream`,
   ];
   if (options.title !== undefined) {
     objects.push(`<< /Title (${escape(options.title)}) /Producer (groundwork tests) >>`);
   }
+  for (let i = 1; i < pages; i++) objects.push(page);
   let pdf = '%PDF-1.4\n%\xe2\xe3\xcf\xd3\n';
   const offsets: number[] = [];
   objects.forEach((body, i) => {
@@ -64,7 +72,7 @@ function buildPdf(options: { lines: string[]; title?: string }): Uint8Array {
   const xrefOffset = Buffer.byteLength(pdf, 'latin1');
   pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
   pdf += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
-  const info = options.title !== undefined ? ` /Info ${objects.length} 0 R` : '';
+  const info = options.title !== undefined ? ' /Info 6 0 R' : '';
   pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${info} >>\n`;
   pdf += `startxref\n${xrefOffset}\n%%EOF\n`;
   return new Uint8Array(Buffer.from(pdf, 'latin1'));
@@ -565,6 +573,10 @@ describe('pdf', () => {
       hint: { key: 'broken.pdf' },
     },
     { bytes: new Uint8Array(randomBytes(2048)), hint: { key: 'random.pdf' } },
+    {
+      bytes: buildPdf({ lines: ['One more page.'], pages: MAX_PDF_PAGES + 1 }),
+      hint: { key: 'archive/everything.pdf' },
+    },
   ];
   let outcome: Awaited<ReturnType<typeof parseInNode>>;
 
@@ -599,6 +611,14 @@ describe('pdf', () => {
       name: 'DocumentRejectedError',
       reasonCode: 'empty_document',
       message: expect.stringMatching(/no extractable text.*OCR/) as unknown,
+    });
+  });
+
+  it('refuses a PDF of more pages than the limit as too large, naming both counts', () => {
+    expect(outcome.results[6]?.error).toMatchObject({
+      name: 'DocumentRejectedError',
+      reasonCode: 'too_large',
+      message: 'The PDF has 5,001 pages; the limit is 5,000. Split it into smaller documents.',
     });
   });
 
