@@ -105,7 +105,7 @@ export async function htmlToText(html: string): Promise<HtmlText> {
   );
   // Script, style and noscript bodies stay raw (not parsed as markup); <pre> is parsed so
   // that the elements inside it are walked like any others.
-  const root = parse(html.replace(/<!doctype[^>]*>|<\?xml[^>]*\?>/gi, ''), {
+  const root = parse(withoutUnclosedMarkup(html), {
     parseNoneClosedTags: true,
     comment: false,
     blockTextElements: { script: true, noscript: true, style: true },
@@ -194,6 +194,30 @@ export async function htmlToText(html: string): Promise<HtmlText> {
   };
 }
 
+/**
+ * The page without its doctype and XML declaration, and with the comment and CDATA openers that
+ * nothing closes read as text. node-html-parser's patterns for comments and CDATA rescan the rest
+ * of the page from each opener that has no closer (86 s for a megabyte of `<!--`); a browser
+ * would hide the rest of the page in such a comment, but text in a page is kept rather than lost
+ * to a stray opener.
+ */
+function withoutUnclosedMarkup(html: string): string {
+  let page = html.replace(/<!doctype[^<>]*>|<\?xml[^<>]*\?>/gi, '');
+  for (const [open, close, asText] of UNCLOSED_OPENERS) {
+    const closed = page.lastIndexOf(close);
+    const tail = closed === -1 ? 0 : closed + close.length;
+    if (page.includes(open, tail))
+      page = page.slice(0, tail) + page.slice(tail).replaceAll(open, asText);
+  }
+  return page;
+}
+
+/** An opener, its closer, and the opener as text when nothing after it closes it. */
+const UNCLOSED_OPENERS = [
+  ['<!--', '-->', '&lt;!--'],
+  ['<![CDATA[', ']]>', '&lt;![CDATA['],
+] as const;
+
 function collapse(text: string): string {
   return text.replace(/[\s\u00a0]+/g, ' ').trim();
 }
@@ -210,7 +234,8 @@ class TextBuilder {
       if (text === '') return;
       this.flushSpace();
       this.parts.push(text);
-      const trailing = /\n*$/.exec(text)?.[0].length ?? 0;
+      let trailing = 0;
+      while (trailing < text.length && text[text.length - 1 - trailing] === '\n') trailing += 1;
       this.trailingNewlines =
         trailing === text.length ? this.trailingNewlines + trailing : trailing;
       return;

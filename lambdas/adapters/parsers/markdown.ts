@@ -10,7 +10,10 @@ const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const SETEXT_H1_UNDERLINE = /^ {0,3}=+[ \t]*$/;
 const RULE_OR_SETEXT_H2 = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const LINK_DEFINITION = /^ {0,3}\[[^\]]+\]:[ \t]*\S+.*$/;
-const TABLE_DELIMITER_ROW = /^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$/;
+// Each run of blanks is matched by one quantifier only, so that a line that is not a delimiter
+// row fails in linear time.
+const TABLE_DELIMITER_ROW =
+  /^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*(?:\|[ \t]*)?$/;
 const BLOCKQUOTE_MARKERS = /^ {0,3}(?:>[ \t]?)+/;
 
 /**
@@ -95,18 +98,18 @@ function inlineToText(line: string): string {
     line
       .replace(/(`+)(.+?)\1/g, (_m, _ticks: string, code: string) => hold(code.trim()))
       .replace(/\\([!-/:-@[-`{-~])/g, (_m, c: string) => hold(c))
-      .replace(/<!--.*?-->/g, '')
+      .replace(/<!--(?:(?!<!--).)*?-->/g, '')
       // Images (inline and by reference) become their alt text; links become their text.
-      .replace(/!\[([^\]]*)\]\((?:[^()]|\([^()]*\))*\)/g, '$1')
-      .replace(/!\[([^\]]*)\]\[[^\]]*\]/g, '$1')
-      .replace(/\[([^\]]+)\]\((?:[^()]|\([^()]*\))*\)/g, '$1')
-      .replace(/\[([^\]]+)\]\[[^\]]*\]/g, '$1')
-      .replace(/<((?:https?|ftp|mailto):[^>\s]+|[^>\s@]+@[^>\s@]+)>/g, '$1')
+      .replace(/!\[([^[\]]*)\]\((?:[^()]|\([^()]*\))*\)/g, '$1')
+      .replace(/!\[([^[\]]*)\]\[[^[\]]*\]/g, '$1')
+      .replace(/\[([^[\]]+)\]\((?:[^()]|\([^()]*\))*\)/g, '$1')
+      .replace(/\[([^[\]]+)\]\[[^[\]]*\]/g, '$1')
+      .replace(/<((?:https?|ftp|mailto):[^<>\s]+|[^<>\s@]+@[^<>\s@]+)>/g, '$1')
       .replace(/<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?\/?>/g, '')
-      .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, '$2')
-      .replace(/(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])/g, '$1')
-      .replace(/(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])/g, '$1')
-      .replace(/~~(?=\S)(.+?)(?<=\S)~~/g, '$1')
+      .replace(/(\*\*|__)(?=\S)(.{1,500}?)(?<=\S)\1/g, '$2')
+      .replace(/(?<![\w*])\*(?=[^\s*])(.{1,500}?)(?<=[^\s*])\*(?![\w*])/g, '$1')
+      .replace(/(?<![\w_])_(?=[^\s_])(.{1,500}?)(?<=[^\s_])_(?![\w_])/g, '$1')
+      .replace(/~~(?=\S)(.{1,500}?)(?<=\S)~~/g, '$1')
       .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, decodeEntity)
       .replace(HELD, (_m, i: string) => held[Number(i)] ?? '')
   );

@@ -56,13 +56,17 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000E-\u001F\u007F]/g;
  * single blank line, and the text is trimmed. Chunk offsets refer to the result.
  */
 export function normalizeWhitespace(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(/[\f\v\u2028\u2029]/g, '\n')
-    .replace(CONTROL_CHARACTERS, '')
-    .replace(/[ \t\u00a0]+$/gm, '')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return (
+    text
+      .replace(/\r\n?/g, '\n')
+      .replace(/[\f\v\u2028\u2029]/g, '\n')
+      .replace(CONTROL_CHARACTERS, '')
+      // Only the first blank of a run may start a match: from every blank, a run followed by more
+      // text would be rescanned to its end (quadratic in the run's length).
+      .replace(/(?<![ \t\u00a0])[ \t\u00a0]+$/gm, '')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()
+  );
 }
 
 /** A title on one line, at most 300 characters; undefined when blank. */

@@ -78,8 +78,10 @@ export function* sentenceSegments(
 
 const NON_SPACE = /\S/;
 // A word with the whitespace before it: tokenizers attach a leading space to the next word
-// (" word" is one token), so counting pieces this way keeps the sum close to the real count.
-const WORD_WITH_LEADING_SPACE = /\s*\S+/g;
+// (" word" is one token), so counting pieces this way keeps the sum close to the real count. A
+// match starts only where a run of whitespace starts: from inside a trailing run, every start
+// would rescan it to its end.
+const WORD_WITH_LEADING_SPACE = /(?<!\s)\s*\S+/g;
 
 /**
  * Splits `text` into chunks of at most `options.targetTokens` tokens (as counted by `tokens`),

@@ -7,5 +7,7 @@
  * length is unchanged, so offsets stay valid for the original text.
  */
 export function unwrapLines(text: string): string {
-  return text.replace(/(?<=[^\n])\n(?=[^\n])(?!\s*(?:[-*+#>|]|\d+[.)])\s)/g, ' ');
+  // The marker is looked for on the next line only: a lookahead running across lines would
+  // rescan every following whitespace-only line from each break.
+  return text.replace(/(?<=[^\n])\n(?=[^\n])(?![^\S\n]*(?:[-*+#>|]|\d+[.)])\s)/g, ' ');
 }
