@@ -4,6 +4,7 @@
  * browser shows it (except inside <pre>). Also used for DOCX, which mammoth turns into HTML.
  */
 import type { HTMLElement } from 'node-html-parser';
+import { DocumentRejectedError } from '../../core/ingestion/types';
 import { loadLibrary } from './shared';
 
 /** Text and title candidates found in an HTML document. */
@@ -74,6 +75,24 @@ const LINES = new Set([
 ]);
 const CELLS = new Set(['td', 'th']);
 
+/**
+ * The most elements a page may have. node-html-parser keeps about 1 KB per element (500,000
+ * `<td>` cells took 550 MB); the ingest function has 1,024 MB for the file, its text, its chunks
+ * and their vectors as well.
+ */
+export const MAX_HTML_ELEMENTS = 300_000;
+
+/** Whether `html` has more than `limit` start tags, counted without building anything. */
+function moreElementsThan(html: string, limit: number): boolean {
+  const startTag = /<[A-Za-z]/g;
+  let count = 0;
+  while (startTag.exec(html) !== null) {
+    count += 1;
+    if (count > limit) return true;
+  }
+  return false;
+}
+
 /** An element being walked: its children are visited from `next` on. */
 interface Frame {
   readonly element: HTMLElement;
@@ -97,8 +116,16 @@ interface Frame {
  * quadratic in their number (a page of 1,000 unclosed spans in each of 40 sections took 43 s). The
  * tree is walked with a stack of its own, so a page nested 200,000 elements deep is read, not
  * overflowing the call stack.
+ * @throws DocumentRejectedError `too_large` when it has more than {@link MAX_HTML_ELEMENTS}
+ *   elements.
  */
 export async function htmlToText(html: string): Promise<HtmlText> {
+  if (moreElementsThan(html, MAX_HTML_ELEMENTS)) {
+    throw new DocumentRejectedError(
+      'too_large',
+      `The document's markup has more than ${MAX_HTML_ELEMENTS.toLocaleString('en-US')} elements. Split it into smaller documents.`,
+    );
+  }
   const { parse, NodeType } = await loadLibrary(
     'node-html-parser',
     () => import('node-html-parser'),

@@ -14,6 +14,7 @@ import iconv from 'iconv-lite';
 import JSZip from 'jszip';
 import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion/types';
 import { createDocumentParser } from './index';
+import { MAX_HTML_ELEMENTS } from './html';
 import { MAX_PDF_PAGES, withoutRunningLines } from './pdf';
 
 const parser = createDocumentParser();
@@ -389,6 +390,15 @@ describe('html', () => {
     expect(doc.title).toBe('Part');
     expect(doc.text.split(/\s+/).filter((w) => w === 'word')).toHaveLength(40_000);
     expect(doc.text.split('\n').filter((line) => line === 'Part')).toHaveLength(40);
+  });
+
+  it('refuses a page of more elements than the limit as too large, before parsing it', async () => {
+    const page = `<p>Refunds take 14 days.</p>${'<br>'.repeat(MAX_HTML_ELEMENTS)}`;
+    const error = await rejection(utf8(page), { key: 'site/huge.html' });
+    expect(error.reasonCode).toBe('too_large');
+    expect(error.message).toBe(
+      "The document's markup has more than 300,000 elements. Split it into smaller documents.",
+    );
   });
 
   it('reads a page nested 200,000 elements deep without overflowing the call stack', async () => {
