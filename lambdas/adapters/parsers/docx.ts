@@ -4,7 +4,10 @@
  * then turns it into text. A DOCX is a zip archive: its directory is read first (yauzl), and a
  * document whose markup unpacks past {@link MAX_DOCX_MARKUP_BYTES} is refused before anything is
  * inflated, since mammoth holds the markup, and a tree of it, in memory (a 1 MB file that
- * unpacks to 315 MB of XML took a process past 4.7 GB).
+ * unpacks to 315 MB of XML took a process past 4.7 GB). The markup is then inflated and its
+ * elements counted before mammoth reads it: dense markup costs mammoth about 2.3 KB per element
+ * (8 MB of runs of one letter took 1.67 GB), and an entry that inflates past the size its
+ * directory declares is refused as corrupt when it does.
  */
 import { DocumentRejectedError } from '../../core/ingestion/types';
 import { corruptFile, loadLibrary, type Extracted } from './shared';
@@ -16,20 +19,53 @@ import { htmlToText } from './html';
  */
 const MAX_DOCX_MARKUP_BYTES = 64 * 1024 * 1024;
 
+/**
+ * The most elements the markup may hold: a document of a few hundred pages has tens of
+ * thousands. mammoth needs about 2.3 KB for each, and the ingest function has 1,024 MB.
+ */
+export const MAX_DOCX_ELEMENTS = 300_000;
+
+const MARKUP_PART = /\.(xml|rels)$/i;
+const LESS_THAN = 0x3c;
+const SLASH = 0x2f;
+
 /** The unpacked size of the archive's markup parts (`.xml`, `.rels`), as its directory says. */
 async function markupBytes(buffer: Buffer): Promise<number> {
   const yauzl = await loadLibrary('yauzl', () => import('yauzl'));
   const zip = await yauzl.fromBufferPromise(buffer, { lazyEntries: true });
-  return new Promise<number>((resolve, reject) => {
-    let total = 0;
-    zip.on('entry', (entry: { fileName: string; uncompressedSize: number }) => {
-      if (/\.(xml|rels)$/i.test(entry.fileName)) total += entry.uncompressedSize;
-      zip.readEntry();
-    });
-    zip.on('end', () => resolve(total));
-    zip.on('error', reject);
-    zip.readEntry();
-  });
+  let total = 0;
+  for await (const entry of zip.eachEntry()) {
+    if (MARKUP_PART.test(entry.fileName)) total += entry.uncompressedSize;
+  }
+  return total;
+}
+
+/**
+ * Whether the markup parts hold more than `limit` elements (start and empty tags: a `<` not
+ * followed by `/`), counted as they inflate and stopping at the limit. yauzl fails an entry that
+ * inflates past its declared size.
+ */
+async function moreElementsThan(buffer: Buffer, limit: number): Promise<boolean> {
+  const yauzl = await loadLibrary('yauzl', () => import('yauzl'));
+  const zip = await yauzl.fromBufferPromise(buffer, { lazyEntries: true });
+  let count = 0;
+  for await (const entry of zip.eachEntry()) {
+    if (!MARKUP_PART.test(entry.fileName)) continue;
+    const stream = await zip.openReadStreamPromise(entry);
+    let afterLessThan = false;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (const byte of chunk) {
+        if (afterLessThan && byte !== SLASH) count += 1;
+        afterLessThan = byte === LESS_THAN;
+      }
+      if (count > limit) {
+        stream.destroy();
+        zip.close();
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 /** mammoth's style map entry for paragraphs in Word's Title style. */
@@ -53,6 +89,18 @@ export async function extractDocx(bytes: Uint8Array): Promise<Extracted> {
     throw new DocumentRejectedError(
       'too_large',
       `The Word document unpacks to ${(unpacked / 1048576).toFixed(0)} MB of markup; the limit is ${MAX_DOCX_MARKUP_BYTES / 1048576} MB. Split it into smaller documents.`,
+    );
+  }
+  let dense: boolean;
+  try {
+    dense = await moreElementsThan(buffer, MAX_DOCX_ELEMENTS);
+  } catch (err) {
+    throw corruptFile('Word document', err);
+  }
+  if (dense) {
+    throw new DocumentRejectedError(
+      'too_large',
+      `The Word document's markup has more than ${MAX_DOCX_ELEMENTS.toLocaleString('en-US')} elements. Split it into smaller documents.`,
     );
   }
   const mammoth = await loadLibrary('mammoth', () => import('mammoth'));

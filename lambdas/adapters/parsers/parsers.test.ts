@@ -14,6 +14,7 @@ import iconv from 'iconv-lite';
 import JSZip from 'jszip';
 import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion/types';
 import { createDocumentParser } from './index';
+import { MAX_DOCX_ELEMENTS } from './docx';
 import { MAX_HTML_ELEMENTS } from './html';
 import { MAX_PDF_PAGES, withoutRunningLines } from './pdf';
 
@@ -461,6 +462,35 @@ describe('docx', () => {
     expect(error.message).toBe(
       'The Word document unpacks to 69 MB of markup; the limit is 64 MB. Split it into smaller documents.',
     );
+  });
+
+  it('refuses markup of more elements than the limit as too large, before mammoth reads it', async () => {
+    const zip = new JSZip();
+    // 2 MB of markup: under the size limit, but each element costs mammoth about 2.3 KB.
+    zip.file(
+      'word/document.xml',
+      `<w:document><w:body>${'<w:p/>'.repeat(MAX_DOCX_ELEMENTS)}</w:body></w:document>`,
+    );
+    const bytes = new Uint8Array(
+      await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }),
+    );
+    const error = await rejection(bytes, { key: 'dense.docx' });
+    expect(error.reasonCode).toBe('too_large');
+    expect(error.message).toBe(
+      "The Word document's markup has more than 300,000 elements. Split it into smaller documents.",
+    );
+  });
+
+  it('refuses as corrupt a part that inflates past the size its directory declares', async () => {
+    const zip = new JSZip();
+    zip.file('word/document.xml', `<w:document>${' '.repeat(1_000_000)}</w:document>`);
+    const bytes = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+    // The central directory entry's uncompressed size (offset 24) says 1,000 bytes.
+    const entry = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+    bytes.writeUInt32LE(1000, entry + 24);
+    const error = await rejection(new Uint8Array(bytes), { key: 'lying.docx' });
+    expect(error.reasonCode).toBe('corrupt_file');
+    expect(error.message).toMatch(/^Could not read the Word document: .*too many bytes/);
   });
 
   it('rejects a ZIP that is not a Word document as a corrupt .docx', async () => {
