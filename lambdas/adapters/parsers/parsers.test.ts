@@ -16,7 +16,7 @@ import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion
 import { createDocumentParser } from './index';
 import { MAX_DOCX_ELEMENTS } from './docx';
 import { MAX_HTML_ELEMENTS } from './html';
-import { MAX_PDF_PAGES, withoutRunningLines } from './pdf';
+import { MAX_PDF_PAGES, pageTexts, withoutRunningLines, type PdfPages } from './pdf';
 
 const parser = createDocumentParser();
 const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
@@ -673,6 +673,45 @@ describe('pdf', () => {
         /^Could not read the PDF: [^\n]{1,160}\. Re-export or re-upload the file\.$/,
       ) as unknown,
     });
+  });
+});
+
+describe('pdf pages', () => {
+  /** A document of `count` pages of `perPage` characters each, recording the pages asked for. */
+  const pagesOf = (count: number, perPage: number) => {
+    const asked: number[] = [];
+    const pdf: PdfPages = {
+      numPages: count,
+      getPage: (n) => {
+        asked.push(n);
+        return Promise.resolve({
+          getTextContent: () =>
+            Promise.resolve({
+              items: [{ str: 'x'.repeat(perPage - 1), hasEOL: true }, { width: 0 }],
+            }),
+          cleanup: () => true,
+        });
+      },
+    };
+    return { pdf, asked };
+  };
+
+  it('reads the pages in order, one at a time, joining items as unpdf does', async () => {
+    const { pdf, asked } = pagesOf(3, 4);
+    await expect(pageTexts(pdf)).resolves.toEqual(['xxx\n', 'xxx\n', 'xxx\n']);
+    expect(asked).toEqual([1, 2, 3]);
+  });
+
+  it('stops at the page that passes the text limit, naming it, and reads no further', async () => {
+    const { pdf, asked } = pagesOf(100, 1000);
+    const error = await pageTexts(pdf, 2500).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DocumentRejectedError);
+    expect(error).toMatchObject({
+      reasonCode: 'too_large',
+      message:
+        'The PDF holds more than 2,500 characters of text (passed on page 3). Split it into smaller documents.',
+    });
+    expect(asked).toEqual([1, 2, 3]);
   });
 });
 

@@ -16,6 +16,14 @@ const VERBOSITY_ERRORS = 0;
 export const MAX_PDF_PAGES = 5000;
 
 /**
+ * The most text a PDF may yield, in characters: about 6 million tokens, the text of thousands of
+ * dense pages. Pages are read one at a time and the reading stops past it, so that a small file
+ * whose pages draw one large content stream again and again (1.5 MB that read as 1 GB of work)
+ * ends as too large instead of running the function out of memory or time.
+ */
+const MAX_PDF_TEXT_CHARS = 25_000_000;
+
+/**
  * Extracts the text of every page (pages separated by a blank line) and the title from the
  * document information dictionary, or from the XMP metadata's dc:title.
  * @throws DocumentRejectedError `corrupt_file` when PDF.js cannot read the file, including
@@ -49,18 +57,57 @@ export async function extractPdf(bytes: Uint8Array): Promise<Extracted> {
     );
   }
   try {
-    const { text: pages } = await unpdf.extractText(pdf, { mergePages: false });
+    const pages = await pageTexts(pdf);
     const title = await readTitle(pdf);
     return {
       text: withoutRunningLines(pages).join('\n\n'),
       ...(title !== undefined ? { title } : {}),
     };
   } catch (err) {
+    if (err instanceof DocumentRejectedError) throw err;
     throw corruptFile('PDF', err);
   } finally {
     // Frees PDF.js's caches; a failure here must not hide the result or the original error.
     await pdf.destroy().catch(() => undefined);
   }
+}
+
+/** What {@link pageTexts} needs of PDF.js's document proxy. */
+export interface PdfPages {
+  readonly numPages: number;
+  getPage(n: number): Promise<{
+    getTextContent(): Promise<{ items: readonly object[] }>;
+    cleanup(): boolean;
+  }>;
+}
+
+/**
+ * The text of each page, read one page at a time (unpdf's `extractText` starts every page at
+ * once), as unpdf joins it: each text item, and a line break where PDF.js reports one.
+ * @throws DocumentRejectedError `too_large` past `maxChars` ({@link MAX_PDF_TEXT_CHARS}).
+ */
+export async function pageTexts(pdf: PdfPages, maxChars = MAX_PDF_TEXT_CHARS): Promise<string[]> {
+  const pages: string[] = [];
+  let chars = 0;
+  for (let n = 1; n <= pdf.numPages; n++) {
+    const page = await pdf.getPage(n);
+    const { items } = await page.getTextContent();
+    const text = items
+      .map((item) => item as { str?: string; hasEOL?: boolean })
+      .filter((item) => item.str != null)
+      .map((item) => `${item.str}${item.hasEOL ? '\n' : ''}`)
+      .join('');
+    page.cleanup();
+    chars += text.length;
+    if (chars > maxChars) {
+      throw new DocumentRejectedError(
+        'too_large',
+        `The PDF holds more than ${maxChars.toLocaleString('en-US')} characters of text (passed on page ${n.toLocaleString('en-US')}). Split it into smaller documents.`,
+      );
+    }
+    pages.push(text);
+  }
+  return pages;
 }
 
 /** Lines at each end of a page that may be a running header or footer. */
