@@ -323,6 +323,17 @@ describe('sentences segmented a window at a time', () => {
     );
   });
 
+  it('cut a sentence longer than a window before a word, and between characters only without one', () => {
+    const words = 'abcdefg '.repeat(40);
+    const pieces = [...sentenceSegments(words, 60, 10)].map((s) => s.segment);
+    expect(pieces.join('')).toBe(words);
+    for (const piece of pieces) expect(piece).toMatch(/^(abcdefg )+$/);
+    const letters = 'x'.repeat(200);
+    expect([...sentenceSegments(letters, 60, 10)].map((s) => s.segment.length)).toEqual([
+      50, 50, 50, 50,
+    ]);
+  });
+
   it('split a 1.2 MB text of 20,000 sentences into those 20,000 sentences', () => {
     const sentence = (i: number) => `Sentence number ${i} is about the river and the town. `;
     const text = Array.from({ length: 20_000 }, (_, i) => sentence(i)).join('');

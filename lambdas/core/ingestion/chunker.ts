@@ -44,9 +44,13 @@ const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
  * long texts are segmented a window at a time. A window's segments are kept up to the last one
  * that ends at least {@link SEGMENT_MARGIN} characters before the window's end, whose boundaries
  * the rules decide with all the context they read; the next window starts where the first segment
- * not kept starts, which is a boundary. A sentence longer than a window is cut at the margin.
+ * not kept starts, which is a boundary. A sentence longer than a window is cut before the last
+ * whitespace ahead of the margin (at the margin when it has none). The cost is the window's
+ * length for each segment, so a smaller window is faster while segments are shorter than it: a
+ * megabyte of one-word sentences took 2.8 s in windows of 32,768 characters, 0.8 s in 8,192
+ * (prose 72 and 27 ms).
  */
-const SEGMENT_WINDOW = 32_768;
+const SEGMENT_WINDOW = 8_192;
 const SEGMENT_MARGIN = 512;
 
 /** The sentences of `text` with their offsets, as `Intl.Segmenter` gives them, in windows. */
@@ -68,12 +72,23 @@ export function* sentenceSegments(
     }
     if (last) return;
     if (next === offset) {
-      // One sentence fills the window: cut it at the margin.
-      next = end - margin;
+      // One sentence fills the window: cut it before a word, at the margin if it has none.
+      next = cutBeforeWord(text, offset, end - margin);
       yield { segment: text.slice(offset, next), index: offset };
     }
     offset = next;
   }
+}
+
+/**
+ * Where to cut [offset, limit): after the last whitespace that follows a non-space character in
+ * it, so that the next piece starts with a word; `limit` when there is none.
+ */
+function cutBeforeWord(text: string, offset: number, limit: number): number {
+  for (let at = limit; at > offset + 1; at--) {
+    if (/\s/.test(text[at - 1]!) && !/\s/.test(text[at - 2]!)) return at;
+  }
+  return limit;
 }
 
 const NON_SPACE = /\S/;
