@@ -27,7 +27,10 @@ export const MAX_DOCX_ELEMENTS = 300_000;
 
 const MARKUP_PART = /\.(xml|rels)$/i;
 const LESS_THAN = 0x3c;
-const SLASH = 0x2f;
+
+/** Whether `byte` is an ASCII letter: what follows the `<` of a start or empty tag. */
+const isLetter = (byte: number | undefined): boolean =>
+  byte !== undefined && (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7a;
 
 /** The unpacked size of the archive's markup parts (`.xml`, `.rels`), as its directory says. */
 async function markupBytes(buffer: Buffer): Promise<number> {
@@ -41,22 +44,25 @@ async function markupBytes(buffer: Buffer): Promise<number> {
 }
 
 /**
- * Whether the markup parts hold more than `limit` elements (start and empty tags: a `<` not
- * followed by `/`), counted as they inflate and stopping at the limit. yauzl fails an entry that
- * inflates past its declared size.
+ * Whether the markup parts hold more than `limit` elements (start and empty tags: a `<` followed
+ * by a letter, as the HTML parser counts them), counted as they inflate and stopping at the
+ * limit. yauzl fails an entry that inflates past its declared size.
  */
-async function moreElementsThan(buffer: Buffer, limit: number): Promise<boolean> {
+async function markupHasMoreElementsThan(buffer: Buffer, limit: number): Promise<boolean> {
   const yauzl = await loadLibrary('yauzl', () => import('yauzl'));
   const zip = await yauzl.fromBufferPromise(buffer, { lazyEntries: true });
   let count = 0;
   for await (const entry of zip.eachEntry()) {
     if (!MARKUP_PART.test(entry.fileName)) continue;
     const stream = await zip.openReadStreamPromise(entry);
-    let afterLessThan = false;
+    // A `<` that ends one chunk is a tag if the next chunk starts with a letter.
+    let openAtEnd = false;
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (const byte of chunk) {
-        if (afterLessThan && byte !== SLASH) count += 1;
-        afterLessThan = byte === LESS_THAN;
+      if (chunk.length === 0) continue;
+      if (openAtEnd && isLetter(chunk[0])) count += 1;
+      openAtEnd = chunk[chunk.length - 1] === LESS_THAN;
+      for (let at = chunk.indexOf(LESS_THAN); at !== -1; at = chunk.indexOf(LESS_THAN, at + 1)) {
+        if (isLetter(chunk[at + 1])) count += 1;
       }
       if (count > limit) {
         stream.destroy();
@@ -75,7 +81,8 @@ const TITLE_STYLE = "p[style-name='Title'] => h1:fresh";
  * Extracts the text of a .docx file; the title is its first heading (a paragraph in Word's Title
  * style counts as one).
  * @throws DocumentRejectedError `corrupt_file` when the file is not a readable Word document,
- *   `too_large` when its markup unpacks past {@link MAX_DOCX_MARKUP_BYTES}.
+ *   or a part inflates past its declared size; `too_large` when its markup unpacks past
+ *   {@link MAX_DOCX_MARKUP_BYTES} or holds more than {@link MAX_DOCX_ELEMENTS} elements.
  */
 export async function extractDocx(bytes: Uint8Array): Promise<Extracted> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -93,7 +100,7 @@ export async function extractDocx(bytes: Uint8Array): Promise<Extracted> {
   }
   let dense: boolean;
   try {
-    dense = await moreElementsThan(buffer, MAX_DOCX_ELEMENTS);
+    dense = await markupHasMoreElementsThan(buffer, MAX_DOCX_ELEMENTS);
   } catch (err) {
     throw corruptFile('Word document', err);
   }

@@ -99,6 +99,7 @@ interface Frame {
   readonly tag: string;
   /** Inside a skipped element: text is not output (heading and title text still collect). */
   readonly silent: boolean;
+  /** This element is a <pre> or inside one. */
   readonly inPre: boolean;
   readonly inCell: boolean;
   readonly inSvg: boolean;
@@ -149,7 +150,7 @@ export async function htmlToText(html: string): Promise<HtmlText> {
     else if (PARAGRAPHS.has(tag)) out.paragraphBreak();
     else if (LINES.has(tag)) out.newLine();
   };
-  const frameOf = (element: HTMLElement, parent: Frame | undefined, isCell: boolean): Frame => {
+  const frameOf = (element: HTMLElement, parent: Frame | undefined): Frame => {
     const tag = element.rawTagName?.toLowerCase() ?? '';
     const inSvg = (parent?.inSvg ?? false) || tag === 'svg';
     // The document's <title>, not the <title> of an inline SVG image; the first heading with text.
@@ -162,8 +163,8 @@ export async function htmlToText(html: string): Promise<HtmlText> {
       element,
       tag,
       silent: (parent?.silent ?? false) || SKIPPED.has(tag),
-      inPre: (parent?.inPre ?? false) || parent?.tag === 'pre',
-      inCell: (parent?.inCell ?? false) || isCell,
+      inPre: (parent?.inPre ?? false) || tag === 'pre',
+      inCell: (parent?.inCell ?? false) || CELLS.has(tag),
       inSvg,
       ...(captured ? { capture: [] } : {}),
       next: 0,
@@ -179,7 +180,7 @@ export async function htmlToText(html: string): Promise<HtmlText> {
     }
   };
 
-  const stack: Frame[] = [frameOf(root, undefined, false)];
+  const stack: Frame[] = [frameOf(root, undefined)];
   // The open elements whose text is collected (a heading, a title), a handful at most.
   const capturing: Frame[] = [];
   while (stack.length > 0) {
@@ -197,17 +198,15 @@ export async function htmlToText(html: string): Promise<HtmlText> {
     frame.next += 1;
     if (child.nodeType === NodeType.TEXT_NODE) {
       for (const open of capturing) open.capture?.push(child.text);
-      if (!frame.silent) out.inline(child.text, frame.inPre || frame.tag === 'pre');
+      if (!frame.silent) out.inline(child.text, frame.inPre);
       continue;
     }
     if (child.nodeType !== NodeType.ELEMENT_NODE) continue;
-    const element = child as HTMLElement;
-    const isCell = CELLS.has(element.rawTagName?.toLowerCase() ?? '');
-    if (frame.tag === 'tr' && isCell && !frame.silent) {
+    const next = frameOf(child as HTMLElement, frame);
+    if (frame.tag === 'tr' && CELLS.has(next.tag) && !frame.silent) {
       if (frame.cells > 0) out.cellSeparator();
       frame.cells += 1;
     }
-    const next = frameOf(element, frame, isCell);
     if (!next.silent) separate(next.tag, next.inCell);
     stack.push(next);
     if (next.capture !== undefined) capturing.push(next);

@@ -83,6 +83,13 @@ function buildPdf(options: { lines: string[]; title?: string; pages?: number }):
 const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
 const REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
 
+/** A zip archive holding `documentXml` as word/document.xml, deflated. */
+async function zippedMarkup(documentXml: string): Promise<Buffer> {
+  const zip = new JSZip();
+  zip.file('word/document.xml', documentXml);
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
+
 /** A DOCX with a "heading 1" style, a heading, body paragraphs and a one-row table. */
 async function buildDocx(options: { title?: string } = {}): Promise<Uint8Array> {
   const paragraph = (text: string, style?: string): string =>
@@ -450,11 +457,9 @@ describe('docx', () => {
   });
 
   it('refuses a document whose markup unpacks past the limit, before inflating it (a zip bomb)', async () => {
-    const zip = new JSZip();
     // 72 MB of markup that deflates to about 70 KB.
-    zip.file('word/document.xml', `<w:document>${'<w:p/>'.repeat(12_000_000)}</w:document>`);
     const bytes = new Uint8Array(
-      await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }),
+      await zippedMarkup(`<w:document>${'<w:p/>'.repeat(12_000_000)}</w:document>`),
     );
     expect(bytes.length).toBeLessThan(1024 * 1024);
     const error = await rejection(bytes, { key: 'bomb.docx' });
@@ -465,14 +470,11 @@ describe('docx', () => {
   });
 
   it('refuses markup of more elements than the limit as too large, before mammoth reads it', async () => {
-    const zip = new JSZip();
     // 2 MB of markup: under the size limit, but each element costs mammoth about 2.3 KB.
-    zip.file(
-      'word/document.xml',
-      `<w:document><w:body>${'<w:p/>'.repeat(MAX_DOCX_ELEMENTS)}</w:body></w:document>`,
-    );
     const bytes = new Uint8Array(
-      await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }),
+      await zippedMarkup(
+        `<w:document><w:body>${'<w:p/>'.repeat(MAX_DOCX_ELEMENTS)}</w:body></w:document>`,
+      ),
     );
     const error = await rejection(bytes, { key: 'dense.docx' });
     expect(error.reasonCode).toBe('too_large');
@@ -482,9 +484,7 @@ describe('docx', () => {
   });
 
   it('refuses as corrupt a part that inflates past the size its directory declares', async () => {
-    const zip = new JSZip();
-    zip.file('word/document.xml', `<w:document>${' '.repeat(1_000_000)}</w:document>`);
-    const bytes = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+    const bytes = await zippedMarkup(`<w:document>${' '.repeat(1_000_000)}</w:document>`);
     // The central directory entry's uncompressed size (offset 24) says 1,000 bytes.
     const entry = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
     bytes.writeUInt32LE(1000, entry + 24);

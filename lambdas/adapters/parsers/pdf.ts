@@ -27,7 +27,8 @@ const MAX_PDF_TEXT_CHARS = 25_000_000;
  * Extracts the text of every page (pages separated by a blank line) and the title from the
  * document information dictionary, or from the XMP metadata's dc:title.
  * @throws DocumentRejectedError `corrupt_file` when PDF.js cannot read the file, including
- *   password-protected files; `too_large` when it has more than {@link MAX_PDF_PAGES} pages.
+ *   password-protected files; `too_large` when it has more than {@link MAX_PDF_PAGES} pages or
+ *   more than {@link MAX_PDF_TEXT_CHARS} characters of text.
  */
 export async function extractPdf(bytes: Uint8Array): Promise<Extracted> {
   const unpdf = await loadLibrary('unpdf', async () => {
