@@ -216,6 +216,23 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it('does not answer with a heading that names the subject, but lets it point to what follows', () => {
+    const guide =
+      'The confidence gate and its calibration\n\nThe answer is refused when the evidence falls below the floor. Scores are averaged over the top five chunks.\n\nShipping options\n\n- Standard shipping takes five days\n- Express shipping is next day';
+    const blocks = buildContext([hit('guide', guide, 0)], words);
+    expect(extractiveAnswer('How does the confidence gate work?', blocks, one)).toBe(
+      'The answer is refused when the evidence falls below the floor. [1]',
+    );
+    expect(extractiveAnswer('What are the shipping options?', blocks, one)).toBe(
+      '- Standard shipping takes five days [1]',
+    );
+    // A lone line with nothing after it is what the document says, full stop or not.
+    const note = buildContext([hit('note', 'Refunds are paid out within two weeks', 0)], words);
+    expect(extractiveAnswer('When are refunds paid out?', note, one)).toBe(
+      'Refunds are paid out within two weeks [1]',
+    );
+  });
+
   it('does not quote a block of code for the prose that states the fact', () => {
     const readme = [
       'const bb = busboy({ headers: req.headers });',

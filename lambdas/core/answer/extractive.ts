@@ -8,13 +8,21 @@
  * for (a duration for "how long", ./answer-type.ts), and small priors for sources retrieval
  * ranked higher (by rank and by how far their cosine falls short of the best source's) and for
  * sentences early in their passage. When the best sentence names the subject but the sentence
- * next to it holds the answer, both are given. A question (an FAQ's heading) and a block of code
- * are never given as the answer, though a question's words still count for the sentence after
- * it. It never writes text that is not in the documents.
+ * next to it holds the answer, both are given. A question (an FAQ's heading), a heading and a
+ * block of code are never given as the answer, though a question's or a heading's words still
+ * count for the sentence after it. It never writes text that is not in the documents.
  */
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
-import { affirmedWords, contentWords, isNegated, isPolar, questionTerms, sentences } from './text';
+import {
+  affirmedWords,
+  contentWords,
+  isNegated,
+  isPolar,
+  questionTerms,
+  sentences,
+  type Sentence,
+} from './text';
 
 /** Score for holding the kind of answer the question asks for (a full match of its terms is 1). */
 const ANSWER_TYPE_BONUS = 0.2;
@@ -76,6 +84,26 @@ function mayAnswer(text: string): boolean {
   return code / text.length < CODE_PUNCTUATION_SHARE;
 }
 
+/** Words at most in a heading; a longer line without a full stop is a sentence left unfinished. */
+const MAX_HEADING_WORDS = 12;
+
+/**
+ * Whether sentence `s` of `text` is a heading ("The confidence gate and its calibration"): a
+ * paragraph of one short line, followed by more text, that does not end as a sentence does and
+ * holds no figure, colon or list marker. It names a subject and says nothing about it, yet it
+ * matches a question about that subject better than any sentence does. A label with a figure
+ * ("Weight: 7.2 kg"), a list item and a lone line at the end of a passage may still answer.
+ */
+function isHeading(text: string, s: Sentence): boolean {
+  const line = s.text;
+  if (line.includes('\n') || /[\d:]/.test(line) || /[.!?;,…]["'”’)\]]*$/.test(line)) return false;
+  if (/^(?:[-*+•–]|\p{L}[.)])\s/u.test(line)) return false;
+  if (line.split(/\s+/).length > MAX_HEADING_WORDS) return false;
+  const lead = text.slice(Math.max(0, s.start - 100), s.start);
+  const startsParagraph = (s.start <= 100 && lead.trim() === '') || /\n[^\S\n]*\n\s*$/.test(lead);
+  return startsParagraph && /^[^\S\n]*\n[^\S\n]*\n\s*\S/.test(text.slice(s.end, s.end + 100));
+}
+
 /** The context's sentences scored against the question, in context order, with the expected type. */
 function scoreSentences(
   question: string,
@@ -104,7 +132,7 @@ function scoreSentences(
           order: order++,
           position: position++,
           typed: type !== null && holdsAnswerType(s.text, type),
-          answers: mayAnswer(s.text),
+          answers: mayAnswer(s.text) && !isHeading(p.text, s),
           score: 0,
         });
       }
