@@ -5,7 +5,7 @@
  * handlers. Errors it raises itself use the one error model.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import type { TokenVerifier } from '../lambdas/adapters/auth/jwt-verifier';
@@ -240,9 +240,10 @@ function toApiGatewayEvent(
   for (const [name, values] of Object.entries(req.headersDistinct)) {
     if (values !== undefined) headers[name] = values;
   }
-  const query: Record<string, string[]> = {};
+  // A Map, not an object: a parameter may be named `constructor` or `__proto__`.
+  const query = new Map<string, string[]>();
   for (const [name, value] of new URLSearchParams(rawQueryString)) {
-    (query[name] ??= []).push(value);
+    query.set(name, [...(query.get(name) ?? []), value]);
   }
   // A binary media type (the upload's multipart body) arrives base64-encoded, the rest as text.
   const binary = isBinaryMediaType(req.headers['content-type']);
@@ -251,7 +252,7 @@ function toApiGatewayEvent(
     resource: route.path,
     path: rawPath,
     headers,
-    query,
+    query: Object.fromEntries(query),
     pathParameters: params,
     body: body.length > 0 ? body.toString(binary ? 'base64' : 'utf8') : null,
     isBase64Encoded: body.length > 0 && binary,
@@ -260,6 +261,35 @@ function toApiGatewayEvent(
     sourceIp: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
     received,
   });
+}
+
+/** What a request Node's HTTP parser refused is answered with, by status. */
+const REFUSED: Record<400 | 408 | 417 | 431, { code: string; message: string }> = {
+  400: { code: 'bad_request', message: 'The request is not valid HTTP/1.1' },
+  408: { code: 'request_timeout', message: 'The request was not received in time' },
+  417: { code: 'expectation_failed', message: 'Only Expect: 100-continue is understood' },
+  431: {
+    code: 'request_header_too_large',
+    message: 'The request headers are larger than the server accepts',
+  },
+};
+
+/**
+ * The raw response to a request Node's HTTP parser refused (a malformed request line, header or
+ * chunk; headers over its size limit; a request not received in time; an unknown expectation), in
+ * the one error model. The connection closes after it: the rest of its bytes cannot be read as
+ * requests.
+ */
+function refusedRequest(status: keyof typeof REFUSED): string {
+  const body = JSON.stringify({ error: { ...REFUSED[status], retryable: false } });
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    `content-type: ${JSON_CONTENT_TYPE}`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
 }
 
 function isValidResult(result: unknown): result is LocalApiResult {
@@ -482,6 +512,23 @@ export async function createLocalHttpServer(
       res.destroy();
     });
   });
+  // Requests the HTTP parser refuses before any route sees them get the error model too.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) socket.destroy();
+    else
+      socket.end(
+        refusedRequest(
+          err.code === 'HPE_HEADER_OVERFLOW'
+            ? 431
+            : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+              ? 408
+              : 400,
+        ),
+      );
+  });
+  // An expectation other than 100-continue: refused in the error model, the connection closed
+  // (the client may already be sending the body it was waiting to send).
+  server.on('checkExpectation', (req: IncomingMessage) => req.socket.end(refusedRequest(417)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {

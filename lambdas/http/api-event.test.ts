@@ -22,6 +22,33 @@ describe('normaliseEvent: a REST API proxy event, as handlers read it', () => {
     expect(request.pathParameters).toEqual({ id: 'abc déf', bad: '%E0%A4%A' });
   });
 
+  it('reads parameters and headers named like Object.prototype members as plain names', () => {
+    // As API Gateway's JSON arrives: `__proto__` an own key, not the prototype.
+    const event = JSON.parse(
+      JSON.stringify(
+        buildApiEvent({ method: 'GET', resource: '/api/search', pathParameters: { id: 'x' } }),
+      ).replace(
+        '"multiValueQueryStringParameters":null',
+        '"multiValueQueryStringParameters":{"__proto__":["a"],"constructor":["b"],"toString":["c"]},' +
+          '"multiValueHeaders":{"__proto__":["h"],"Constructor":["k"]}',
+      ),
+    );
+    const request = normaliseEvent(event);
+    expect(Object.entries(request.queryValues)).toEqual([
+      ['__proto__', ['a']],
+      ['constructor', ['b']],
+      ['toString', ['c']],
+    ]);
+    expect(Object.getPrototypeOf(request.query)).toBeNull();
+    expect(Object.entries(request.headers)).toEqual([
+      ['__proto__', 'h'],
+      ['constructor', 'k'],
+    ]);
+    // Nothing inherited answers for a name that was not sent.
+    expect('hasOwnProperty' in request.query).toBe(false);
+    expect('constructor' in request.pathParameters).toBe(false);
+  });
+
   it('keeps every value of a repeated query parameter (the single-value map has the last)', () => {
     const event = buildApiEvent({
       method: 'GET',

@@ -73,18 +73,20 @@ export function routeKeyOf(event: Pick<ApiEvent, 'httpMethod' | 'resource'>): st
 
 /** Reads a REST API proxy event into the request handlers use. */
 export function normaliseEvent(event: ApiEventFields): ApiRequest {
-  const headers: Record<string, string> = {};
+  // Objects without a prototype: a header or parameter may be named `__proto__` or `constructor`,
+  // which on a plain object would set its prototype or read an inherited function.
+  const headers: Record<string, string> = Object.create(null);
   for (const [name, values] of valuesOf(event.multiValueHeaders, event.headers)) {
     const key = name.toLowerCase();
     headers[key] =
       headers[key] === undefined ? values.join(', ') : `${headers[key]}, ${values.join(', ')}`;
   }
-  const pathParameters: Record<string, string> = {};
+  const pathParameters: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(event.pathParameters ?? {})) {
     if (value !== undefined) pathParameters[name] = decodePathParameter(value);
   }
-  const queryValues: Record<string, string[]> = {};
-  const query: Record<string, string> = {};
+  const queryValues: Record<string, string[]> = Object.create(null);
+  const query: Record<string, string> = Object.create(null);
   for (const [name, values] of valuesOf(
     event.multiValueQueryStringParameters,
     event.queryStringParameters,

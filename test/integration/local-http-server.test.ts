@@ -4,6 +4,8 @@
  * the `groundwork token` command whose output the server accepts.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { STATUS_CODES } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -163,6 +165,65 @@ describe('local HTTP server', () => {
       rawId: 't%201',
       multiTag: ['a', 'b'],
     });
+  });
+
+  it('passes query parameters named like Object.prototype members to the handler as names', async () => {
+    const health = await call('GET', '/api/health?constructor=1&__proto__=2');
+    expect(health.status).toBe(200);
+
+    const res = await call(
+      'GET',
+      '/api/threads/t?__proto__=a&constructor=b&toString=c&toString=d',
+      {
+        token: token(),
+      },
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { queryValues: Record<string, string[]> };
+    expect(Object.entries(body.queryValues)).toEqual([
+      ['__proto__', ['a']],
+      ['constructor', ['b']],
+      ['toString', ['c', 'd']],
+    ]);
+    expect(logged).toEqual([]);
+  });
+
+  /** Sends `raw` on a new connection and reads until the server closes it. */
+  function rawRequest(raw: string): Promise<string> {
+    const { hostname, port } = new URL(server.url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(raw));
+      const parts: Buffer[] = [];
+      socket.on('data', (d: Buffer) => parts.push(d));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(parts).toString('utf8')));
+    });
+  }
+
+  it('answers requests the HTTP parser refuses in the error model, and goes on serving', async () => {
+    const cases: [string, number, string][] = [
+      ['GET /api/health HTTP/1.1\r\nHost: x\r\nX-Bad: a\0b\r\n\r\n', 400, 'bad_request'],
+      ['FOO /api/health HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad_request'],
+      [
+        'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+        400,
+        'bad_request',
+      ],
+      [
+        `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'request_header_too_large',
+      ],
+      ['GET /api/health HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n', 417, 'expectation_failed'],
+    ];
+    for (const [raw, status, code] of cases) {
+      const response = await rawRequest(raw);
+      expect(response.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${STATUS_CODES[status]}`);
+      expect(response).toMatch(/content-type: application\/json/i);
+      const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as ErrorBody;
+      expect(body.error).toEqual(expect.objectContaining({ code, retryable: false }));
+    }
+    expect((await call('GET', '/api/health')).status).toBe(200);
   });
 
   it('answers 401 authentication_required without a token', async () => {
