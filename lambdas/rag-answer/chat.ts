@@ -60,13 +60,14 @@ function ownConversationThread(owner: Owner, conversationId: string): string {
 
 /**
  * The thread of the conversation the path names, as the answer request's `threadId` and
- * `missingThread`. A UUID is the thread's id: the caller's thread continues, and a UUID no thread
- * has yet starts one with that id. Any other id (the client's own, such as the seed's `abc-123`)
- * names the caller's thread {@link ownConversationThread}. A version 5 UUID that is not the
- * caller's thread is never created under its own id, since anyone can derive another user's
- * thread id and would otherwise claim it first: it is read as a client's own id
+ * `missingThread`. A conversation id names a thread of the caller's own: the caller's thread with
+ * that id continues; a UUID no thread has yet starts one with that id; anything else reaches the
+ * caller's thread {@link ownConversationThread}, derived from the id. So a UUID another owner has
+ * reaches the caller's derived thread rather than a 404, and an id every client uses (the nil
+ * UUID) works for each of them. A version 5 UUID is never created under its own id, since anyone
+ * can derive another user's thread id and would otherwise take it first
  * (docs/decisions/0155-conversation-ids-cannot-be-claimed.md). 422 naming the parameter for
- * anything else.
+ * anything that is not a conversation id.
  */
 function conversationThreadOf(
   pathParameters: Readonly<Record<string, string | undefined>>,
@@ -81,10 +82,10 @@ function conversationThreadOf(
   const id = UUID.test(parsed.data) ? parsed.data.toLowerCase() : null;
   if (id === null) {
     const own = ownConversationThread(owner, parsed.data);
-    return { threadId: own, missingThread: 'create' };
+    return { threadId: own, missingThread: { createAs: [own] } };
   }
-  if (!UUID_V5.test(id)) return { threadId: id, missingThread: 'create' };
-  return { threadId: id, missingThread: { createAs: ownConversationThread(owner, id) } };
+  const own = ownConversationThread(owner, id);
+  return { threadId: id, missingThread: { createAs: UUID_V5.test(id) ? [own] : [id, own] } };
 }
 
 /**

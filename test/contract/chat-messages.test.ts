@@ -197,6 +197,16 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
       },
     };
   };
+  /** The thread id a conversation id of a client's own reaches (a version 5 UUID). */
+  const derivedThread = (tenantId: string, userId: string, conversationId: string) => {
+    const hash = createHash('sha1')
+      .update(`groundwork-conversation\n${tenantId}\n${userId}\n${conversationId}`)
+      .digest();
+    hash[6] = (hash[6]! & 0x0f) | 0x50;
+    hash[8] = (hash[8]! & 0x3f) | 0x80;
+    const hex = hash.subarray(0, 16).toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
   /** The prompt the LLM was sent last, every message's text joined. */
   const lastPrompt = () => {
     const body = fake.requests[fake.requests.length - 1]?.body as {
@@ -258,13 +268,7 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
   it("lets nobody claim another user's conversation id first: its derived thread id, sent as a UUID, opens the sender's own thread", async () => {
     // Anyone can derive the thread id of victor's `order-77` (a version 5 UUID of his tenant,
     // user and id); mallory, of another tenant, sends to it before victor ever does.
-    const hash = createHash('sha1')
-      .update('groundwork-conversation\nacme\nvictor\norder-77')
-      .digest();
-    hash[6] = (hash[6]! & 0x0f) | 0x50;
-    hash[8] = (hash[8]! & 0x3f) | 0x80;
-    const hex = hash.subarray(0, 16).toString('hex');
-    const derived = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    const derived = derivedThread('acme', 'victor', 'order-77');
     const mallory = api.issuer.issueToken({ sub: 'mallory', tenantId: 'other' });
     const victor = api.issuer.issueToken({ sub: 'victor', tenantId: 'acme' });
     const claimed = await send(derived, { content: 'Claiming this conversation first' }, mallory);
@@ -306,17 +310,35 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
     expect((await thread(conversationId)).body.messages).toHaveLength(4);
   });
 
-  it("answers 404 with the error model for another user's conversation, and leaves it untouched", async () => {
+  it("opens the caller's own thread for another user's conversation UUID, and leaves that one untouched", async () => {
     const conversationId = randomUUID();
     await (await send(conversationId, { content: 'How does semantic search work?' })).text();
-    const res = await send(conversationId, { content: 'How does semantic search work?' }, bob);
-    expect(res.status).toBe(404);
-    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await res.json()).toEqual({
-      error: { code: 'not_found', message: expect.any(String), retryable: false },
-    });
+    // Quinn's message neither fails nor confirms that the UUID is someone's thread: it starts his own.
+    const quinn = api.issuer.issueToken({ sub: 'quinn', tenantId: 'other' });
+    const res = await send(conversationId, { content: 'How do refunds work?' }, quinn);
+    expect(res.status).toBe(200);
+    await res.text();
     expect((await thread(conversationId)).body.messages).toHaveLength(2);
-    expect((await thread(conversationId, bob)).status).toBe(404);
+    expect((await thread(conversationId, quinn)).status).toBe(404);
+    const quinns = derivedThread('other', 'quinn', conversationId);
+    expect((await thread(quinns, quinn)).body.messages[0]!.content).toBe('How do refunds work?');
+    // The same UUID keeps reaching his thread.
+    await (await send(conversationId, { content: 'And how long do they take?' }, quinn)).text();
+    expect((await thread(quinns, quinn)).body.messages).toHaveLength(4);
+    expect((await thread(conversationId)).body.messages).toHaveLength(2);
+  });
+
+  it('lets clients of every tenant use the same fixed conversation id', async () => {
+    const nil = '00000000-0000-0000-0000-000000000000';
+    const ruth = api.issuer.issueToken({ sub: 'ruth', tenantId: 'acme' });
+    const sol = api.issuer.issueToken({ sub: 'sol', tenantId: 'other' });
+    for (const token of [ruth, sol]) {
+      const res = await send(nil, { content: 'How do refunds work?' }, token);
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    expect((await thread(nil, ruth)).body.messages).toHaveLength(2);
+    expect((await thread(derivedThread('other', 'sol', nil), sol)).body.messages).toHaveLength(2);
   });
 
   it("recalls the caller's own similar past messages by default, never another user's", async () => {
@@ -505,8 +527,8 @@ describe('seed 003: POST /api/chat/conversations/:conversationId/messages', () =
     expect(result.headers?.['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(completed(parseEvents(result.body ?? '')).text).toBe(ANSWER);
 
-    const other = await route.handler(event(conversationId, 'bob'), context);
-    expect(other.statusCode).toBe(404);
-    expect(JSON.parse(other.body ?? '')).toMatchObject({ error: { code: 'not_found' } });
+    const invalid = await route.handler(event('not a conversation id', 'alice'), context);
+    expect(invalid.statusCode).toBe(422);
+    expect(JSON.parse(invalid.body ?? '')).toMatchObject({ error: { code: 'validation_error' } });
   });
 });

@@ -70,11 +70,11 @@ export interface AnswerRequest {
   readonly threadId?: string;
   /**
    * What a `threadId` that is not a live thread of the caller's opens instead of a 404 (the
-   * caller names its conversations): `'create'` starts a thread with that id, unless another
-   * owner has it (a 404); `{ createAs }` continues, or starts, the caller's thread `createAs`.
+   * caller names its conversations): the first of `createAs` that is the caller's thread or that
+   * no thread has yet, started then; an id another owner has is passed over.
    * @default none: a 404
    */
-  readonly missingThread?: 'create' | { readonly createAs: string };
+  readonly missingThread?: { readonly createAs: readonly string[] };
   readonly profile?: string;
   /** The profile family to choose in (ProfileConstraints.family); none: the unnamed one. */
   readonly profileFamily?: string;

@@ -636,7 +636,10 @@ const rows: Row[] = [
   {
     name: 'a thread id no thread has opens it when the caller names its conversations',
     ...ASKED_OFFLINE,
-    request: { threadId: '5b0d2a34-1111-4111-8111-000000000002', missingThread: 'create' },
+    request: {
+      threadId: '5b0d2a34-1111-4111-8111-000000000002',
+      missingThread: { createAs: ['5b0d2a34-1111-4111-8111-000000000002'] },
+    },
     expected: { kind: 'extractive', status: 'success', flags: ['used_rag'], model: 'extractive' },
     also: ({ answered }) =>
       expect(answered.result.threadId).toBe('5b0d2a34-1111-4111-8111-000000000002'),
@@ -646,7 +649,7 @@ const rows: Row[] = [
     ...ASKED_OFFLINE,
     request: {
       threadId: '5b0d2a34-1111-5111-8111-000000000003',
-      missingThread: { createAs: '5b0d2a34-1111-5111-8111-000000000004' },
+      missingThread: { createAs: ['5b0d2a34-1111-5111-8111-000000000004'] },
     },
     expected: { kind: 'extractive', status: 'success', flags: ['used_rag'], model: 'extractive' },
     also: ({ answered }) =>

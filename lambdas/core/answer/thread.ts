@@ -32,16 +32,12 @@ export async function openThread(
     'thread',
     async () => {
       if (!request.threadId) return conversations.createThread(identity, title);
-      const { missingThread } = request;
       const openOrCreate = async (id: string) =>
         (await conversations.openThread(identity, id, title)) ??
         // Created at the same moment by another request of the same owner.
         (await conversations.getThread(identity, id));
-      const found =
-        missingThread === 'create'
-          ? await openOrCreate(request.threadId)
-          : ((await conversations.getThread(identity, request.threadId)) ??
-            (missingThread ? await openOrCreate(missingThread.createAs) : null));
+      let found = await conversations.getThread(identity, request.threadId);
+      for (const id of request.missingThread?.createAs ?? []) found ??= await openOrCreate(id);
       if (!found) throw new NotFoundError('thread_id: no such thread');
       return found;
     },
