@@ -39,11 +39,24 @@ describe("the token's subject, which names the user in storage keys and rows", (
       expect(identityFromEvent(restEvent({ ...base, sub })).userId).toBe(sub);
   });
 
-  it('refuses with 401 a subject holding "/" (a storage key segment of another user), a control character or an unpaired surrogate, or over 256 characters', () => {
-    for (const sub of ['victim/x', '../victim', 'a\u0000b', 'a\nb', 'a\ud800b', 'x'.repeat(257)]) {
+  it('refuses with 401 a subject holding "/" (a storage key segment of another user), a control character or an unpaired surrogate, over 256 characters, or "." or ".."', () => {
+    for (const sub of [
+      'victim/x',
+      '../victim',
+      'a\u0000b',
+      'a\nb',
+      'a\ud800b',
+      'x'.repeat(257),
+      '.',
+      '..',
+    ]) {
       expect(() => identityFromEvent(restEvent({ ...base, sub }))).toThrow(
         expect.objectContaining({ code: 'authentication_required', status: 401 }),
       );
+    }
+    // Dots elsewhere name a user as any other character does.
+    for (const sub of ['...', '.x', 'a..b', 'j.doe']) {
+      expect(identityFromEvent(restEvent({ ...base, sub })).userId).toBe(sub);
     }
   });
 });

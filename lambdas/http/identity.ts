@@ -75,9 +75,10 @@ const KNOWN_PLANS = ['free', 'basic', 'pro', 'growth', 'admin'];
  * A subject that can name a user everywhere the user id goes: a segment of a storage key
  * (`tenants/<tenant>/users/<user>/...`, which ingestion reads the owner back from), a database
  * value and a log field. Cognito's subjects are UUIDs; another issuer's may hold `|` or `@`, but
- * never `/`, a control character (NUL included) or more than 256 characters here.
+ * never `/`, a control character (NUL included) or more than 256 characters here, and is never
+ * `.` or `..`, which a storage key's path would read as its own folder or the one above.
  */
-const USER_ID_PATTERN = /^[^/\p{Cc}]{1,256}$/u;
+const USER_ID_PATTERN = /^(?!\.{1,2}$)[^/\p{Cc}]{1,256}$/u;
 
 /** Whether a token's subject can name a user (see USER_ID_PATTERN). */
 export function isUsableUserId(userId: string): boolean {

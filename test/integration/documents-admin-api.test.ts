@@ -235,6 +235,11 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       [{ filename: 'photo.png', content_type: 'image/png', size_bytes: 10 }, 'content_type'],
       [{ filename: 'report.pdf', content_type: 'text/plain', size_bytes: 10 }, 'content_type'],
       [{ filename: 'notes', content_type: 'text/plain', size_bytes: 10 }, 'filename'],
+      // The name of another file's metadata sidecar, which ingestion never indexes as a file.
+      [
+        { filename: 'x.txt.metadata.json', content_type: 'application/json', size_bytes: 10 },
+        'filename',
+      ],
       // 79 characters but 229 bytes in UTF-8: too long a file name where objects are files.
       [
         { filename: `${'日'.repeat(75)}.txt`, content_type: 'text/plain', size_bytes: 10 },

@@ -19,7 +19,11 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
 import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../ingestion/formats';
-import { reservedAttributeName, SIDECAR_SUFFIX } from '../ingestion/object-attributes';
+import {
+  isSidecarKey,
+  reservedAttributeName,
+  SIDECAR_SUFFIX,
+} from '../ingestion/object-attributes';
 import {
   DEFAULT_PROCESSING_LEASE_SECONDS,
   type DocumentStatus,
@@ -300,6 +304,12 @@ function safeFileName(name: string): string {
 
 /** Checks that the file's extension and declared type are a supported, matching pair. */
 function checkUploadType(fileName: string, contentType: string): void {
+  // Such an object is read as the metadata of the file its name ends in, never as a document.
+  if (isSidecarKey(fileName)) {
+    throw new ValidationError(
+      `filename: names ending in "${SIDECAR_SUFFIX}" are reserved for metadata sidecars`,
+    );
+  }
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   const byType = CONTENT_TYPES[mediaType];
   if (!byType) {
