@@ -379,7 +379,8 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
         return;
       }
       case 'POST /api/chat/conversations/{conversationId}/messages': {
-        // Someone's conversation (another's must be a 404, never continued), or a new one.
+        // Someone's conversation (another's is never continued: the caller gets a thread of its
+        // own), or a new one.
         const conversationId = prng.int(2)
           ? pick(threadIds)
           : `5eed0000-0000-4000-8000-${String(prng.int(1e12)).padStart(12, '0')}`;
@@ -388,10 +389,19 @@ describe.each(ENGINES)('tenant isolation through the HTTP API on %s', (engine) =
           [conversationId],
         );
         const owner = rows[0];
+        const messagesOf = async () =>
+          (
+            await db.query<{ n: string }>(
+              'SELECT count(*)::text AS n FROM messages WHERE thread_id = $1',
+              [conversationId],
+            )
+          ).rows[0]?.n;
+        const another = owner && (owner.tenant_id !== i.tenant || owner.user_id !== i.user);
+        const before = another ? await messagesOf() : undefined;
         const res = await call(i, 'POST', `/api/chat/conversations/${conversationId}/messages`, {
           content: `Tell me about ${anyMarker()} and ${anyMarker()}`,
         });
-        if (owner && (owner.tenant_id !== i.tenant || owner.user_id !== i.user) && res.status < 400)
+        if (another && (await messagesOf()) !== before)
           violations.push(
             `seed ${SEED}: ${i.name} ${key} continued another's conversation ${conversationId} -> ${res.status}`,
           );
