@@ -43,6 +43,7 @@ const PARAGRAPHS = new Set([
   'ul',
   'ol',
   'dl',
+  'dt',
   'hr',
   'figure',
 ]);
@@ -57,7 +58,6 @@ const LINES = new Set([
   'details',
   'dialog',
   'div',
-  'dt',
   'fieldset',
   'figcaption',
   'footer',
@@ -188,6 +188,7 @@ export async function htmlToText(html: string): Promise<HtmlText> {
     const child = frame.element.childNodes[frame.next];
     if (child === undefined) {
       stack.pop();
+      if (frame.tag === 'tr' && frame.cells > 0 && !frame.silent) out.rowEnd();
       if (!frame.silent && frame.tag !== 'br') separate(frame.tag, frame.inCell);
       if (frame.capture !== undefined) {
         capturing.pop();
@@ -205,9 +206,11 @@ export async function htmlToText(html: string): Promise<HtmlText> {
     const next = frameOf(child as HTMLElement, frame);
     if (frame.tag === 'tr' && CELLS.has(next.tag) && !frame.silent) {
       if (frame.cells > 0) out.cellSeparator();
+      else out.rowStart();
       frame.cells += 1;
     }
     if (!next.silent) separate(next.tag, next.inCell);
+    if (next.tag === 'li' && !next.silent && !next.inCell && !next.inPre) out.listItem();
     stack.push(next);
     if (next.capture !== undefined) capturing.push(next);
   }
@@ -279,6 +282,29 @@ class TextBuilder {
     this.parts.push(core);
     this.trailingNewlines = 0;
     this.pendingSpace = trailing;
+  }
+
+  /** "| " before a row's first cell: rows read as Markdown's, one line each. */
+  rowStart(): void {
+    this.breakTo(1);
+    this.parts.push('|');
+    this.trailingNewlines = 0;
+    this.pendingSpace = true;
+  }
+
+  /** "- " before a list item, as Markdown marks it, so that each item reads as its own line. */
+  listItem(): void {
+    this.breakTo(1);
+    this.parts.push('-');
+    this.trailingNewlines = 0;
+    this.pendingSpace = true;
+  }
+
+  /** " |" after a row's last cell. */
+  rowEnd(): void {
+    this.pendingSpace = false;
+    this.parts.push(' |');
+    this.trailingNewlines = 0;
   }
 
   /** " | " between the cells of a row. */

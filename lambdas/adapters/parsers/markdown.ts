@@ -32,7 +32,12 @@ export function markdownToText(source: string): Extracted {
 
   const out: string[] = [];
   let fence: string | undefined;
+  // A heading has just ended its paragraph with a blank line, which stands for the source's own.
+  let afterHeading = false;
   for (const line of body.split('\n')) {
+    const blankAfterHeading = afterHeading && line.trim() === '';
+    afterHeading = false;
+    if (blankAfterHeading) continue;
     if (fence !== undefined) {
       if (closesFence(line, fence)) fence = undefined;
       else out.push(line);
@@ -47,15 +52,28 @@ export function markdownToText(source: string): Extracted {
     if (heading) {
       const text = inlineToText(heading[2] ?? '');
       if (title === undefined && heading[1] === '#' && text !== '') title = text;
-      out.push(text);
+      // A heading is a paragraph of its own, blank lines around it, even where the source puts
+      // its text on the next line: otherwise it reads as the first words of that text.
+      if ((out[out.length - 1] ?? '').trim() !== '') out.push('');
+      out.push(text, '');
+      afterHeading = true;
       continue;
     }
     const previous = out[out.length - 1];
-    if (SETEXT_H1_UNDERLINE.test(line) && previous !== undefined && previous.trim() !== '') {
+    const underlined = previous !== undefined && previous.trim() !== '';
+    if (SETEXT_H1_UNDERLINE.test(line) && underlined) {
       title ??= previous.trim();
+      out.push('');
+      afterHeading = true;
+      continue;
+    }
+    if (RULE_OR_SETEXT_H2.test(line) && underlined) {
+      out.push('');
+      afterHeading = true;
       continue;
     }
     if (RULE_OR_SETEXT_H2.test(line) || LINK_DEFINITION.test(line)) continue;
+
     if (TABLE_DELIMITER_ROW.test(line) && line.includes('-') && line.includes('|')) continue;
     out.push(inlineToText(line.replace(BLOCKQUOTE_MARKERS, '')));
   }

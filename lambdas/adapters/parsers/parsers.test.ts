@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import iconv from 'iconv-lite';
 import JSZip from 'jszip';
 import { DocumentRejectedError, type ParsedDocument } from '../../core/ingestion/types';
+import { sentences } from '../../core/answer/text';
 import { createDocumentParser } from './index';
 import { MAX_DOCX_ELEMENTS } from './docx';
 import { MAX_HTML_ELEMENTS } from './html';
@@ -332,6 +333,14 @@ describe('markdown', () => {
     expect(doc.title).toBe('Main Title');
     expect(doc.text).toBe('Intro line\n\nMinor\n\nMain Title\n\nBody.');
   });
+
+  it('keeps a heading a paragraph of its own when its text starts on the next line', async () => {
+    const source = 'Intro\n### Upgrade notes\nRun the migration first.\n\nSetext\n======\nBody.';
+    const doc = await parser.parse(utf8(source), { key: 'notes.md' });
+    expect(doc.text).toBe('Intro\n\nUpgrade notes\n\nRun the migration first.\n\nSetext\n\nBody.');
+    // So it is not read as the first words of the sentence under it.
+    expect(sentences(doc.text).map((s) => s.text)).toContain('Run the migration first.');
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -354,6 +363,26 @@ describe('html', () => {
 <script>alert("x")</script>
 </body></html>`;
 
+  it('writes list items and table rows as Markdown does, and a term apart from its description', async () => {
+    const page =
+      '<dl><dt>The Salt Loft</dt><dd>The best-known restaurant.</dd></dl>' +
+      '<ol><li>Buy a ticket</li><li>Board the ferry</li></ol>' +
+      '<table><tr><th>Line</th><th>Hours</th></tr><tr><td>M1</td><td></td></tr></table>';
+    const doc = await parser.parse(utf8(page), { key: 'guide.html' });
+    expect(doc.text).toBe(
+      'The Salt Loft\n\nThe best-known restaurant.\n\n- Buy a ticket\n- Board the ferry\n\n| Line | Hours |\n| M1 | |',
+    );
+    // Each item and row is a sentence of its own, not run together with the next.
+    expect(sentences(doc.text).map((s) => s.text)).toEqual([
+      'The Salt Loft',
+      'The best-known restaurant.',
+      '- Buy a ticket',
+      '- Board the ferry',
+      '| Line | Hours |',
+      '| M1 | |',
+    ]);
+  });
+
   it('drops scripts, styles and navigation and keeps the block structure', async () => {
     const doc = await parser.parse(utf8(html), { key: 'site/refunds.html' });
     expect(doc).toEqual({
@@ -364,11 +393,11 @@ describe('html', () => {
         '',
         'Refunds are issued within 14 days \u2014 no questions <asked>.',
         '',
-        'Keep the receipt',
-        'Use the original card',
+        '- Keep the receipt',
+        '- Use the original card',
         '',
-        'Plan | Window',
-        'Basic | 14 days',
+        '| Plan | Window |',
+        '| Basic | 14 days |',
         '',
         'line one',
         '  indented two',
@@ -435,7 +464,7 @@ describe('docx', () => {
         '',
         'Laptops are issued on the first day.',
         '',
-        'Badge | Reception',
+        '| Badge | Reception |',
       ].join('\n'),
     });
   });
