@@ -233,6 +233,43 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it("answers with the FAQ's answer under the question asked, keeping its bare yes or no", () => {
+    const faq = [
+      'Can I run several agents on one server?',
+      'Yes, as long as each has its own state_dir and its own metrics_port.',
+      'Does Tidewatch read gzip files?',
+      'No. Compressed files are skipped and logged once.',
+      'Why do two agents corrupt their state?',
+      'Two agents sharing a state directory will corrupt each other’s positions.',
+    ].join('\n\n');
+    const blocks = buildContext([hit('faq', faq, 0)], words);
+    expect(extractiveAnswer('Can I run two agents on the same server?', blocks, one)).toBe(
+      'Yes, as long as each has its own state_dir and its own metrics_port. [1]',
+    );
+    expect(extractiveAnswer('Does Tidewatch read gzip files?', blocks, one)).toBe(
+      'No. Compressed files are skipped and logged once. [1]',
+    );
+    // Not a yes/no question: the sentence alone.
+    expect(extractiveAnswer('What happens to gzip files?', blocks, one)).toBe(
+      'Compressed files are skipped and logged once. [1]',
+    );
+  });
+
+  it('gives the best sentence first, and a weaker one of another passage after it', () => {
+    const blocks = buildContext(
+      [
+        hit('trains', 'Train tickets bought online at least seven days ahead cost €15.', 0, {
+          score: 0.8,
+        }),
+        hit('ferry', 'Ferry tickets for the island are not sold online.', 0, { score: 0.79 }),
+      ],
+      words,
+    );
+    expect(extractiveAnswer('Can I buy ferry tickets online?', blocks)).toBe(
+      'Ferry tickets for the island are not sold online. [2] Train tickets bought online at least seven days ahead cost €15. [1]',
+    );
+  });
+
   it('does not quote a block of code for the prose that states the fact', () => {
     const readme = [
       'const bb = busboy({ headers: req.headers });',

@@ -24,6 +24,11 @@ describe('expected answer type', () => {
       holdsAnswerType('Standard delivery takes three to five business days.', 'duration'),
     ).toBe(true);
     expect(holdsAnswerType('Refunds go to the original payment method.', 'duration')).toBe(false);
+    // How often is not how long.
+    expect(holdsAnswerType('Trains leave every two hours.', 'duration')).toBe(false);
+    expect(
+      holdsAnswerType('Trains leave every two hours; the trip takes 3 hours.', 'duration'),
+    ).toBe(true);
     expect(holdsAnswerType('Express delivery costs 14.95 EUR.', 'amount')).toBe(true);
     expect(holdsAnswerType('The cathedral was finished in 1880.', 'date')).toBe(true);
     expect(holdsAnswerType('The decision was made by Sofia Martens.', 'person')).toBe(true);

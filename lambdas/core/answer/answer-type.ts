@@ -25,7 +25,7 @@ const WEEKDAY = '(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)';
 
 const DETECT: Readonly<Record<AnswerType, RegExp>> = {
   duration: new RegExp(
-    `\\b${NUMBER_WORD}(?:[\\s-]+(?:to|or|and)[\\s-]+${NUMBER_WORD})?[\\s-]+(?:\\w+[\\s-]+)?${UNIT}s?\\b|\\b(?:instantly|immediately|same day|overnight|weekly|monthly|annually|daily)\\b`,
+    `\\b(?<!\\bevery[\\s-]+)${NUMBER_WORD}(?:[\\s-]+(?:to|or|and)[\\s-]+${NUMBER_WORD})?[\\s-]+(?:\\w+[\\s-]+)?${UNIT}s?\\b|\\b(?:instantly|immediately|same day|overnight|weekly|monthly|annually|daily)\\b`,
     'i',
   ),
   amount:

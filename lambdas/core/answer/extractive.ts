@@ -10,7 +10,9 @@
  * sentences early in their passage. When the best sentence names the subject but the sentence
  * next to it holds the answer, both are given. A question (an FAQ's heading), a heading and a
  * block of code are never given as the answer, though a question's or a heading's words still
- * count for the sentence after it. It never writes text that is not in the documents.
+ * count for the sentence after it (an FAQ's question fully: it is that answer's subject). A yes/no
+ * question's answer keeps the bare "Yes." or "No." that opens it in the document. It never
+ * writes text that is not in the documents.
  */
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
@@ -30,6 +32,8 @@ const ANSWER_TYPE_BONUS = 0.2;
 const NEGATION_PENALTY = 0.05;
 /** Weight of the question's terms found only in the sentence before. */
 const NEAR_WEIGHT = 0.5;
+/** A reply that answers a yes/no question by itself ("No.", "Not yet."): kept before its reason. */
+const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
 /** Score taken per rank of the sentence's source below the first. */
 const SOURCE_RANK_PENALTY = 0.05;
 /**
@@ -62,6 +66,10 @@ interface Candidate {
   readonly typed: boolean;
   /** Whether it may be given as the answer ({@link mayAnswer}). */
   readonly answers: boolean;
+  /** Whether it is a question: its words are the subject of the sentence after it. */
+  readonly asks: boolean;
+  /** A bare "Yes." or "No." just before it in its passage, too short to be a sentence here. */
+  readonly verdict: string | null;
   score: number;
 }
 
@@ -77,8 +85,12 @@ const CODE_PUNCTUATION_SHARE = 0.03;
  * code (several lines that the sentence splitter leaves whole, which match many of a question's
  * words at once).
  */
+function isQuestion(text: string): boolean {
+  return /\?["'”’)]*$/.test(text);
+}
+
 function mayAnswer(text: string): boolean {
-  if (/\?["'”’)]*$/.test(text)) return false;
+  if (isQuestion(text)) return false;
   if (text.split('\n').length < 3) return true;
   const code = text.match(/[{}();=<>[\]]/g)?.length ?? 0;
   return code / text.length < CODE_PUNCTUATION_SHARE;
@@ -120,9 +132,13 @@ function scoreSentences(
     for (const p of block.passages) {
       passage += 1;
       let position = 0;
+      let verdict: string | null = null;
       for (const s of sentences(p.text)) {
         // Headings and fragments carry no answer; a short line with a figure may ("Weight: 7.2 kg.").
-        if (s.text.length < 20 && !/\d/.test(s.text)) continue;
+        if (s.text.length < 20 && !/\d/.test(s.text)) {
+          verdict = VERDICT.test(s.text) ? s.text : null;
+          continue;
+        }
         candidates.push({
           block,
           text: s.text,
@@ -133,8 +149,11 @@ function scoreSentences(
           position: position++,
           typed: type !== null && holdsAnswerType(s.text, type),
           answers: mayAnswer(s.text) && !isHeading(p.text, s),
+          asks: isQuestion(s.text),
+          verdict,
           score: 0,
         });
+        verdict = null;
       }
     }
   }
@@ -156,7 +175,7 @@ function scoreSentences(
       q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
     c.score =
       matched +
-      NEAR_WEIGHT * near +
+      (prev?.asks && prev.block === c.block ? 1 : NEAR_WEIGHT) * near +
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
       (!acceptsDenial && isNegated(c.text) ? NEGATION_PENALTY : 0) -
       SOURCE_RANK_PENALTY * (c.block.index - 1) -
@@ -193,8 +212,18 @@ export function extractiveAnswer(
   const chosen = (adjacent ? [top, adjacent] : ranked.slice(0, options.maxSentences)).filter(
     (c, i) => i === 0 || adjacent || c.score >= best * options.minRelativeScore,
   );
-  // Present them in document order within a source, best source first.
-  chosen.sort((a, b) => a.block.index - b.block.index || a.order - b.order);
+  // The best first, unless they are one passage's consecutive sentences, which read in order.
+  const inOrder = [...chosen].sort((a, b) => a.order - b.order);
+  const consecutive = inOrder.every(
+    (c, i) => i === 0 || (c.block === inOrder[0]!.block && c.order === inOrder[i - 1]!.order + 1),
+  );
+  if (consecutive) chosen.splice(0, chosen.length, ...inOrder);
   // A sentence wrapped over lines in its document reads as one line in the answer.
-  return chosen.map((c) => `${c.text.replace(/\s*\n\s*/g, ' ')} [${c.block.index}]`).join(' ');
+  const polar = isPolar(question);
+  return chosen
+    .map((c) => {
+      const text = polar && c.verdict ? `${c.verdict} ${c.text}` : c.text;
+      return `${text.replace(/\s*\n\s*/g, ' ')} [${c.block.index}]`;
+    })
+    .join(' ');
 }
