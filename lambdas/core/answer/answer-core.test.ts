@@ -255,6 +255,33 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it("matches a table row with its header's words and gives it under its header", () => {
+    const config = [
+      'The agent reads its settings from tidewatch.yaml at start.',
+      '',
+      '| Option         | Default | Meaning                                    |',
+      '| batch_size     | 500     | Events sent in one request                 |',
+      '| flush_interval | 5s      | Longest wait before a partial batch is sent |',
+    ].join('\n');
+    const blocks = buildContext([hit('config', config, 0)], words);
+    expect(extractiveAnswer("What's the default batch size?", blocks, one)).toBe(
+      '| Option | Default | Meaning | | batch_size | 500 | Events sent in one request | [1]',
+    );
+    // Two rows of one table: its header once.
+    expect(
+      extractiveAnswer('What are the defaults of batch_size and flush_interval?', blocks, {
+        maxSentences: 2,
+        minRelativeScore: 0.5,
+      }),
+    ).toBe(
+      '| Option | Default | Meaning | | batch_size | 500 | Events sent in one request | [1] | flush_interval | 5s | Longest wait before a partial batch is sent | [1]',
+    );
+    // The header alone is never the answer.
+    expect(extractiveAnswer('What does the option default mean?', blocks, one)).not.toMatch(
+      /^\| Option \| Default \| Meaning \| \[1\]$/,
+    );
+  });
+
   it('gives the best sentence first, and a weaker one of another passage after it', () => {
     const blocks = buildContext(
       [

@@ -11,8 +11,9 @@
  * next to it holds the answer, both are given. A question (an FAQ's heading), a heading and a
  * block of code are never given as the answer, though a question's or a heading's words still
  * count for the sentence after it (an FAQ's question fully: it is that answer's subject). A yes/no
- * question's answer keeps the bare "Yes." or "No." that opens it in the document. It never
- * writes text that is not in the documents.
+ * question's answer keeps the bare "Yes." or "No." that opens it in the document, and a table
+ * row is matched and given with its table's header row. It never writes text that is not in the
+ * documents.
  */
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
@@ -32,6 +33,8 @@ const ANSWER_TYPE_BONUS = 0.2;
 const NEGATION_PENALTY = 0.05;
 /** Weight of the question's terms found only in the sentence before. */
 const NEAR_WEIGHT = 0.5;
+/** A table row as the parsers write one (`| cell | cell |`, parsers/html.ts and markdown.ts). */
+const TABLE_ROW = /^\|[^\n]*\|$/;
 /** A reply that answers a yes/no question by itself ("No.", "Not yet."): kept before its reason. */
 const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
 /** Score taken per rank of the sentence's source below the first. */
@@ -70,6 +73,8 @@ interface Candidate {
   readonly asks: boolean;
   /** A bare "Yes." or "No." just before it in its passage, too short to be a sentence here. */
   readonly verdict: string | null;
+  /** For a table row, its table's header row: the names of its columns. */
+  readonly header: { readonly text: string; readonly words: ReadonlySet<string> } | null;
   score: number;
 }
 
@@ -133,7 +138,20 @@ function scoreSentences(
       passage += 1;
       let position = 0;
       let verdict: string | null = null;
-      for (const s of sentences(p.text)) {
+      let header: Candidate['header'] = null;
+      const all = sentences(p.text);
+      for (const [i, s] of all.entries()) {
+        // A table's first row names its columns: never an answer, it is what each row's cells
+        // are (the question's "default" is in the header, the value in the row).
+        const row = TABLE_ROW.test(s.text);
+        if (!row) header = null;
+        else if (
+          !TABLE_ROW.test(all[i - 1]?.text ?? '') &&
+          TABLE_ROW.test(all[i + 1]?.text ?? '')
+        ) {
+          header = { text: s.text, words: new Set(contentWords(s.text)) };
+          continue;
+        }
         // Headings and fragments carry no answer; a short line with a figure may ("Weight: 7.2 kg.").
         if (s.text.length < 20 && !/\d/.test(s.text)) {
           verdict = VERDICT.test(s.text) ? s.text : null;
@@ -151,6 +169,7 @@ function scoreSentences(
           answers: mayAnswer(s.text) && !isHeading(p.text, s),
           asks: isQuestion(s.text),
           verdict,
+          header: row ? header : null,
           score: 0,
         });
         verdict = null;
@@ -173,9 +192,15 @@ function scoreSentences(
     const context = prev && prev.block === c.block ? new Set(prev.words) : new Set<string>();
     const near =
       q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
+    const named = c.header
+      ? q
+          .filter((w) => !words.has(w) && !context.has(w) && c.header!.words.has(w))
+          .reduce((s, w) => s + idf(w), 0) / qWeight
+      : 0;
     c.score =
       matched +
       (prev?.asks && prev.block === c.block ? 1 : NEAR_WEIGHT) * near +
+      named +
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
       (!acceptsDenial && isNegated(c.text) ? NEGATION_PENALTY : 0) -
       SOURCE_RANK_PENALTY * (c.block.index - 1) -
@@ -218,12 +243,20 @@ export function extractiveAnswer(
     (c, i) => i === 0 || (c.block === inOrder[0]!.block && c.order === inOrder[i - 1]!.order + 1),
   );
   if (consecutive) chosen.splice(0, chosen.length, ...inOrder);
-  // A sentence wrapped over lines in its document reads as one line in the answer.
   const polar = isPolar(question);
+  const headed = new Set<Candidate['header']>();
   return chosen
     .map((c) => {
-      const text = polar && c.verdict ? `${c.verdict} ${c.text}` : c.text;
-      return `${text.replace(/\s*\n\s*/g, ' ')} [${c.block.index}]`;
+      // A table row is given under its header, which says what its cells are (once per table).
+      const header = c.header && !headed.has(c.header) ? c.header : null;
+      headed.add(c.header);
+      const text = header
+        ? `${header.text} ${c.text}`
+        : polar && c.verdict
+          ? `${c.verdict} ${c.text}`
+          : c.text;
+      // A sentence wrapped over lines, or a table's cells padded to line up, read as one line.
+      return `${text.replace(/\s+/g, ' ')} [${c.block.index}]`;
     })
     .join(' ');
 }
