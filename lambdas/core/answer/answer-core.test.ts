@@ -261,10 +261,11 @@ describe('extractive answerer: what is not an answer', () => {
       '',
       '| Option         | Default | Meaning                                    |',
       '| batch_size     | 500     | Events sent in one request                 |',
-      '| flush_interval | 5s      | Longest wait before a partial batch is sent |',
+      '| flush_interval | 5s      | Longest wait before events are sent         |',
     ].join('\n');
     const blocks = buildContext([hit('config', config, 0)], words);
-    expect(extractiveAnswer("What's the default batch size?", blocks, one)).toBe(
+    // Every row matches the header's "Default": only one that matches by itself follows.
+    expect(extractiveAnswer("What's the default batch size?", blocks)).toBe(
       '| Option | Default | Meaning | | batch_size | 500 | Events sent in one request | [1]',
     );
     // Two rows of one table: its header once.
@@ -274,7 +275,7 @@ describe('extractive answerer: what is not an answer', () => {
         minRelativeScore: 0.5,
       }),
     ).toBe(
-      '| Option | Default | Meaning | | batch_size | 500 | Events sent in one request | [1] | flush_interval | 5s | Longest wait before a partial batch is sent | [1]',
+      '| Option | Default | Meaning | | batch_size | 500 | Events sent in one request | [1] | flush_interval | 5s | Longest wait before events are sent | [1]',
     );
     // The header alone is never the answer.
     expect(extractiveAnswer('What does the option default mean?', blocks, one)).not.toMatch(

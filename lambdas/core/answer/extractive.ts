@@ -76,6 +76,8 @@ interface Candidate {
   /** For a table row, its table's header row: the names of its columns. */
   readonly header: { readonly text: string; readonly words: ReadonlySet<string> } | null;
   score: number;
+  /** The part of `score` its table's header gave it. */
+  named: number;
 }
 
 /**
@@ -171,6 +173,7 @@ function scoreSentences(
           verdict,
           header: row ? header : null,
           score: 0,
+          named: 0,
         });
         verdict = null;
       }
@@ -197,6 +200,7 @@ function scoreSentences(
           .filter((w) => !words.has(w) && !context.has(w) && c.header!.words.has(w))
           .reduce((s, w) => s + idf(w), 0) / qWeight
       : 0;
+    c.named = named;
     c.score =
       matched +
       (prev?.asks && prev.block === c.block ? 1 : NEAR_WEIGHT) * near +
@@ -235,7 +239,9 @@ export function extractiveAnswer(
       ? next
       : null;
   const chosen = (adjacent ? [top, adjacent] : ranked.slice(0, options.maxSentences)).filter(
-    (c, i) => i === 0 || adjacent || c.score >= best * options.minRelativeScore,
+    // Every row of a table matches its header's words: a further row must match by its own.
+    (c, i) =>
+      i === 0 || adjacent || c.score - c.named >= (best - top.named) * options.minRelativeScore,
   );
   // The best first, unless they are one passage's consecutive sentences, which read in order.
   const inOrder = [...chosen].sort((a, b) => a.order - b.order);
