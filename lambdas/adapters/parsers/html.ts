@@ -188,7 +188,8 @@ export async function htmlToText(html: string): Promise<HtmlText> {
     const child = frame.element.childNodes[frame.next];
     if (child === undefined) {
       stack.pop();
-      if (frame.tag === 'tr' && frame.cells > 0 && !frame.silent) out.rowEnd();
+      if (frame.tag === 'tr' && frame.cells > 0 && !frame.silent && !frame.inCell)
+        out.rowEnd(frame.cells);
       if (!frame.silent && frame.tag !== 'br') separate(frame.tag, frame.inCell);
       if (frame.capture !== undefined) {
         capturing.pop();
@@ -206,7 +207,8 @@ export async function htmlToText(html: string): Promise<HtmlText> {
     const next = frameOf(child as HTMLElement, frame);
     if (frame.tag === 'tr' && CELLS.has(next.tag) && !frame.silent) {
       if (frame.cells > 0) out.cellSeparator();
-      else out.rowStart();
+      // A table inside a cell stays on its row's line, its cells inline.
+      else if (!frame.inCell) out.rowStart();
       frame.cells += 1;
     }
     if (!next.silent) separate(next.tag, next.inCell);
@@ -257,10 +259,16 @@ class TextBuilder {
   /** Newlines at the end of the output so far (0, 1 or 2); 2 at the very start. */
   private trailingNewlines = 2;
   private pendingSpace = false;
+  /** A list item's marker, written before the item's first text (an empty item has none). */
+  private pendingMarker = false;
+  /** Where the open table row starts in `parts`, and whether it has text yet. */
+  private row: { at: number; newlines: number; text: boolean } | null = null;
 
   inline(text: string, preserve: boolean): void {
     if (preserve) {
       if (text === '') return;
+      this.pendingMarker = false;
+      if (this.row) this.row.text = true;
       this.flushSpace();
       this.parts.push(text);
       let trailing = 0;
@@ -279,29 +287,47 @@ class TextBuilder {
     const core = collapsed.trim();
     if (leading && this.trailingNewlines === 0) this.pendingSpace = true;
     this.flushSpace();
+    if (this.pendingMarker && this.trailingNewlines > 0) this.parts.push('- ');
+    this.pendingMarker = false;
+    if (this.row) this.row.text = true;
     this.parts.push(core);
     this.trailingNewlines = 0;
     this.pendingSpace = trailing;
   }
 
-  /** "| " before a row's first cell: rows read as Markdown's, one line each. */
+  /** A table row begins on a line of its own; `rowEnd` decides how it is written. */
   rowStart(): void {
     this.breakTo(1);
-    this.parts.push('|');
-    this.trailingNewlines = 0;
-    this.pendingSpace = true;
+    // A list item that opens with a table: its rows are the item.
+    this.pendingMarker = false;
+    this.row = { at: this.parts.length, newlines: this.trailingNewlines, text: false };
   }
 
-  /** "- " before a list item, as Markdown marks it, so that each item reads as its own line. */
+  /**
+   * Marks a list item: "- " goes before its first text, on that text's line (after a block the
+   * item opens with), as Markdown marks it, so that each item reads as its own line.
+   */
   listItem(): void {
     this.breakTo(1);
-    this.parts.push('-');
-    this.trailingNewlines = 0;
-    this.pendingSpace = true;
+    this.pendingMarker = true;
   }
 
-  /** " |" after a row's last cell. */
-  rowEnd(): void {
+  /**
+   * Ends a table row of `cells` cells: written `| a | b |` as Markdown's rows are, one per line;
+   * a row without text is dropped and a one-cell row (a layout table's) stays plain text.
+   */
+  rowEnd(cells: number): void {
+    const row = this.row;
+    this.row = null;
+    if (!row) return;
+    if (!row.text) {
+      this.parts.length = row.at;
+      this.trailingNewlines = row.newlines;
+      this.pendingSpace = false;
+      return;
+    }
+    if (cells < 2) return;
+    this.parts.splice(row.at, 0, '| ');
     this.pendingSpace = false;
     this.parts.push(' |');
     this.trailingNewlines = 0;

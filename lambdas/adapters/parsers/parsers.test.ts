@@ -372,6 +372,20 @@ describe('html', () => {
     expect(doc.text).toBe(
       'The Salt Loft\n\nThe best-known restaurant.\n\n- Buy a ticket\n- Board the ferry\n\n| Line | Hours |\n| M1 | |',
     );
+    // An item that opens with a block has its marker on its text's line; an empty item has none;
+    // a table inside a cell stays on its row's line; a row without text is dropped, and a
+    // one-cell row (a layout table's) stays plain text.
+    const odd = await parser.parse(
+      utf8(
+        '<ul><li><p>First item.</p></li><li></li><li><div>Second</div></li></ul>' +
+          '<table><tr><td></td><td></td></tr><tr><td>a</td><td><table><tr><td>x</td><td>y</td></tr></table></td></tr></table>' +
+          '<table><tr><td>Logo</td></tr><tr><td>Hello Ann, your refund was sent.</td></tr></table>',
+      ),
+      { key: 'odd.html' },
+    );
+    expect(odd.text).toBe(
+      '- First item.\n\n- Second\n\n| a | x | y |\n\nLogo\nHello Ann, your refund was sent.',
+    );
     // Each item and row is a sentence of its own, not run together with the next.
     expect(sentences(doc.text).map((s) => s.text)).toEqual([
       'The Salt Loft',
