@@ -29,6 +29,16 @@ describe('sentences', () => {
     expect(unwrapLines(text)).toBe(text);
   });
 
+  it('breaks after a table row, and keeps a row one sentence whatever full stops its cells hold', () => {
+    const text = '| Plan | Refund |\n| Basic | In 3 days. Fees apply. |  \nAfter the table.';
+    expect(unwrapLines(text)).toBe(text);
+    expect(sentences(text).map((s) => s.text)).toEqual([
+      '| Plan | Refund |',
+      '| Basic | In 3 days. Fees apply. |',
+      'After the table.',
+    ]);
+  });
+
   it('does not change the length of the text', () => {
     const text = 'a\nb\n\nc\r\nd';
     expect(unwrapLines(text)).toHaveLength(text.length);

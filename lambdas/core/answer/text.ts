@@ -34,8 +34,25 @@ export function sentences(text: string): Sentence[] {
     else spans.push({ start, end });
     runsOn = ENDS_WITH_INITIAL.test(trimmed);
   }
+  // A table row (`| a | b. c |`, as the parsers write rows) is one sentence, whatever full
+  // stops its cells hold.
+  const merged: { start: number; end: number }[] = [];
+  for (const span of spans) {
+    const last = merged[merged.length - 1];
+    if (last && sameTableRow(text, last.end, span.start)) last.end = span.end;
+    else merged.push({ ...span });
+  }
   // The text as written (line breaks kept), at the same offsets.
-  return spans.map(({ start, end }) => ({ text: text.slice(start, end), start, end }));
+  return merged.map(({ start, end }) => ({ text: text.slice(start, end), start, end }));
+}
+
+/** Whether offsets `from` and `to` (after it) lie on one line that is a table row. */
+function sameTableRow(text: string, from: number, to: number): boolean {
+  if (text.slice(from, to).includes('\n')) return false;
+  const lineStart = text.lastIndexOf('\n', from - 1) + 1;
+  const next = text.indexOf('\n', to);
+  const line = text.slice(lineStart, next === -1 ? text.length : next).trim();
+  return line.length > 1 && line.startsWith('|') && line.endsWith('|');
 }
 
 const STOP = new Set(
