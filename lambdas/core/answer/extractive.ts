@@ -15,6 +15,7 @@
  * row is matched and given with its table's header row. It never writes text that is not in the
  * documents.
  */
+import { isTableRow } from '../text/lines';
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
 import {
@@ -33,8 +34,6 @@ const ANSWER_TYPE_BONUS = 0.2;
 const NEGATION_PENALTY = 0.05;
 /** Weight of the question's terms found only in the sentence before. */
 const NEAR_WEIGHT = 0.5;
-/** A table row as the parsers write one (`| cell | cell |`, parsers/html.ts and markdown.ts). */
-const TABLE_ROW = /^\|[^\n]*\|$/;
 /** A reply that answers a yes/no question by itself ("No.", "Not yet."): kept before its reason. */
 const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
 /** Score taken per rank of the sentence's source below the first. */
@@ -145,12 +144,9 @@ function scoreSentences(
       for (const [i, s] of all.entries()) {
         // A table's first row names its columns: never an answer, it is what each row's cells
         // are (the question's "default" is in the header, the value in the row).
-        const row = TABLE_ROW.test(s.text);
+        const row = isTableRow(s.text);
         if (!row) header = null;
-        else if (
-          !TABLE_ROW.test(all[i - 1]?.text ?? '') &&
-          TABLE_ROW.test(all[i + 1]?.text ?? '')
-        ) {
+        else if (!isTableRow(all[i - 1]?.text ?? '') && isTableRow(all[i + 1]?.text ?? '')) {
           header = { text: s.text, words: new Set(contentWords(s.text)) };
           continue;
         }

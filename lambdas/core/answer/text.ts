@@ -1,6 +1,6 @@
 /** Small text helpers shared by the answer pipeline: sentences with offsets and content words. */
 
-import { unwrapLines } from '../text/lines';
+import { isTableRow, unwrapLines } from '../text/lines';
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
@@ -37,22 +37,21 @@ export function sentences(text: string): Sentence[] {
   // A table row (`| a | b. c |`, as the parsers write rows) is one sentence, whatever full
   // stops its cells hold.
   const merged: { start: number; end: number }[] = [];
+  // The line the last span ends on, found once per line: spans come in order.
+  let line = { end: -1, row: false };
   for (const span of spans) {
     const last = merged[merged.length - 1];
-    if (last && sameTableRow(text, last.end, span.start)) last.end = span.end;
+    if (last && last.end > line.end) {
+      const start = text.lastIndexOf('\n', last.end - 1) + 1;
+      const next = text.indexOf('\n', last.end);
+      const end = next === -1 ? text.length : next;
+      line = { end, row: isTableRow(text.slice(start, end)) };
+    }
+    if (last && line.row && span.start <= line.end) last.end = span.end;
     else merged.push({ ...span });
   }
   // The text as written (line breaks kept), at the same offsets.
   return merged.map(({ start, end }) => ({ text: text.slice(start, end), start, end }));
-}
-
-/** Whether offsets `from` and `to` (after it) lie on one line that is a table row. */
-function sameTableRow(text: string, from: number, to: number): boolean {
-  if (text.slice(from, to).includes('\n')) return false;
-  const lineStart = text.lastIndexOf('\n', from - 1) + 1;
-  const next = text.indexOf('\n', to);
-  const line = text.slice(lineStart, next === -1 ? text.length : next).trim();
-  return line.length > 1 && line.startsWith('|') && line.endsWith('|');
 }
 
 const STOP = new Set(

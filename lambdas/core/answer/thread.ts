@@ -36,8 +36,13 @@ export async function openThread(
         (await conversations.openThread(identity, id, title)) ??
         // Created at the same moment by another request of the same owner.
         (await conversations.getThread(identity, id));
-      let found = await conversations.getThread(identity, request.threadId);
-      for (const id of request.missingThread?.createAs ?? []) found ??= await openOrCreate(id);
+      const createAs = request.missingThread?.createAs ?? [];
+      // The caller's thread `threadId`, unless opening (or starting) it comes first anyway.
+      let found =
+        createAs[0] === request.threadId
+          ? null
+          : await conversations.getThread(identity, request.threadId);
+      for (const id of createAs) found ??= await openOrCreate(id);
       if (!found) throw new NotFoundError('thread_id: no such thread');
       return found;
     },

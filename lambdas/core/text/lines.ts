@@ -16,3 +16,9 @@ export function unwrapLines(text: string): string {
     ' ',
   );
 }
+
+/** Whether a line is a table row as the parsers write one: `| cell | cell |`. */
+export function isTableRow(line: string): boolean {
+  const row = line.trim();
+  return row.length > 1 && row.startsWith('|') && row.endsWith('|');
+}
