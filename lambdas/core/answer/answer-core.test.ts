@@ -233,6 +233,18 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it('does not answer with a plain-text title set directly above its paragraph', () => {
+    const policy =
+      'Returns and refunds\nRefunds are issued to the original payment method within 14 days.\n\nWARRANTY\nElectronics carry a two-year warranty.';
+    const blocks = buildContext([hit('policy', policy, 0)], words);
+    expect(extractiveAnswer('How long do refunds take?', blocks, one)).toBe(
+      'Refunds are issued to the original payment method within 14 days. [1]',
+    );
+    expect(extractiveAnswer('What is the warranty?', blocks, one)).toBe(
+      'Electronics carry a two-year warranty. [1]',
+    );
+  });
+
   it("answers with the FAQ's answer under the question asked, keeping its bare yes or no", () => {
     const faq = [
       'Can I run several agents on one server?',
@@ -359,6 +371,15 @@ describe('extractive answerer: the question asked', () => {
     // Asked about the exclusion, the negated sentence is the answer.
     expect(extractiveAnswer('What is not covered by the warranty?', blocks, one)).toMatch(
       /^The warranty does not cover normal wear/,
+    );
+  });
+
+  it("tells sentences that match the question's terms equally apart by the words of its frame", () => {
+    const shop =
+      'Unused items can be returned within 30 days of delivery. Orders placed before noon ship the same day. Standard delivery takes three to five working days.';
+    const blocks = buildContext([hit('shop', shop, 0)], words);
+    expect(extractiveAnswer('How long does delivery take?', blocks, one)).toBe(
+      'Standard delivery takes three to five working days. [1]',
     );
   });
 

@@ -34,6 +34,8 @@ const ANSWER_TYPE_BONUS = 0.2;
 const NEGATION_PENALTY = 0.05;
 /** Weight of the question's terms found only in the sentence before. */
 const NEAR_WEIGHT = 0.5;
+/** Added for each of the question's frame words a sentence holds (at most two). */
+const FRAME_WEIGHT = 0.03;
 /** A reply that answers a yes/no question by itself ("No.", "Not yet."): kept before its reason. */
 const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
 /** Score taken per rank of the sentence's source below the first. */
@@ -107,8 +109,9 @@ const MAX_HEADING_WORDS = 12;
 
 /**
  * Whether sentence `s` of `text` is a heading ("The confidence gate and its calibration"): a
- * paragraph of one short line, followed by more text, that does not end as a sentence does and
- * holds no figure, colon or list marker. It names a subject and says nothing about it, yet it
+ * short line that starts a paragraph, with more text on the lines after it, that does not end as
+ * a sentence does and holds no figure, colon or list marker (a plain-text title above its
+ * paragraph is one, as `unwrapLines` leaves it a line of its own). It names a subject and says nothing about it, yet it
  * matches a question about that subject better than any sentence does. A label with a figure
  * ("Weight: 7.2 kg"), a list item and a lone line at the end of a passage may still answer.
  */
@@ -119,7 +122,7 @@ function isHeading(text: string, s: Sentence): boolean {
   if (line.split(/\s+/).length > MAX_HEADING_WORDS) return false;
   const lead = text.slice(Math.max(0, s.start - 100), s.start);
   const startsParagraph = (s.start <= 100 && lead.trim() === '') || /\n[^\S\n]*\n\s*$/.test(lead);
-  return startsParagraph && /^[^\S\n]*\n[^\S\n]*\n\s*\S/.test(text.slice(s.end, s.end + 100));
+  return startsParagraph && /^[^\S\n]*\n\s*\S/.test(text.slice(s.end, s.end + 100));
 }
 
 /** The context's sentences scored against the question, in context order, with the expected type. */
@@ -182,6 +185,9 @@ function scoreSentences(
   const terms = questionTerms(question);
   const q = terms.length > 0 ? terms : [...new Set(contentWords(question))];
   const qWeight = q.reduce((s, w) => s + idf(w), 0) || 1;
+  // The frame's words ("take" in "How long does delivery take?") tell sentences apart that match
+  // the question's terms equally ("Delivery takes three days" against "30 days of delivery").
+  const frame = [...new Set(contentWords(question))].filter((w) => !q.includes(w));
   const bestSource = Math.max(...blocks.map((b) => b.score));
   for (const c of candidates) {
     const words = new Set(c.words);
@@ -197,8 +203,10 @@ function scoreSentences(
           .reduce((s, w) => s + idf(w), 0) / qWeight
       : 0;
     c.named = named;
+    const framed = frame.filter((w) => words.has(w)).length;
     c.score =
       matched +
+      FRAME_WEIGHT * Math.min(framed, 2) +
       (prev?.asks && prev.block === c.block ? 1 : NEAR_WEIGHT) * near +
       named +
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -

@@ -39,6 +39,39 @@ describe('sentences', () => {
     ]);
   });
 
+  it('keeps a plain-text title on a line of its own, and joins wrapped prose that starts a block', () => {
+    const text =
+      'Returns and refunds\nUnused items can be returned within 30 days. Refunds take\n14 days.\n\nWARRANTY\nAll products carry a two-year warranty.';
+    expect(unwrapLines(text)).toBe(
+      'Returns and refunds\nUnused items can be returned within 30 days. Refunds take 14 days.\n\nWARRANTY\nAll products carry a two-year warranty.',
+    );
+    // Not a title: it ends as a clause does, the next line goes on in lower case, or the first
+    // line is as long as the wrapped paragraph's.
+    for (const prose of [
+      'Opening hours:\nMonday to Friday, 9 to 5.',
+      'Refunds are issued\nwithin 14 days.',
+      'The refund policy applies to every order placed\nOnline or in a shop.',
+    ]) {
+      expect(unwrapLines(prose)).toBe(prose.replace('\n', ' '));
+    }
+    // Only the first line of a block is a title: inside a paragraph, a short line is wrapped text.
+    expect(unwrapLines('Orders ship daily from our warehouse in\nLeeds\nBy courier.')).toBe(
+      'Orders ship daily from our warehouse in Leeds By courier.',
+    );
+    expect(sentences(text).map((s) => s.text)).toEqual([
+      'Returns and refunds',
+      'Unused items can be returned within 30 days.',
+      'Refunds take\n14 days.',
+      'WARRANTY',
+      'All products carry a two-year warranty.',
+    ]);
+  });
+
+  it('breaks around an underline', () => {
+    const text = 'Shipping\n========\nOrders ship daily.\n---\nNext part.';
+    expect(unwrapLines(text)).toBe(text);
+  });
+
   it('does not change the length of the text', () => {
     const text = 'a\nb\n\nc\r\nd';
     expect(unwrapLines(text)).toHaveLength(text.length);
