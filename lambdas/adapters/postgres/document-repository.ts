@@ -247,6 +247,15 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
       );
     },
 
+    async recordSourceDate(tenantId, sourceUri, sourceUpdatedAt) {
+      await db.query(
+        `UPDATE documents SET source_updated_at = $3
+          WHERE tenant_id = $1 AND source_uri = $2
+            AND (source_updated_at IS NULL OR source_updated_at < $3)`,
+        [tenantId, sourceUri, sourceUpdatedAt],
+      );
+    },
+
     async updateAttributes(attrs, attributesHash) {
       await db.transaction(async (tx) => {
         const { rows } = await tx.query<{ id: string }>(

@@ -115,6 +115,12 @@ export interface DocumentStore {
   /** Updates attributes only (the sidecar changed, the content did not): no re-embedding. */
   updateAttributes(attrs: DocumentAttributes, attributesHash: string): Promise<void>;
   /**
+   * Records that the object was written again with the same content and attributes: its
+   * document's source date moves forward to `sourceUpdatedAt` (never back), so that
+   * reconciliation does not take the object for changed at every start.
+   */
+  recordSourceDate(tenantId: string, sourceUri: string, sourceUpdatedAt: Date): Promise<void>;
+  /**
    * Records a failure with its reason; removes stale chunks so search never serves them. Like
    * {@link replaceChunks}, writes nothing when `stillCurrent` answers false.
    */

@@ -310,6 +310,10 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
 
       if (contentUnchanged && existing.attributesHash === attributesHash) {
         metrics.count('DocumentsUnchanged');
+        // The same file written again (a folder uploaded twice) is newer all the same.
+        if (!existing.sourceUpdatedAt || existing.sourceUpdatedAt < object.info.lastModified) {
+          await store.recordSourceDate(baseAttrs.tenantId, sourceUri, object.info.lastModified);
+        }
         return { action: 'unchanged', documentId: existing.id };
       }
 
