@@ -47,6 +47,30 @@ describe('parseOrThrow with the schemas the handlers validate with', () => {
     expect(err).toMatchObject({ code: 'validation_error', status: 422, message });
   });
 
+  it('keeps a 422 small whatever the body: at most 20 problems listed, each clipped', () => {
+    const manyKeys = Object.fromEntries([
+      ['query_text', 'q'],
+      ...Array.from({ length: 60_000 }, (_, i) => [`k${i}`, 1]),
+    ]);
+    const longKey = { query_text: 'q', ['k'.repeat(500_000)]: 1 };
+    const badIds = { query_text: 'q', filters: { document_ids: Array(100).fill('nope') } };
+    const nulInLongKey = { query_text: 'q', [`${'k'.repeat(500_000)}\u0000`]: 1 };
+    for (const body of [manyKeys, longKey, badIds, nulInLongKey]) {
+      const err = thrownBy(() => parseOrThrow(searchRequestSchema, body)) as ValidationError;
+      expect(err).toBeInstanceOf(ValidationError);
+      expect(JSON.stringify({ message: err.message, details: err.options.details })).not.toMatch(
+        /.{5000}/,
+      );
+    }
+    const listed = (thrownBy(() => parseOrThrow(searchRequestSchema, badIds)) as ValidationError)
+      .options.details;
+    expect(listed).toHaveLength(21);
+    expect((listed as { message: string }[])[20]).toEqual({
+      path: '',
+      message: '80 more problems not listed',
+    });
+  });
+
   it('returns the parsed body with its defaults', () => {
     expect(parseOrThrow(searchRequestSchema, { query_text: '  q  ' })).toEqual({
       query_text: 'q',

@@ -64,19 +64,43 @@ export interface HttpHandlerDeps {
   readonly corsOrigins?: readonly string[];
 }
 
+/** Problems a 422 lists at most in `details`: a hostile body can hold one per key. */
+const MAX_LISTED_ISSUES = 20;
+/**
+ * Characters of a field's path or of a problem a 422 repeats at most: a key may be a megabyte
+ * long, and zod names every unknown key in one message.
+ */
+const MAX_LISTED_CHARS = 300;
+
+function clip(text: string): string {
+  return text.length > MAX_LISTED_CHARS ? `${text.slice(0, MAX_LISTED_CHARS)}…` : text;
+}
+
+function fieldOf(issue: z.core.$ZodIssue): string {
+  return clip(issue.path.length > 0 ? issue.path.join('.') : 'body');
+}
+
 /** Turns the first zod issue into a message that names the field. */
 export function describeZodError(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request';
-  const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
-  return `${field}: ${issue.message}`;
+  return `${fieldOf(issue)}: ${clip(issue.message)}`;
+}
+
+/** The first problems of a failed parse, each naming its field, and how many were left out. */
+function listIssues(error: z.core.$ZodError): { path: string; message: string }[] {
+  const listed = error.issues
+    .slice(0, MAX_LISTED_ISSUES)
+    .map((i) => ({ path: fieldOf(i), message: clip(i.message) }));
+  const more = error.issues.length - listed.length;
+  return more > 0 ? [...listed, { path: '', message: `${more} more problems not listed` }] : listed;
 }
 
 /** The 422 for a value {@link findUnstorable} found, naming the field (`where` for the root). */
 function unstorableError(found: UnstorableValue, where: string): ValidationError {
   // The field's name may itself hold the character: JSON escapes it (and a lone surrogate).
   const field = JSON.stringify(found.path).slice(1, -1);
-  const name = field === '' ? where : field;
+  const name = clip(field === '' ? where : field);
   return new ValidationError(
     found.reason === 'too_deep'
       ? `${name}: nested more than ${MAX_JSON_DEPTH} levels deep`
@@ -102,10 +126,7 @@ export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown)
   assertStorable(value);
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new ValidationError(
-      describeZodError(result.error),
-      result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-    );
+    throw new ValidationError(describeZodError(result.error), listIssues(result.error));
   }
   return result.data;
 }
