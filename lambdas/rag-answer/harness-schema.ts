@@ -80,6 +80,8 @@ export const harnessResponseSchema = z.object({
     level: z.nullable(z.enum(['high', 'medium', 'low'])),
     avg_relevance: z.number(),
     evidence_chunks: z.int(),
+    /** The question's names that no source of the top 5 mentions: any makes the level `low`. */
+    unmatched_names: z.array(z.string()),
   }),
   /** What the answer route does next: `generate`, `extract`, `insufficient_context`, ... */
   next_step: z.enum([

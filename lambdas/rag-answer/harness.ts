@@ -66,6 +66,7 @@ function toHarnessBody(tenantId: string, p: PreparedAnswer): HarnessResponseBody
       level: p.confidence,
       avg_relevance: round(p.gate.avgRelevance),
       evidence_chunks: p.gate.evidenceChunks,
+      unmatched_names: [...p.gate.unmatchedNames],
     },
     next_step: p.next,
     prompt: {

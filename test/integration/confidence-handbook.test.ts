@@ -32,6 +32,8 @@ const ANSWERED: [string, string][] = [
 const OFF_TOPIC = [
   'What is the boiling point of tungsten?',
   'Who won the 1998 football world cup?',
+  // On topic (the handbook covers payment and refunds), but it never names PayPal.
+  'Can I pay with PayPal?',
 ];
 
 describe('confidence gate on the sample handbook (local model, shipped calibration)', () => {

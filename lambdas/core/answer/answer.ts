@@ -25,7 +25,7 @@ import type { AppliedSourceTypes } from '../retrieval/source-types';
 import type { SearchHit } from '../retrieval/types';
 import { createBackground, type Background, type BackgroundStats } from './background';
 import { CALIBRATIONS, resolveCalibration } from './calibrations';
-import type { ConfidenceAssessment, ConfidenceCalibration, ConfidenceLevel } from './confidence';
+import type { ConfidenceCalibration, ConfidenceLevel, GateVerdict } from './confidence';
 import { DEFAULT_CONTEXT_SETTINGS, type ContextBlock, type ContextSettings } from './context';
 import type {
   AnswerFlags,
@@ -191,7 +191,7 @@ export interface PreparedAnswer {
   readonly memory: string[];
   readonly blocks: ContextBlock[];
   readonly evidence: Evidence[];
-  readonly gate: ConfidenceAssessment;
+  readonly gate: GateVerdict;
   /** Null when retrieval failed (no level is claimed). */
   readonly confidence: ConfidenceLevel | null;
   readonly background: BackgroundStats | null;

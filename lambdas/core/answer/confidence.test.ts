@@ -1,11 +1,14 @@
 import {
   assessConfidence,
   gateEvidence,
+  gateQuestion,
   normalisedCosine,
   questionCoverage,
   relevanceOf,
   type ConfidenceCalibration,
+  unmatchedNames,
 } from './confidence';
+import { namedTerms } from './text';
 
 // Cosine-only hits, so that relevance is the score itself.
 const hits = (scores: number[]) => scores.map((score) => ({ score, keywordCoverage: 0 }));
@@ -152,5 +155,52 @@ describe('gate evidence: background-normalised cosine and question coverage', ()
       { score: expect.closeTo(0.1, 10), keywordCoverage: 0 },
     ]);
     expect(gateEvidence('How long do refunds take?', top, null)[0]!.score).toBe(0.5);
+  });
+});
+
+describe('a question that names something its sources never mention', () => {
+  const payments = [
+    {
+      score: 0.9,
+      keywordCoverage: 0.6,
+      text: 'We accept Visa, Mastercard and bank transfer. You pay when you order.',
+      title: 'Payment',
+    },
+    { score: 0.3, keywordCoverage: 0.1, text: 'Returns are free within 30 days.' },
+  ];
+  const cal = { cosineWeight: 0.5, evidenceFloor: 0.3, medium: 0.4, high: 0.6 };
+
+  it('names what it asks about: letters with figures, and capitalised words after the first', () => {
+    expect(namedTerms('Can I pay with PayPal?')).toEqual(['paypal']);
+    expect(namedTerms('What does error E7 mean?')).toEqual(['e7']);
+    expect(namedTerms("Can I bring my dog to the Gull's Rest?")).toEqual(['gull', 'rest']);
+    expect(namedTerms('What did Beyoncé sing?')).toEqual(['beyonce']);
+    // Acronyms are often spelt out, ordinals and demonyms name nothing, nor does title case.
+    expect(namedTerms('Which CMS did we pick?')).toEqual([]);
+    expect(namedTerms('Who pays for shipping from outside the EU?')).toEqual([]);
+    expect(namedTerms('Which European leader came 4th?')).toEqual([]);
+    expect(namedTerms('How Long Do Refunds Take?')).toEqual([]);
+  });
+
+  it('refuses it, however close the sources are, and says which names are missing', () => {
+    const verdict = gateQuestion('Can I pay with PayPal?', payments, null, cal);
+    expect(verdict).toMatchObject({ level: 'low', evidenceChunks: 0, avgRelevance: 0 });
+    expect(verdict.unmatchedNames).toEqual(['paypal']);
+    // The same sources answer a question whose names they hold (the title counts).
+    expect(gateQuestion('Can I pay with Visa?', payments, null, cal)).toMatchObject({
+      level: 'high',
+      unmatchedNames: [],
+    });
+    expect(unmatchedNames('What is the Payment page about?', payments)).toEqual([]);
+  });
+
+  it('takes a misspelt name or two words written as one for the name', () => {
+    const hits = [{ text: 'Genghis Khan and the Warsaw City Council met at the Super Bowl.' }];
+    expect(unmatchedNames('Who were Ghengis Khan and the Warsaw City Counil?', hits)).toEqual([]);
+    expect(unmatchedNames('Who sang at the Superbowl?', hits)).toEqual([]);
+    // Short names must match exactly: E7 is not E2.
+    expect(
+      unmatchedNames('What does E7 mean?', [{ text: 'Error E2 means the sensor failed.' }]),
+    ).toEqual(['e7']);
   });
 });

@@ -17,9 +17,10 @@
  * defaults below, which are stated in standard deviations of the background and so mean the same
  * for every model.
  */
+import { distance } from 'fastest-levenshtein';
 import type { SearchHit } from '../retrieval/types';
 import type { BackgroundStats } from './background';
-import { contentWords, questionTerms } from './text';
+import { contentWords, namedTerms, questionTerms, unaccentedWords } from './text';
 
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
 
@@ -96,6 +97,26 @@ export function assessConfidence(
   return { avgRelevance, level, evidenceChunks: evidence.length };
 }
 
+/** The gate's verdict on a question, with the names that made it refuse, if any. */
+export interface GateVerdict extends ConfidenceAssessment {
+  /** The question's names that none of the top 5 mentions ({@link unmatchedNames}). */
+  readonly unmatchedNames: readonly string[];
+}
+
+/** Gates a question's retrieved hits (in retrieval order) with a model's calibration. */
+export function gateQuestion(
+  question: string,
+  hits: readonly (Pick<SearchHit, 'score' | 'keywordCoverage' | 'text'> &
+    Partial<Pick<SearchHit, 'title'>>)[],
+  background: BackgroundStats | null,
+  calibration: ConfidenceCalibration,
+): GateVerdict {
+  return {
+    ...assessConfidence(gateEvidence(question, hits, background), calibration),
+    unmatchedNames: unmatchedNames(question, hits),
+  };
+}
+
 /** A chunk's cosine in standard deviations above the question's background, / 10, in [0, 1]. */
 export function normalisedCosine(cosine: number, background: BackgroundStats): number {
   const z = (cosine - background.mean) / Math.max(background.sd, 1e-3);
@@ -120,17 +141,50 @@ export function questionCoverage(question: string, texts: readonly string[]): nu
 }
 
 /**
+ * The names of the question ({@link namedTerms}: "PayPal", "E7") that none of the top 5 hits
+ * holds, in its text or its document's title.
+ */
+export function unmatchedNames(
+  question: string,
+  hits: readonly (Pick<SearchHit, 'text'> & Partial<Pick<SearchHit, 'title'>>)[],
+): string[] {
+  const names = namedTerms(question);
+  if (names.length === 0) return [];
+  const found = new Set<string>();
+  for (const h of hits.slice(0, TOP_FOR_CONFIDENCE)) {
+    const words = unaccentedWords(`${h.title ?? ''}\n${h.text}`);
+    // Two words written as one ("Superbowl" for "Super Bowl") name the same thing.
+    words.forEach((w, i) => found.add(w).add(`${w}${words[i + 1] ?? ''}`));
+  }
+  const words = [...found];
+  return names.filter((n) => !found.has(n) && !words.some((w) => misspells(n, w)));
+}
+
+/**
+ * Whether `name` may be `word` misspelt: one edit in a name of 4 or 5 letters, two in a longer
+ * one ("Ghengis" for "Genghis", "Counil" for "Council"); a shorter name must match exactly.
+ */
+function misspells(name: string, word: string): boolean {
+  const edits = name.length >= 6 ? 2 : name.length >= 4 ? 1 : 0;
+  return edits > 0 && Math.abs(name.length - word.length) <= edits && distance(name, word) <= edits;
+}
+
+/**
  * The top 5 hits as the gate measures them: `score` the background-normalised cosine (the raw
  * cosine if the background is unknown) and `keywordCoverage` the mean of the search's coverage
  * (every word of the question, idf over the corpus) and the question's coverage above (without
- * its interrogative frame, idf over the top 5).
+ * its interrogative frame, idf over the top 5). None is evidence when the question names
+ * something none of them mentions ({@link unmatchedNames}): "Can I pay with PayPal?" against
+ * pages on payment that never name PayPal is not answered by them, however close they are.
  */
 export function gateEvidence(
   question: string,
-  hits: readonly Pick<SearchHit, 'score' | 'keywordCoverage' | 'text'>[],
+  hits: readonly (Pick<SearchHit, 'score' | 'keywordCoverage' | 'text'> &
+    Partial<Pick<SearchHit, 'title'>>)[],
   background: BackgroundStats | null,
 ): Pick<SearchHit, 'score' | 'keywordCoverage'>[] {
   const top = hits.slice(0, TOP_FOR_CONFIDENCE);
+  if (unmatchedNames(question, top).length > 0) return [];
   const coverage = questionCoverage(
     question,
     top.map((h) => h.text),

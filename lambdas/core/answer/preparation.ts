@@ -21,7 +21,7 @@ import type {
 } from './answer';
 import type { BackgroundStats } from './background';
 import { storedCitation } from './citations';
-import { assessConfidence, gateEvidence, type ConfidenceAssessment } from './confidence';
+import { gateQuestion, type GateVerdict } from './confidence';
 import { buildContext, type ContextBlock } from './context';
 import type { Owner, PromptConfig } from './conversations';
 import type { ChatMessage, LlmProvider } from './llm';
@@ -68,7 +68,7 @@ type Retrieval =
 
 /** The gate's verdict and the query's background it measured cosines against. */
 interface Gate {
-  readonly gate: ConfidenceAssessment;
+  readonly gate: GateVerdict;
   readonly background: BackgroundStats | null;
 }
 
@@ -305,7 +305,7 @@ async function assessGate(
             })
           : null;
       return {
-        gate: assessConfidence(gateEvidence(query, hits, background), deps.calibration),
+        gate: gateQuestion(query, hits, background, deps.calibration),
         background,
       };
     },
@@ -314,11 +314,7 @@ async function assessGate(
 }
 
 /** What generation does with the preparation (see NextStep). */
-function nextStep(
-  retrievalFailed: boolean,
-  gate: ConfidenceAssessment,
-  llm: LlmProvider | null,
-): NextStep {
+function nextStep(retrievalFailed: boolean, gate: GateVerdict, llm: LlmProvider | null): NextStep {
   if (!retrievalFailed && gate.level === 'low') return 'insufficient_context';
   if (!llm) return 'extract';
   return retrievalFailed ? 'generate_without_context' : 'generate';

@@ -102,6 +102,42 @@ export function questionTerms(question: string): string[] {
   return [...new Set(contentWords(question).filter((w) => !QUESTION_FRAME.has(w)))];
 }
 
+/** Letters without their accents, so that "Beyonce" matches "Beyoncé". */
+function unaccented(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}+/gu, '');
+}
+
+/** A capitalised adjective of a people or a region ("European", "English", "Eastern"): no name. */
+const DEMONYM = /(?:an|ish|ese|ern|ch|ic)$/;
+
+/**
+ * The words of a question that name something in particular, normalised as `contentWords`
+ * (accents dropped): a word with letters then figures ("E7", "X200"), or a capitalised word that
+ * does not open the question ("PayPal", "Canada", "Harbour Light") and is not an adjective of a
+ * people or region. All-capital words ("EU",
+ * "CMS") are left out, since documents often spell them out, and so is a question written in
+ * title case, where capitals name nothing.
+ */
+export function namedTerms(question: string): string[] {
+  const words = [...unaccented(question).matchAll(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu)].map(
+    (m) => m[0],
+  );
+  const rest = words.slice(1).filter((w) => w !== 'I');
+  const capitalised = rest.filter((w) => /^\p{Lu}/u.test(w)).length;
+  if (rest.length >= 3 && capitalised * 2 > rest.length) return [];
+  const named = words.filter(
+    (w, i) =>
+      /^\p{L}+\p{N}/u.test(w) ||
+      (i > 0 && /^\p{Lu}/u.test(w) && /\p{Ll}/u.test(w) && !DEMONYM.test(w)),
+  );
+  return [...new Set(contentWords(named.join(' ')))];
+}
+
+/** Content words of a text with accents dropped, to match {@link namedTerms}. */
+export function unaccentedWords(text: string): string[] {
+  return contentWords(unaccented(text));
+}
+
 /** Words that negate what follows them ("does not cover", "no refund", "never", "except"). */
 const NEGATORS = new Set(
   'not no never cannot nor without except excluding excludes exclude neither none nt'.split(' '),
