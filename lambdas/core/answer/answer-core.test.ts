@@ -458,6 +458,28 @@ describe('extractive answerer: the question asked', () => {
       'New employees start with a probation period during which either side may end the contract. [1] It lasts six months and can be extended once. [1]',
     );
   });
+
+  it('reaches one sentence further for the answer when that sentence holds a term of the question', () => {
+    const hotel =
+      'The Harbour Light Hotel is the largest hotel in town, with 48 rooms and a small spa. Double rooms with a sea view cost from EUR 165 in high season. Check-in is from 15:00 and check-out is by 11:00.';
+    const blocks = buildContext([hit('hotels', hotel, 0)], words);
+    const two = { maxSentences: 2, minRelativeScore: 0.8 };
+    expect(
+      extractiveAnswer('What time do I have to check out of the Harbour Light Hotel?', blocks, two),
+    ).toBe(
+      'The Harbour Light Hotel is the largest hotel in town, with 48 rooms and a small spa. [1] Check-in is from 15:00 and check-out is by 11:00. [1]',
+    );
+    // Two sentences on, the kind of answer alone is not enough: it must hold a term of the question.
+    const spa =
+      'The Harbour Light Hotel is the largest hotel in town, with 48 rooms and a small spa. Double rooms with a sea view cost from EUR 165 in high season. The fish market opens at 5:00.';
+    expect(
+      extractiveAnswer(
+        'What time do I have to check out of the Harbour Light Hotel?',
+        buildContext([hit('hotels', spa, 0)], words),
+        two,
+      ),
+    ).not.toContain('5:00');
+  });
 });
 
 describe('follow-ups without an LLM', () => {

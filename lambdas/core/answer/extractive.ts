@@ -34,6 +34,8 @@ const ANSWER_TYPE_BONUS = 0.2;
 const NEGATION_PENALTY = 0.05;
 /** Weight of the question's terms found only in the sentence before. */
 const NEAR_WEIGHT = 0.5;
+/** How far after the best sentence the one holding the asked-for kind of answer may be. */
+const FOLLOWING = [1, 2];
 /** Added for each of the question's frame words a sentence holds (at most two). */
 const FRAME_WEIGHT = 0.03;
 /** A reply that answers a yes/no question by itself ("No.", "Not yet."): kept before its reason. */
@@ -79,6 +81,8 @@ interface Candidate {
   score: number;
   /** The part of `score` its table's header gave it. */
   named: number;
+  /** The idf-weighted share of the question's terms in the sentence itself. */
+  matched: number;
 }
 
 /**
@@ -173,6 +177,7 @@ function scoreSentences(
           header: row ? header : null,
           score: 0,
           named: 0,
+          matched: 0,
         });
         verdict = null;
       }
@@ -203,6 +208,7 @@ function scoreSentences(
           .reduce((s, w) => s + idf(w), 0) / qWeight
       : 0;
     c.named = named;
+    c.matched = matched;
     const framed = frame.filter((w) => words.has(w)).length;
     c.score =
       matched +
@@ -230,17 +236,15 @@ export function extractiveAnswer(
   if (!top) return '';
   const best = top.score;
   // Further sentences only when they answer nearly as well as the best one, or when the best
-  // names the subject without the kind of answer asked for and the next sentence holds it.
-  const next = candidates[top.order + 1];
+  // names the subject without the kind of answer asked for and one of the next two sentences of
+  // its passage holds it: the next one, or the one after, if it also holds a term of the question
+  // ("The Harbour Light Hotel is ... Double rooms cost ... Check-out is by 11:00").
   const adjacent =
-    options.maxSentences >= 2 &&
-    type !== null &&
-    !top.typed &&
-    next &&
-    next.passage === top.passage &&
-    next.answers &&
-    next.typed
-      ? next
+    options.maxSentences >= 2 && type !== null && !top.typed
+      ? (FOLLOWING.map((k) => candidates[top.order + k]).find(
+          (c, i) =>
+            c?.passage === top.passage && c.answers && c.typed && (i === 0 || c.matched > 0),
+        ) ?? null)
       : null;
   const chosen = (adjacent ? [top, adjacent] : ranked.slice(0, options.maxSentences)).filter(
     // Every row of a table matches its header's words: a further row must match by its own.
