@@ -55,12 +55,14 @@ describe('parseOrThrow with the schemas the handlers validate with', () => {
     const longKey = { query_text: 'q', ['k'.repeat(500_000)]: 1 };
     const badIds = { query_text: 'q', filters: { document_ids: Array(100).fill('nope') } };
     const nulInLongKey = { query_text: 'q', [`${'k'.repeat(500_000)}\u0000`]: 1 };
-    for (const body of [manyKeys, longKey, badIds, nulInLongKey]) {
+    const emojiKey = { query_text: 'q', ['😀'.repeat(200)]: 1 };
+    for (const body of [manyKeys, longKey, badIds, nulInLongKey, emojiKey]) {
       const err = thrownBy(() => parseOrThrow(searchRequestSchema, body)) as ValidationError;
       expect(err).toBeInstanceOf(ValidationError);
-      expect(JSON.stringify({ message: err.message, details: err.options.details })).not.toMatch(
-        /.{5000}/,
-      );
+      const json = JSON.stringify({ message: err.message, details: err.options.details });
+      expect(json).not.toMatch(/.{5000}/);
+      // Cut between characters, never inside one: no lone surrogate.
+      expect(json).not.toMatch(/\\ud[89ab]/i);
     }
     const listed = (thrownBy(() => parseOrThrow(searchRequestSchema, badIds)) as ValidationError)
       .options.details;

@@ -73,7 +73,12 @@ const MAX_LISTED_ISSUES = 20;
 const MAX_LISTED_CHARS = 300;
 
 function clip(text: string): string {
-  return text.length > MAX_LISTED_CHARS ? `${text.slice(0, MAX_LISTED_CHARS)}…` : text;
+  if (text.length <= MAX_LISTED_CHARS) return text;
+  // Never between the two halves of a character outside the BMP (an emoji).
+  const end = /[\uD800-\uDBFF]/.test(text[MAX_LISTED_CHARS - 1]!)
+    ? MAX_LISTED_CHARS - 1
+    : MAX_LISTED_CHARS;
+  return `${text.slice(0, end)}…`;
 }
 
 function fieldOf(issue: z.core.$ZodIssue): string {
@@ -93,7 +98,10 @@ function listIssues(error: z.core.$ZodError): { path: string; message: string }[
     .slice(0, MAX_LISTED_ISSUES)
     .map((i) => ({ path: fieldOf(i), message: clip(i.message) }));
   const more = error.issues.length - listed.length;
-  return more > 0 ? [...listed, { path: '', message: `${more} more problems not listed` }] : listed;
+  const problems = more === 1 ? 'problem' : 'problems';
+  return more > 0
+    ? [...listed, { path: '', message: `${more} more ${problems} not listed` }]
+    : listed;
 }
 
 /** The 422 for a value {@link findUnstorable} found, naming the field (`where` for the root). */

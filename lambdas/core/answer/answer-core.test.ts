@@ -243,6 +243,20 @@ describe('extractive answerer: what is not an answer', () => {
     expect(extractiveAnswer('What is the warranty?', blocks, one)).toBe(
       'Electronics carry a two-year warranty. [1]',
     );
+    // A line without a full stop above a list is what the document says, not a title.
+    const refunds = buildContext(
+      [
+        hit(
+          'refunds',
+          'Refunds are issued within two weeks of receiving the item\n- Store credit is issued at once',
+          0,
+        ),
+      ],
+      words,
+    );
+    expect(extractiveAnswer('How long do refunds take?', refunds, one)).toBe(
+      'Refunds are issued within two weeks of receiving the item [1]',
+    );
   });
 
   it("answers with the FAQ's answer under the question asked, keeping its bare yes or no", () => {

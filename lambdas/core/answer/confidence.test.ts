@@ -180,6 +180,16 @@ describe('a question that names something its sources never mention', () => {
     expect(namedTerms('Who pays for shipping from outside the EU?')).toEqual([]);
     expect(namedTerms('Which European leader came 4th?')).toEqual([]);
     expect(namedTerms('How Long Do Refunds Take?')).toEqual([]);
+    // A capital that opens a sentence of the question, "I'd", and two-letter titles name nothing.
+    expect(
+      namedTerms('I ordered a jacket. Unfortunately it does not fit. Can I return it?'),
+    ).toEqual([]);
+    expect(
+      namedTerms("Hi! Quick question: what documents do I need if I'd like to return?"),
+    ).toEqual([]);
+    expect(namedTerms("Is there parking at St Mary's?")).toEqual(['mary']);
+    // Hyphens and apostrophes inside a name are dropped: "Wi-Fi" is "wifi", "O'Brien's" "obrien".
+    expect(namedTerms("Is the Wi-Fi at O'Brien's pub free?")).toEqual(['wifi', 'obrien']);
   });
 
   it('refuses it, however close the sources are, and says which names are missing', () => {
@@ -198,6 +208,12 @@ describe('a question that names something its sources never mention', () => {
     const hits = [{ text: 'Genghis Khan and the Warsaw City Council met at the Super Bowl.' }];
     expect(unmatchedNames('Who were Ghengis Khan and the Warsaw City Counil?', hits)).toEqual([]);
     expect(unmatchedNames('Who sang at the Superbowl?', hits)).toEqual([]);
+    // The other way round too, and a name that starts or ends a longer word.
+    const joined = [
+      { text: 'The Superbowl is sold out. Acme Corporation has WiFi and a helpdesk.' },
+    ];
+    expect(unmatchedNames('Who plays at the Super Bowl?', joined)).toEqual([]);
+    expect(unmatchedNames('Does Acme Corp have Wi-Fi at the Help Desk?', joined)).toEqual([]);
     // Short names must match exactly: E7 is not E2.
     expect(
       unmatchedNames('What does E7 mean?', [{ text: 'Error E2 means the sensor failed.' }]),

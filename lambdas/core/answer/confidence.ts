@@ -111,10 +111,10 @@ export function gateQuestion(
   background: BackgroundStats | null,
   calibration: ConfidenceCalibration,
 ): GateVerdict {
-  return {
-    ...assessConfidence(gateEvidence(question, hits, background), calibration),
-    unmatchedNames: unmatchedNames(question, hits),
-  };
+  const top = hits.slice(0, TOP_FOR_CONFIDENCE);
+  const names = unmatchedNames(question, top);
+  const evidence = names.length > 0 ? [] : measuredEvidence(question, top, background);
+  return { ...assessConfidence(evidence, calibration), unmatchedNames: names };
 }
 
 /** A chunk's cosine in standard deviations above the question's background, / 10, in [0, 1]. */
@@ -157,14 +157,18 @@ export function unmatchedNames(
     words.forEach((w, i) => found.add(w).add(`${w}${words[i + 1] ?? ''}`));
   }
   const words = [...found];
-  return names.filter((n) => !found.has(n) && !words.some((w) => misspells(n, w)));
+  return names.filter((n) => !found.has(n) && !words.some((w) => mayName(n, w)));
 }
 
 /**
- * Whether `name` may be `word` misspelt: one edit in a name of 4 or 5 letters, two in a longer
- * one ("Ghengis" for "Genghis", "Counil" for "Council"); a shorter name must match exactly.
+ * Whether `word` of a source may be `name` written otherwise: misspelt, by one edit in a name of
+ * 4 or 5 letters and two in a longer one ("Ghengis" for "Genghis", "Counil" for "Council"), or
+ * as the start or end of a longer word ("Corp" in "corporation", "Bowl" in "Superbowl"). A name
+ * of fewer than 3 letters must match exactly (E7 is not E2).
  */
-function misspells(name: string, word: string): boolean {
+function mayName(name: string, word: string): boolean {
+  if (name.length < 3) return false;
+  if (word.length > name.length && (word.startsWith(name) || word.endsWith(name))) return true;
   const edits = name.length >= 6 ? 2 : name.length >= 4 ? 1 : 0;
   return edits > 0 && Math.abs(name.length - word.length) <= edits && distance(name, word) <= edits;
 }
@@ -184,7 +188,17 @@ export function gateEvidence(
   background: BackgroundStats | null,
 ): Pick<SearchHit, 'score' | 'keywordCoverage'>[] {
   const top = hits.slice(0, TOP_FOR_CONFIDENCE);
-  if (unmatchedNames(question, top).length > 0) return [];
+  return unmatchedNames(question, top).length > 0
+    ? []
+    : measuredEvidence(question, top, background);
+}
+
+/** The top 5 hits' normalised cosine and coverage ({@link gateEvidence}), names aside. */
+function measuredEvidence(
+  question: string,
+  top: readonly Pick<SearchHit, 'score' | 'keywordCoverage' | 'text'>[],
+  background: BackgroundStats | null,
+): Pick<SearchHit, 'score' | 'keywordCoverage'>[] {
   const coverage = questionCoverage(
     question,
     top.map((h) => h.text),

@@ -15,7 +15,7 @@
  * row is matched and given with its table's header row. It never writes text that is not in the
  * documents.
  */
-import { isTableRow } from '../text/lines';
+import { isTableRow, isTitle } from '../text/lines';
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
 import {
@@ -113,9 +113,9 @@ const MAX_HEADING_WORDS = 12;
 
 /**
  * Whether sentence `s` of `text` is a heading ("The confidence gate and its calibration"): a
- * short line that starts a paragraph, with more text on the lines after it, that does not end as
- * a sentence does and holds no figure, colon or list marker (a plain-text title above its
- * paragraph is one, as `unwrapLines` leaves it a line of its own). It names a subject and says nothing about it, yet it
+ * paragraph of one short line, followed by more text, that does not end as a sentence does and
+ * holds no figure, colon or list marker; or, directly above its paragraph, a plain-text title
+ * (`isTitle`, which also keeps it a line of its own when lines are unwrapped). It names a subject and says nothing about it, yet it
  * matches a question about that subject better than any sentence does. A label with a figure
  * ("Weight: 7.2 kg"), a list item and a lone line at the end of a passage may still answer.
  */
@@ -126,7 +126,12 @@ function isHeading(text: string, s: Sentence): boolean {
   if (line.split(/\s+/).length > MAX_HEADING_WORDS) return false;
   const lead = text.slice(Math.max(0, s.start - 100), s.start);
   const startsParagraph = (s.start <= 100 && lead.trim() === '') || /\n[^\S\n]*\n\s*$/.test(lead);
-  return startsParagraph && /^[^\S\n]*\n\s*\S/.test(text.slice(s.end, s.end + 100));
+  if (!startsParagraph) return false;
+  const after = text.slice(s.end, s.end + 300);
+  if (/^[^\S\n]*\n[^\S\n]*\n\s*\S/.test(after)) return true;
+  // Directly above its paragraph, a line is a heading only as a plain-text title.
+  const next = /^[^\S\n]*\n([^\n]*)/.exec(after)?.[1];
+  return next !== undefined && isTitle(line, next);
 }
 
 /** The context's sentences scored against the question, in context order, with the expected type. */

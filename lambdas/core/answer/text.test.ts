@@ -54,6 +54,22 @@ describe('sentences', () => {
     ]) {
       expect(unwrapLines(prose)).toBe(prose.replace('\n', ' '));
     }
+    // Wrapped prose whose first line is short and whose second opens with a capital or a figure.
+    for (const prose of [
+      'The warranty on all refurbished laptops now lasts\n24 months from the date of delivery.',
+      'The new office moves to\nManchester Piccadilly in March, next to the station.',
+      'See [Monitoring Using CloudWatch\nMetrics] in the developer guide for the details.',
+    ]) {
+      expect(unwrapLines(prose)).toBe(prose.replace('\n', ' '));
+    }
+    // A title in capitals or in title case may stand above a shorter line, and one may follow an
+    // underline.
+    expect(unwrapLines('OPENING HOURS AND CONTACT\nMonday to Friday.')).toBe(
+      'OPENING HOURS AND CONTACT\nMonday to Friday.',
+    );
+    expect(unwrapLines('Policy\n======\nReturns and refunds\nUnused items can be returned.')).toBe(
+      'Policy\n======\nReturns and refunds\nUnused items can be returned.',
+    );
     // Only the first line of a block is a title: inside a paragraph, a short line is wrapped text.
     expect(unwrapLines('Orders ship daily from our warehouse in\nLeeds\nBy courier.')).toBe(
       'Orders ship daily from our warehouse in Leeds By courier.',

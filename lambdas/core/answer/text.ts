@@ -112,24 +112,32 @@ const DEMONYM = /(?:an|ish|ese|ern|ch|ic)$/;
 
 /**
  * The words of a question that name something in particular, normalised as `contentWords`
- * (accents dropped): a word with letters then figures ("E7", "X200"), or a capitalised word that
- * does not open the question ("PayPal", "Canada", "Harbour Light") and is not an adjective of a
- * people or region. All-capital words ("EU",
- * "CMS") are left out, since documents often spell them out, and so is a question written in
- * title case, where capitals name nothing.
+ * (accents dropped, hyphens and apostrophes inside a name removed: "Wi-Fi" is "wifi"): a word
+ * with letters then figures ("E7", "X200"), or a capitalised word of three letters or more that
+ * opens neither the question nor one of its sentences ("PayPal", "Canada", "Harbour Light") and
+ * is not an adjective of a people or region. All-capital words ("EU", "CMS") are left out, since
+ * documents often spell them out, and so is a question written in title case, where capitals
+ * name nothing.
  */
 export function namedTerms(question: string): string[] {
-  const words = [...unaccented(question).matchAll(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu)].map(
-    (m) => m[0],
-  );
-  const rest = words.slice(1).filter((w) => w !== 'I');
-  const capitalised = rest.filter((w) => /^\p{Lu}/u.test(w)).length;
+  const text = unaccented(question);
+  const tokens = [...text.matchAll(/[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu)];
+  const rest = tokens.slice(1).filter((m) => m[0] !== 'I');
+  const capitalised = rest.filter((m) => /^\p{Lu}/u.test(m[0])).length;
   if (rest.length >= 3 && capitalised * 2 > rest.length) return [];
-  const named = words.filter(
-    (w, i) =>
-      /^\p{L}+\p{N}/u.test(w) ||
-      (i > 0 && /^\p{Lu}/u.test(w) && /\p{Ll}/u.test(w) && !DEMONYM.test(w)),
-  );
+  const named = tokens
+    .filter((m, i) => {
+      const word = m[0].replace(/['’]s$/i, '');
+      if (/^\p{L}+\p{N}/u.test(word)) return true;
+      if (i === 0 || !/^\p{Lu}/u.test(word) || !/\p{Ll}/u.test(word) || /^I['’]/.test(word)) {
+        return false;
+      }
+      const opensSentence = /[.!?:][^\p{L}\p{N}]*$/u.test(
+        text.slice(Math.max(0, m.index - 4), m.index),
+      );
+      return !opensSentence && word.length >= 3 && !DEMONYM.test(word);
+    })
+    .map((m) => m[0].replace(/['’]s$/i, '').replace(/[-'’]/g, ''));
   return [...new Set(contentWords(named.join(' ')))];
 }
 

@@ -6,30 +6,45 @@ const STARTS_BLOCK = /^[^\S\n]*(?:[-*+#>|]|\d+[.)])\s/;
 /** A Setext heading's underline, or a rule: `=====`, `-----`. */
 const UNDERLINE = /^[^\S\n]*(?:={3,}|-{3,})[^\S\n]*$/;
 
-/** Words at most in a line that heads a block of plain text. */
+/** Words at most in a title; one of at most `SHORT_TITLE_WORDS` may be in sentence case. */
 const MAX_TITLE_WORDS = 12;
+const SHORT_TITLE_WORDS = 4;
 const MAX_TITLE_LENGTH = 120;
+
+/** How a sentence or clause ends, or a line that goes on in the next: no title ends so. */
+const ENDS_AS_PROSE =
+  /(?:[.!?;:,…\-–—(/&]["'”’)\]]*|\b(?:a|an|the|and|or|but|nor|of|to|in|on|at|by|for|with|from|as|into|onto|than|that|which|who|is|are|was|were|be|been|has|have|had|will|can|may|must|should|would|could|not|no|our|your|their|its|his|her|my|this|these|those|per|via|if|when|while|where))$/iu;
 
 /**
  * A line break inside a paragraph (hard-wrapped Markdown, plain text, e-mail) becomes a space,
  * so that the segmenter, which ends a sentence at every line break, sees whole sentences. These
  * breaks stay:
- * - at a blank line, and before a line that starts a list item, a heading, a quote or a table row;
+ * - at a blank (or whitespace-only) line, and before a line that starts a list item, a heading, a
+ *   quote or a table row;
  * - after a table row (a line that ends with `|`), and around an underline (`=====`);
- * - after a plain-text title: the first line of a block, of at most 12 words, that starts with a
- *   capital or a figure and does not end as a sentence or a clause does, followed by a line that
- *   starts with a capital or a figure ("Returns and refunds" above "Unused items can be…").
+ * - after a plain-text title ({@link isTitle}): "Returns and refunds" above "Unused items can be…".
  *
- * The length is unchanged, so offsets stay valid for the original text.
+ * The length is unchanged, so offsets stay valid for the original text. The text is read line by
+ * line without an array of its lines, so a file of millions of short lines costs two bytes a
+ * character more, at most.
  */
 export function unwrapLines(text: string): string {
-  const lines = text.split('\n');
-  const out: string[] = [lines[0]!];
-  for (let i = 1; i < lines.length; i += 1) {
-    out.push(joins(lines[i - 1]!, lines[i]!, i === 1 || isBlank(lines[i - 2]!)) ? ' ' : '\n');
-    out.push(lines[i]!);
+  let out: Uint16Array | null = null;
+  let start = 0;
+  // Whether the line before the current one ends a block (a blank line, an underline, none).
+  let afterBlock = true;
+  for (let br = text.indexOf('\n'); br !== -1; br = text.indexOf('\n', br + 1)) {
+    const line = text.slice(start, br);
+    const end = text.indexOf('\n', br + 1);
+    const next = text.slice(br + 1, end === -1 ? text.length : end);
+    if (joins(line, next, afterBlock)) {
+      out ??= codeUnits(text);
+      out[br] = 0x20;
+    }
+    afterBlock = isBlank(line) || UNDERLINE.test(line);
+    start = br + 1;
   }
-  return out.join('');
+  return out ? fromCodeUnits(out) : text;
 }
 
 /** Whether the break between `line` and `next` is inside a paragraph. */
@@ -39,17 +54,45 @@ function joins(line: string, next: string, startsBlock: boolean): boolean {
   return !(startsBlock && isTitle(line, next));
 }
 
-/** Whether `line`, the first of its block, is a title over `next` rather than wrapped prose. */
-function isTitle(line: string, next: string): boolean {
+/**
+ * Whether `line`, the first line of a block, is a title over `next` rather than the start of a
+ * wrapped paragraph: both start with a capital or a figure, the title holds no bracket, colon or
+ * comma and does not end as a sentence or a clause does nor on a word that needs more after it
+ * ("to", "the", "and"), and it is either
+ * at most 4 words and shorter than `next` ("Returns and refunds"), or at most 12 words in capitals
+ * or with every word of 4 letters or more capitalised ("WARRANTY", "Walking and Hiking Around
+ * Kestrel Bay").
+ */
+export function isTitle(line: string, next: string): boolean {
   const title = line.trim();
-  if (title.length > MAX_TITLE_LENGTH) return false;
-  if (!/^[\p{Lu}\p{N}]/u.test(title) || !/^[\p{Lu}\p{N}]/u.test(next.trim())) return false;
-  if (/[.!?;:,…\-–—(/&]["'”’)\]]*$/u.test(title)) return false;
-  return title.split(/\s+/).length <= MAX_TITLE_WORDS && title.length < next.trim().length;
+  const following = next.trim();
+  if (title.length > MAX_TITLE_LENGTH || !/^[\p{Lu}\p{N}]/u.test(title)) return false;
+  if (!/^[\p{Lu}\p{N}]/u.test(following) || ENDS_AS_PROSE.test(title)) return false;
+  if (/[[\](){}:;,]/.test(title)) return false;
+  const words = title.split(/\s+/);
+  if (words.length <= SHORT_TITLE_WORDS && title.length < following.length) return true;
+  const capitalised =
+    !/\p{Ll}/u.test(title) || words.every((w) => w.length < 4 || /^[\p{Lu}\p{N}]/u.test(w));
+  return capitalised && words.length <= MAX_TITLE_WORDS;
 }
 
 function isBlank(line: string): boolean {
   return line.trim() === '';
+}
+
+function codeUnits(text: string): Uint16Array {
+  const units = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i += 1) units[i] = text.charCodeAt(i);
+  return units;
+}
+
+/** The string of `units`, built a slice at a time (an argument list has a bounded length). */
+function fromCodeUnits(units: Uint16Array): string {
+  const parts: string[] = [];
+  for (let i = 0; i < units.length; i += 8192) {
+    parts.push(String.fromCharCode(...units.subarray(i, i + 8192)));
+  }
+  return parts.join('');
 }
 
 /** Whether a line is a table row as the parsers write one: `| cell | cell |`. */
