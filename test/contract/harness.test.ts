@@ -192,6 +192,8 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
         level: expect.stringMatching(/^(high|medium|low)$/),
         avg_relevance: expect.any(Number),
         evidence_chunks: expect.any(Number),
+        // Every name of the question is in the sources.
+        unmatched_names: [],
       });
       expect(b.next_step).toBe(b.confidence.level === 'low' ? 'insufficient_context' : 'generate');
       expect(b.prompt.messages).toEqual([{ role: 'user', content: QUESTION }]);
