@@ -115,8 +115,9 @@ const MAX_HEADING_WORDS = 12;
  * Whether sentence `s` of `text` is a heading ("The confidence gate and its calibration"): a
  * paragraph of one short line, followed by more text, that does not end as a sentence does and
  * holds no figure, colon or list marker; or, directly above its paragraph, a plain-text title
- * (`isTitle`, which also keeps it a line of its own when lines are unwrapped). It names a subject and says nothing about it, yet it
- * matches a question about that subject better than any sentence does. A label with a figure
+ * (`isTitle`, which also keeps it a line of its own when lines are unwrapped). It names a subject
+ * and says nothing about it, yet it matches a question about that subject better than any
+ * sentence does. A label with a figure
  * ("Weight: 7.2 kg"), a list item and a lone line at the end of a passage may still answer.
  */
 function isHeading(text: string, s: Sentence): boolean {

@@ -58,10 +58,9 @@ function joins(line: string, next: string, startsBlock: boolean): boolean {
  * Whether `line`, the first line of a block, is a title over `next` rather than the start of a
  * wrapped paragraph: both start with a capital or a figure, the title holds no bracket, colon or
  * comma and does not end as a sentence or a clause does nor on a word that needs more after it
- * ("to", "the", "and"), and it is either
- * at most 4 words and shorter than `next` ("Returns and refunds"), or at most 12 words in capitals
- * or with every word of 4 letters or more capitalised ("WARRANTY", "Walking and Hiking Around
- * Kestrel Bay").
+ * ("to", "the", "and"), and it is either at most 4 words and shorter than `next` ("Returns and
+ * refunds"), or at most 12 words in capitals or with every word of 4 letters or more capitalised
+ * ("WARRANTY", "Walking and Hiking Around Kestrel Bay").
  */
 export function isTitle(line: string, next: string): boolean {
   const title = line.trim();
