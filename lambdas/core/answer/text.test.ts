@@ -1,5 +1,5 @@
 import { unwrapLines } from '../text/lines';
-import { isPolar, questionTerms, sentences } from './text';
+import { contentWords, isPolar, questionTerms, sentences } from './text';
 
 describe('sentences', () => {
   it('keeps a sentence that a hard line break wraps whole, with offsets into the original', () => {
@@ -108,5 +108,36 @@ describe('questionTerms', () => {
     expect(
       questionTerms("Who should I escalate to if I'm stuck? We've tried, you're next, we'll see"),
     ).toEqual(['escalate', 'stuck', 'tried', 'next', 'see']);
+  });
+
+  it('leaves out indefinite pronouns, which stand for what is asked and name no subject', () => {
+    expect(questionTerms('How long do I have to return something?')).toEqual(['return']);
+    expect(questionTerms('Can anyone use the staff car park?')).toEqual([
+      'use',
+      'staff',
+      'car',
+      'park',
+    ]);
+  });
+});
+
+describe('contentWords', () => {
+  it('meets a noun of action and its verb on one stem', () => {
+    expect(contentWords('investigation investigations investigated investigating')).toEqual([
+      'investigat',
+      'investigat',
+      'investigat',
+      'investigat',
+    ]);
+    expect(contentWords('locations located')).toEqual(['locat', 'locat']);
+  });
+
+  it('leaves short words ending in -ation whole', () => {
+    expect(contentWords('station stations nation nations')).toEqual([
+      'station',
+      'station',
+      'nation',
+      'nation',
+    ]);
   });
 });

@@ -72,6 +72,8 @@ function stem(word: string): string {
   let w = word;
   if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
   if (w.length > 5 && w.endsWith('sses')) return w.slice(0, -2);
+  // A noun of action meets its verb: "investigation" and "investigated", "locations" and "located".
+  if (/^\p{L}{3,}ations?$/u.test(w)) return w.replace(/ions?$/, '');
   if (w.length > 5 && (w.endsWith('ing') || w.endsWith('ed'))) {
     w = w.replace(/(ing|ed)$/, '');
     // A doubled final consonant is the suffix's ("shipped", "planning"), not the word's.
@@ -92,7 +94,11 @@ export function contentWords(text: string): string[] {
  * not what it is about: a passage that answers the question rarely contains them.
  */
 const QUESTION_FRAME = new Set(
-  'long much many often far soon big get take need happen mean allow allowed there kind way tell know want go like please'
+  (
+    'long much many often far soon big get take need happen mean allow allowed there kind way tell know want go like please ' +
+    // Indefinite pronouns stand for the thing asked about; they name no subject.
+    'something anything someone anyone somebody anybody everything everyone everybody'
+  )
     .split(' ')
     .map(stem),
 );
