@@ -3,7 +3,7 @@
  * corrupt it. The lock file records the owner's pid and, for a running server, its URLs, so
  * that other commands can talk to it instead.
  */
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface LockInfo {
@@ -31,22 +31,54 @@ export async function readLock(dataDir: string): Promise<LockInfo | null> {
   }
 }
 
-/** Takes the lock or throws, naming the process that holds it. */
+/** How long a lock file may stay unreadable while its owner is still writing it. */
+const UNREADABLE_GRACE_MS = 10_000;
+
+/**
+ * A lock file is stale when it names a process that has exited (or this one), or when it has
+ * stayed unreadable past the grace period; one just created by a command still starting is not.
+ */
+async function isStale(file: string): Promise<boolean> {
+  try {
+    const info = JSON.parse(await readFile(file, 'utf8')) as LockInfo;
+    return typeof info.pid !== 'number' || !alive(info.pid) || info.pid === process.pid;
+  } catch {
+    try {
+      return Date.now() - (await stat(file)).mtimeMs > UNREADABLE_GRACE_MS;
+    } catch {
+      return true;
+    }
+  }
+}
+
+/**
+ * Takes the lock or throws, naming the process that holds it. The lock file is created
+ * exclusively, so of two commands started at once only one gets it; a lock left by a process that
+ * has died is taken over.
+ */
 export async function acquireLock(
   dataDir: string,
   info: Omit<LockInfo, 'pid'>,
 ): Promise<{ update(extra: Partial<LockInfo>): Promise<void>; release(): Promise<void> }> {
   await mkdir(dataDir, { recursive: true });
-  const holder = await readLock(dataDir);
-  if (holder) {
-    throw new Error(
-      `${dataDir} is in use by "groundwork ${holder.command}" (pid ${holder.pid}). ` +
-        'Stop it first, or set GROUNDWORK_DATA_DIR to another folder.',
-    );
-  }
   const file = path.join(dataDir, 'lock.json');
   let current: LockInfo = { ...info, pid: process.pid };
-  await writeFile(file, JSON.stringify(current));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(file, JSON.stringify(current), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = await readLock(dataDir);
+      if (holder || attempt > 0 || !(await isStale(file))) {
+        throw new Error(
+          `${dataDir} is in use by "groundwork ${holder?.command ?? 'another command'}"` +
+            `${holder ? ` (pid ${holder.pid})` : ''}. Stop it first, or set GROUNDWORK_DATA_DIR to another folder.`,
+        );
+      }
+      await rm(file, { force: true });
+    }
+  }
   return {
     async update(extra) {
       current = { ...current, ...extra };

@@ -435,7 +435,7 @@ export async function calibrateCommand(
     );
     return 2;
   }
-  const { stack, data, tenant } = await openEvalIndex({
+  const { stack, data, tenant, close } = await openEvalIndex({
     datasetDir: positionals[0],
     dataDir: env.dataDir,
     models: await evalModelsFromEnv(env),
@@ -532,7 +532,7 @@ export async function calibrateCommand(
     );
     return 0;
   } finally {
-    await stack.stop();
+    await close();
   }
 }
 
@@ -554,7 +554,7 @@ export async function evalAnswersCommand(
     console.error('Usage: groundwork eval-answers <squad-dir> [--sample N] [--seed N] [--json]');
     return 2;
   }
-  const { stack, data, tenant } = await openEvalIndex({
+  const { stack, data, tenant, close } = await openEvalIndex({
     datasetDir: positionals[0],
     dataDir: env.dataDir,
     models: await evalModelsFromEnv(env),
@@ -628,6 +628,6 @@ export async function evalAnswersCommand(
     );
     return 0;
   } finally {
-    await stack.stop();
+    await close();
   }
 }

@@ -20,6 +20,7 @@ import type { IngestionSettings } from '../../lambdas/core/ingestion/ingest';
 import type { SearchMode } from '../../lambdas/core/retrieval/types';
 import { loadBeir, sampleIds, type BeirDataset } from '../evaluation/beir';
 import { stackOptionsFromEnv, type LocalEnv } from '../config';
+import { acquireLock } from '../data-dir-lock';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../stack';
 
 export interface EvalOptions {
@@ -131,8 +132,10 @@ export async function evalModelsFromEnv(env: LocalEnv & { dataDir: string }): Pr
 }
 
 /**
- * Opens (or reuses) the index of a dataset, loading what is missing; the caller stops the stack.
- * Each embedding model and set of ingestion settings has an index of its own.
+ * Opens (or reuses) the index of a dataset, loading what is missing; the caller closes it. Each
+ * embedding model and set of ingestion settings has an index of its own, in a folder of its own
+ * that one command at a time holds (data-dir-lock.ts): two evaluations of one index at once would
+ * share its emulators' files.
  */
 export async function openEvalIndex(options: {
   datasetDir: string;
@@ -140,7 +143,14 @@ export async function openEvalIndex(options: {
   ingestion?: Partial<IngestionSettings>;
   models?: EvalModels;
   progress?: boolean;
-}): Promise<{ stack: LocalStack; data: BeirDataset; tenant: string; ingestSeconds: number }> {
+}): Promise<{
+  stack: LocalStack;
+  data: BeirDataset;
+  tenant: string;
+  ingestSeconds: number;
+  /** Stops the stack and releases the index's folder. */
+  close: () => Promise<void>;
+}> {
   const data = await loadBeir(options.datasetDir);
   const embedder = options.models?.embedder;
   // The shipped model's indexes keep the key they had before models could be chosen.
@@ -149,18 +159,28 @@ export async function openEvalIndex(options: {
     : (options.ingestion ?? {});
   const settingsKey = createHash('sha1').update(JSON.stringify(keyed)).digest('hex').slice(0, 8);
   const tenant = `eval-${data.name.replace(/[^A-Za-z0-9_-]/g, '-')}`.slice(0, 60);
-  const stack = await startLocalStack({
-    dataDir: path.join(options.dataDir, 'eval', `${data.name}-${settingsKey}`),
-    logLevel: 'ERROR',
-    ...options.models,
-    ...(options.ingestion ? { ingestion: options.ingestion } : {}),
-  });
+  const dataDir = path.join(options.dataDir, 'eval', `${data.name}-${settingsKey}`);
+  const lock = await acquireLock(dataDir, { command: `evaluation of ${data.name}` });
+  let stack: LocalStack | null = null;
+  const close = async () => {
+    try {
+      await stack?.stop();
+    } finally {
+      await lock.release();
+    }
+  };
   try {
+    stack = await startLocalStack({
+      dataDir,
+      logLevel: 'ERROR',
+      ...options.models,
+      ...(options.ingestion ? { ingestion: options.ingestion } : {}),
+    });
     const t0 = performance.now();
     await loadCorpus(stack, data, tenant, options.progress ?? false);
-    return { stack, data, tenant, ingestSeconds: (performance.now() - t0) / 1000 };
+    return { stack, data, tenant, ingestSeconds: (performance.now() - t0) / 1000, close };
   } catch (err) {
-    await stack.stop();
+    await close();
     throw err;
   }
 }
@@ -171,7 +191,7 @@ export function corpusIdOf(sourceUri: string): string {
 }
 
 export async function runEval(options: EvalOptions): Promise<EvalReport> {
-  const { stack, data, tenant, ingestSeconds } = await openEvalIndex(options);
+  const { stack, data, tenant, ingestSeconds, close } = await openEvalIndex(options);
   try {
     const { rows } = await stack.db.query<{ n: string; c: string }>(
       `SELECT count(*)::text AS n, coalesce(sum(chunk_count), 0)::text AS c FROM documents WHERE tenant_id = $1 AND status = 'indexed'`,
@@ -235,7 +255,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       results,
     };
   } finally {
-    await stack.stop();
+    await close();
   }
 }
 

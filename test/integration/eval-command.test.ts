@@ -5,7 +5,8 @@
  * The command evaluates the embedding model the environment configures (an OpenAI-compatible
  * server here, the fake of test/support), in an index of its own beside the local model's.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { evalCommand, formatEval, runEval, type EvalReport } from '../../local/commands/eval';
@@ -88,6 +89,28 @@ describe('groundwork eval', () => {
     expect(scores.ndcg10).toBeCloseTo((3 + 1 / (1 + 1 / Math.log2(3))) / 4, 10);
     expect(scores.mrr10).toBe(1);
     expect(formatEval(report)).toContain('Recall@1 ');
+  }, 120_000);
+
+  it('refuses to open an index another process is evaluating, and frees it when done', async () => {
+    await runEval({ datasetDir: dataset, dataDir: dir, modes: ['keyword'], topK: 1 });
+    // A live process holds the index's folder now.
+    const [index] = (await readdir(path.join(dir, 'eval'))).filter((f) => f.startsWith('geo-'));
+    const lockFile = path.join(dir, 'eval', index!, 'lock.json');
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+      stdio: 'ignore',
+    });
+    try {
+      await writeFile(lockFile, JSON.stringify({ pid: holder.pid, command: 'evaluation of geo' }));
+      await expect(
+        runEval({ datasetDir: dataset, dataDir: dir, modes: ['keyword'] }),
+      ).rejects.toThrow(`is in use by "groundwork evaluation of geo" (pid ${holder.pid})`);
+    } finally {
+      holder.kill();
+    }
+    await rm(lockFile);
+    await runEval({ datasetDir: dataset, dataDir: dir, modes: ['keyword'], topK: 1 });
+    // The run released the folder behind it.
+    await expect(readFile(lockFile)).rejects.toThrow();
   }, 120_000);
 
   it('refuses a top_k or candidate count out of range, before loading anything', async () => {

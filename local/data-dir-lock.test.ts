@@ -1,0 +1,90 @@
+/**
+ * The data folder's lock: one process at a time, a live holder named in the refusal, a dead one's
+ * lock taken over, and of commands started at once exactly one wins. Other processes are real
+ * child processes: the lock treats this process's own pid as its own.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { acquireLock } from './data-dir-lock';
+
+const root = path.resolve(__dirname, '..');
+
+/** A process that stays alive until killed. */
+function sleeper(): ChildProcess {
+  return spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+}
+
+/**
+ * A child process that tries to take the lock at the wall-clock time `at` (so that several try at
+ * once, whatever their start-up took) and prints `got` or `busy`; a winner holds the lock until
+ * it is killed, so that one starting late finds it held.
+ */
+function contender(dir: string, at: number, children: ChildProcess[]): Promise<string> {
+  const script = `const { acquireLock } = require('./local/data-dir-lock');
+    setTimeout(() => acquireLock(${JSON.stringify(dir)}, { command: 'test' })
+      .then(() => { console.log('got'); setInterval(() => {}, 1000); }, () => console.log('busy')),
+      Math.max(0, ${at} - Date.now()));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: root });
+    children.push(child);
+    child.stdout.on('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.on('error', reject);
+    child.on('exit', () => resolve('exited without a word'));
+  });
+}
+
+describe('acquireLock', () => {
+  let dir: string;
+  const children: ChildProcess[] = [];
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-lock-'));
+  });
+  afterEach(async () => {
+    for (const c of children.splice(0)) c.kill();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses while another live process holds the folder, naming it', async () => {
+    const holder = sleeper();
+    children.push(holder);
+    await writeFile(
+      path.join(dir, 'lock.json'),
+      JSON.stringify({ pid: holder.pid, command: 'start' }),
+    );
+    await expect(acquireLock(dir, { command: 'ask' })).rejects.toThrow(
+      `is in use by "groundwork start" (pid ${holder.pid})`,
+    );
+  });
+
+  it('takes over the lock of a process that has exited, and releases it', async () => {
+    const gone = sleeper();
+    const exited = new Promise((resolve) => gone.on('exit', resolve));
+    gone.kill();
+    await exited;
+    await writeFile(path.join(dir, 'lock.json'), JSON.stringify({ pid: gone.pid, command: 'x' }));
+    const lock = await acquireLock(dir, { command: 'ask' });
+    expect(JSON.parse(await readFile(path.join(dir, 'lock.json'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      command: 'ask',
+    });
+    await lock.release();
+    await expect(readFile(path.join(dir, 'lock.json'))).rejects.toThrow();
+  });
+
+  it('treats a lock file still being written as held, and one unreadable for long as stale', async () => {
+    const file = path.join(dir, 'lock.json');
+    await writeFile(file, '');
+    await expect(acquireLock(dir, { command: 'ask' })).rejects.toThrow('is in use by');
+    const old = new Date(Date.now() - 60_000);
+    await utimes(file, old, old);
+    await expect(acquireLock(dir, { command: 'ask' })).resolves.toBeDefined();
+  });
+
+  it('lets exactly one of several commands started at once take the folder', async () => {
+    const at = Date.now() + 5000;
+    const outcomes = await Promise.all([1, 2, 3, 4].map(() => contender(dir, at, children)));
+    expect(outcomes.sort()).toEqual(['busy', 'busy', 'busy', 'got']);
+  }, 60_000);
+});
