@@ -48,7 +48,8 @@ export function markdownToText(source: string): Extracted {
       fence = open[1];
       continue;
     }
-    const heading = ATX_HEADING.exec(line);
+    // A heading inside a block quote ("> ## Note") is a heading too.
+    const heading = ATX_HEADING.exec(line.replace(BLOCKQUOTE_MARKERS, ''));
     if (heading) {
       const text = inlineToText(heading[2] ?? '');
       if (title === undefined && heading[1] === '#' && text !== '') title = text;

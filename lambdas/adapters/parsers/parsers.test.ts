@@ -341,6 +341,12 @@ describe('markdown', () => {
     // So it is not read as the first words of the sentence under it.
     expect(sentences(doc.text).map((s) => s.text)).toContain('Run the migration first.');
   });
+
+  it('reads a heading inside a block quote as a heading, without its hashes', async () => {
+    const source = '> ## Warning\n> Unplug the machine before descaling.\n\nBody.';
+    const doc = await parser.parse(utf8(source), { key: 'quote.md' });
+    expect(doc.text).toBe('Warning\n\nUnplug the machine before descaling.\n\nBody.');
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
