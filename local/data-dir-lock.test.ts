@@ -82,6 +82,47 @@ describe('acquireLock', () => {
     await expect(acquireLock(dir, { command: 'ask' })).resolves.toBeDefined();
   });
 
+  it('refuses a second lock on a folder this process holds, until it is released', async () => {
+    const lock = await acquireLock(dir, { command: 'start' });
+    await expect(acquireLock(dir, { command: 'ask' })).rejects.toThrow(
+      'is in use by "groundwork ask"',
+    );
+    await lock.release();
+    await (await acquireLock(dir, { command: 'ask' })).release();
+  });
+
+  it('releases only its own lock, never one another process has taken', async () => {
+    const lock = await acquireLock(dir, { command: 'ask' });
+    const other = sleeper();
+    children.push(other);
+    const theirs = JSON.stringify({ pid: other.pid, command: 'start' });
+    await writeFile(path.join(dir, 'lock.json'), theirs);
+    await lock.release();
+    expect(await readFile(path.join(dir, 'lock.json'), 'utf8')).toBe(theirs);
+  });
+
+  it('writes an update whole: the lock names the server it records', async () => {
+    const lock = await acquireLock(dir, { command: 'start' });
+    await lock.update({ httpUrl: 'http://127.0.0.1:3000' });
+    expect(JSON.parse(await readFile(path.join(dir, 'lock.json'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      command: 'start',
+      httpUrl: 'http://127.0.0.1:3000',
+    });
+    await lock.release();
+  });
+
+  it("lets exactly one of several commands started at once take a dead process's lock", async () => {
+    const gone = sleeper();
+    const exited = new Promise((resolve) => gone.on('exit', resolve));
+    gone.kill();
+    await exited;
+    await writeFile(path.join(dir, 'lock.json'), JSON.stringify({ pid: gone.pid, command: 'x' }));
+    const at = Date.now() + 5000;
+    const outcomes = await Promise.all([1, 2, 3, 4].map(() => contender(dir, at, children)));
+    expect(outcomes.sort()).toEqual(['busy', 'busy', 'busy', 'got']);
+  }, 60_000);
+
   it('lets exactly one of several commands started at once take the folder', async () => {
     const at = Date.now() + 5000;
     const outcomes = await Promise.all([1, 2, 3, 4].map(() => contender(dir, at, children)));

@@ -3,7 +3,7 @@
  * corrupt it. The lock file records the owner's pid and, for a running server, its URLs, so
  * that other commands can talk to it instead.
  */
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface LockInfo {
@@ -13,12 +13,13 @@ export interface LockInfo {
   readonly s3Endpoint?: string;
 }
 
+/** Whether a process is running; one of another user's, which may not be signalled, is. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -31,30 +32,79 @@ export async function readLock(dataDir: string): Promise<LockInfo | null> {
   }
 }
 
-/** How long a lock file may stay unreadable while its owner is still writing it. */
-const UNREADABLE_GRACE_MS = 10_000;
+/** How long a lock file (or a takeover's guard) may stay unreadable or unfinished. */
+const GRACE_MS = 10_000;
+
+/** The folders this process holds: a second lock on one of them is refused like another's. */
+const held = new Set<string>();
 
 /**
- * A lock file is stale when it names a process that has exited (or this one), or when it has
- * stayed unreadable past the grace period; one just created by a command still starting is not.
+ * What a lock file says of its folder: `stale` when it names a process that has exited (or this
+ * process, which does not hold the folder: a pid reused after a crash), or has stayed unparsable
+ * past the grace period; `held` otherwise, including while its owner is still writing it and when
+ * it cannot be read at all (another user's).
  */
-async function isStale(file: string): Promise<boolean> {
+async function lockState(file: string): Promise<{ stale: boolean; holder: LockInfo | null }> {
+  let text: string;
   try {
-    const info = JSON.parse(await readFile(file, 'utf8')) as LockInfo;
-    return typeof info.pid !== 'number' || !alive(info.pid) || info.pid === process.pid;
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const gone = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    return { stale: gone, holder: null };
+  }
+  try {
+    const info = JSON.parse(text) as LockInfo;
+    if (typeof info.pid !== 'number') throw new Error('no pid');
+    return { stale: info.pid === process.pid || !alive(info.pid), holder: info };
   } catch {
-    try {
-      return Date.now() - (await stat(file)).mtimeMs > UNREADABLE_GRACE_MS;
-    } catch {
-      return true;
-    }
+    return { stale: await olderThanGrace(file), holder: null };
+  }
+}
+
+async function olderThanGrace(file: string): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(file)).mtimeMs > GRACE_MS;
+  } catch {
+    return true;
+  }
+}
+
+function inUse(dataDir: string, holder: LockInfo | null): Error {
+  return new Error(
+    `${dataDir} is in use by "groundwork ${holder?.command ?? 'another command'}"` +
+      `${holder ? ` (pid ${holder.pid})` : ''}. Stop it first, or set GROUNDWORK_DATA_DIR to ` +
+      `another folder (if no such command is running, delete ${path.join(dataDir, 'lock.json')}).`,
+  );
+}
+
+/**
+ * Removes a stale lock so that it can be taken. Only one process does it: the one that creates
+ * the takeover guard; the others find the folder in use. A guard left by a process that died
+ * during a takeover is removed after the grace period.
+ */
+async function takeOver(dataDir: string, file: string): Promise<void> {
+  const guard = `${file}.takeover`;
+  try {
+    await writeFile(guard, String(process.pid), { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (await olderThanGrace(guard)) await rm(guard, { force: true });
+    throw inUse(dataDir, null);
+  }
+  try {
+    // Another process may have taken over and written its own lock before this guard existed.
+    const again = await lockState(file);
+    if (!again.stale) throw inUse(dataDir, again.holder);
+    await rm(file, { force: true });
+  } finally {
+    await rm(guard, { force: true });
   }
 }
 
 /**
  * Takes the lock or throws, naming the process that holds it. The lock file is created
  * exclusively, so of two commands started at once only one gets it; a lock left by a process that
- * has died is taken over.
+ * has died is taken over by one command only ({@link takeOver}).
  */
 export async function acquireLock(
   dataDir: string,
@@ -62,6 +112,8 @@ export async function acquireLock(
 ): Promise<{ update(extra: Partial<LockInfo>): Promise<void>; release(): Promise<void> }> {
   await mkdir(dataDir, { recursive: true });
   const file = path.join(dataDir, 'lock.json');
+  const key = path.resolve(dataDir);
+  if (held.has(key)) throw inUse(dataDir, { ...info, pid: process.pid });
   let current: LockInfo = { ...info, pid: process.pid };
   for (let attempt = 0; ; attempt++) {
     try {
@@ -69,23 +121,24 @@ export async function acquireLock(
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = await readLock(dataDir);
-      if (holder || attempt > 0 || !(await isStale(file))) {
-        throw new Error(
-          `${dataDir} is in use by "groundwork ${holder?.command ?? 'another command'}"` +
-            `${holder ? ` (pid ${holder.pid})` : ''}. Stop it first, or set GROUNDWORK_DATA_DIR to another folder.`,
-        );
-      }
-      await rm(file, { force: true });
+      const state = await lockState(file);
+      if (!state.stale || attempt > 0) throw inUse(dataDir, state.holder);
+      await takeOver(dataDir, file);
     }
   }
+  held.add(key);
+  const ours = async () => (await lockState(file)).holder?.pid === process.pid;
   return {
     async update(extra) {
       current = { ...current, ...extra };
-      await writeFile(file, JSON.stringify(current));
+      // Written whole under another name, then renamed over the lock: never seen half-written.
+      const next = `${file}.${process.pid}.tmp`;
+      await writeFile(next, JSON.stringify(current));
+      await rename(next, file);
     },
     async release() {
-      await rm(file, { force: true });
+      held.delete(key);
+      if (await ours()) await rm(file, { force: true });
     },
   };
 }
