@@ -6,7 +6,9 @@ import type { Extracted } from './shared';
 
 const FRONT_MATTER = /^---[ \t]*\n([\s\S]*?)\n(?:---|\.\.\.)[ \t]*(?:\n|$)/;
 const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})/;
-const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+// The closing hashes and trailing blanks are cut by atxHeadingText, not here: a lazy text followed
+// by optional blanks was quadratic on a long run of blanks.
+const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/;
 const SETEXT_H1_UNDERLINE = /^ {0,3}=+[ \t]*$/;
 const RULE_OR_SETEXT_H2 = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const LINK_DEFINITION = /^ {0,3}\[[^\]]+\]:[ \t]*\S+.*$/;
@@ -32,9 +34,15 @@ export function markdownToText(source: string): Extracted {
 
   const out: string[] = [];
   let fence: string | undefined;
+  // Whether the open fence began inside a block quote, whose markers its lines repeat.
+  let fenceQuoted = false;
   // A heading has just ended its paragraph with a blank line, which stands for the source's own.
   let afterHeading = false;
-  for (const line of body.split('\n')) {
+  for (const raw of body.split('\n')) {
+    // A block quote's lines are read without their markers ("> ## Note" is a heading, a bare ">"
+    // a blank line); a fence opened outside a quote keeps its lines as written.
+    const quoted = BLOCKQUOTE_MARKERS.test(raw);
+    const line = fence !== undefined && !fenceQuoted ? raw : raw.replace(BLOCKQUOTE_MARKERS, '');
     const blankAfterHeading = afterHeading && line.trim() === '';
     afterHeading = false;
     if (blankAfterHeading) continue;
@@ -46,13 +54,14 @@ export function markdownToText(source: string): Extracted {
     const open = FENCE_OPEN.exec(line);
     if (open) {
       fence = open[1];
+      fenceQuoted = quoted;
       continue;
     }
-    // A heading inside a block quote ("> ## Note") is a heading too.
-    const heading = ATX_HEADING.exec(line.replace(BLOCKQUOTE_MARKERS, ''));
+    const heading = ATX_HEADING.exec(line);
     if (heading) {
-      const text = inlineToText(heading[2] ?? '');
-      if (title === undefined && heading[1] === '#' && text !== '') title = text;
+      const text = inlineToText(atxHeadingText(heading[2] ?? ''));
+      // A quoted heading (a note, a citation) does not name the document.
+      if (title === undefined && heading[1] === '#' && text !== '' && !quoted) title = text;
       // A heading is a paragraph of its own, blank lines around it, even where the source puts
       // its text on the next line: otherwise it reads as the first words of that text.
       if ((out[out.length - 1] ?? '').trim() !== '') out.push('');
@@ -63,7 +72,7 @@ export function markdownToText(source: string): Extracted {
     const previous = out[out.length - 1];
     const underlined = previous !== undefined && previous.trim() !== '';
     if (SETEXT_H1_UNDERLINE.test(line) && underlined) {
-      title ??= previous.trim();
+      if (!quoted) title ??= previous.trim();
       out.push('');
       afterHeading = true;
       continue;
@@ -76,15 +85,33 @@ export function markdownToText(source: string): Extracted {
     if (RULE_OR_SETEXT_H2.test(line) || LINK_DEFINITION.test(line)) continue;
 
     if (TABLE_DELIMITER_ROW.test(line) && line.includes('-') && line.includes('|')) continue;
-    out.push(inlineToText(line.replace(BLOCKQUOTE_MARKERS, '')));
+    out.push(inlineToText(line));
   }
   return { text: out.join('\n'), title };
 }
 
+/**
+ * An ATX heading's text without its closing sequence (blanks, then hashes) and trailing blanks;
+ * a text of hashes alone is empty. Linear in the line's length.
+ */
+function atxHeadingText(rest: string): string {
+  const text = rest.trim();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '#') end -= 1;
+  if (end === 0) return '';
+  if (end === text.length) return text;
+  const before = text[end - 1];
+  return before === ' ' || before === '\t' ? text.slice(0, end).trimEnd() : text;
+}
+
 function frontMatterTitle(yaml: string): string | undefined {
-  const match = /^title:[ \t]*(.*?)[ \t]*$/m.exec(yaml);
+  // Trimmed after the match: a lazy value before optional blanks was quadratic on a long run.
+  const match = /^title:(.*)$/m.exec(yaml);
   if (!match) return undefined;
-  const value = (match[1] ?? '').replace(/^(["'])(.*)\1$/, '$2').trim();
+  const value = (match[1] ?? '')
+    .trim()
+    .replace(/^(["'])(.*)\1$/, '$2')
+    .trim();
   return value === '' ? undefined : value;
 }
 

@@ -343,9 +343,33 @@ describe('markdown', () => {
   });
 
   it('reads a heading inside a block quote as a heading, without its hashes', async () => {
-    const source = '> ## Warning\n> Unplug the machine before descaling.\n\nBody.';
+    const source = '> ## Warning\n>\n> Unplug the machine before descaling.\n\nBody.';
     const doc = await parser.parse(utf8(source), { key: 'quote.md' });
     expect(doc.text).toBe('Warning\n\nUnplug the machine before descaling.\n\nBody.');
+  });
+
+  it('takes no title from a quoted heading', async () => {
+    const source = '> # Deprecated\n> Use v2 instead.\n\n# Payments API\n\nBody.';
+    const doc = await parser.parse(utf8(source), { key: 'api.md' });
+    expect(doc.title).toBe('Payments API');
+  });
+
+  it('keeps a fenced block inside a block quote as code, without the quote markers', async () => {
+    const source = '> Run:\n> ```sh\n> # install the deps\n> npm ci\n> ```\n\nDone.';
+    const doc = await parser.parse(utf8(source), { key: 'fence.md' });
+    expect(doc.title).toBeUndefined();
+    expect(doc.text).toBe('Run:\n# install the deps\nnpm ci\n\nDone.');
+  });
+
+  it('keeps the lines of a fence opened outside a quote as written', async () => {
+    const source = '```\n> npm ci\n# comment\n```';
+    const doc = await parser.parse(utf8(source), { key: 'shell.md' });
+    expect(doc.text).toBe('> npm ci\n# comment');
+  });
+
+  it("cuts a heading's closing hashes only after a blank", async () => {
+    const doc = await parser.parse(utf8('## Step 2 ##  \n\n## C#\n\nBody.'), { key: 'h.md' });
+    expect(doc.text).toBe('Step 2\n\nC#\n\nBody.');
   });
 });
 
