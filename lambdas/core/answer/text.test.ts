@@ -130,6 +130,17 @@ describe('contentWords', () => {
       'investigat',
     ]);
     expect(contentWords('locations located')).toEqual(['locat', 'locat']);
+    expect(contentWords('vacation vacationing vacationed')).toEqual(['vacat', 'vacat', 'vacat']);
+  });
+
+  it('does not cut a noun whose stem is another word', () => {
+    expect(contentWords('formation formations format formats')).toEqual([
+      'formation',
+      'formation',
+      'format',
+      'format',
+    ]);
+    expect(contentWords('habitation habitats')).toEqual(['habitation', 'habitat']);
   });
 
   it('leaves short words ending in -ation whole', () => {

@@ -65,6 +65,20 @@ const STOP = new Set(
 );
 
 /**
+ * A noun of action ("investigation", "locations"): at least three letters before "-ation", so that
+ * "station" and "nation" stay whole.
+ */
+const NOUN_OF_ACTION = /^\p{L}{3,}ations?$/u;
+/** Nouns whose cut stem is another word ("formation" is not "format"). */
+const NOT_AN_ACTION = new Set(['format', 'reformat', 'habitat']);
+
+/** A noun of action meets its verb: "investigation" and "investigated" read "investigat". */
+function actionStem(word: string): string {
+  const cut = word.replace(/ions?$/, '');
+  return NOT_AN_ACTION.has(cut) ? word.replace(/s$/, '') : cut;
+}
+
+/**
  * A light stemmer: enough to match plurals and common suffixes across question and text
  * ("shipping" and "ship", "refunds" and "refund", "addresses" and "address").
  */
@@ -72,13 +86,13 @@ function stem(word: string): string {
   let w = word;
   if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
   if (w.length > 5 && w.endsWith('sses')) return w.slice(0, -2);
-  // A noun of action meets its verb: "investigation" and "investigated", "locations" and "located".
-  if (/^\p{L}{3,}ations?$/u.test(w)) return w.replace(/ions?$/, '');
+  if (NOUN_OF_ACTION.test(w)) return actionStem(w);
   if (w.length > 5 && (w.endsWith('ing') || w.endsWith('ed'))) {
     w = w.replace(/(ing|ed)$/, '');
     // A doubled final consonant is the suffix's ("shipped", "planning"), not the word's.
     if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz|ff)$/.test(w)) w = w.slice(0, -1);
-    return w;
+    // "vacationing" meets "vacation".
+    return NOUN_OF_ACTION.test(w) ? actionStem(w) : w;
   }
   if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) w = w.slice(0, -1);
   return w;
