@@ -16,6 +16,15 @@ function sleeper(): ChildProcess {
   return spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
 }
 
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const gone = sleeper();
+  const exited = new Promise((resolve) => gone.on('exit', resolve));
+  gone.kill();
+  await exited;
+  return gone.pid!;
+}
+
 /**
  * A child process that tries to take the lock at the wall-clock time `at` (so that several try at
  * once, whatever their start-up took) and prints `got` or `busy`; a winner holds the lock until
@@ -59,11 +68,10 @@ describe('acquireLock', () => {
   });
 
   it('takes over the lock of a process that has exited, and releases it', async () => {
-    const gone = sleeper();
-    const exited = new Promise((resolve) => gone.on('exit', resolve));
-    gone.kill();
-    await exited;
-    await writeFile(path.join(dir, 'lock.json'), JSON.stringify({ pid: gone.pid, command: 'x' }));
+    await writeFile(
+      path.join(dir, 'lock.json'),
+      JSON.stringify({ pid: await deadPid(), command: 'x' }),
+    );
     const lock = await acquireLock(dir, { command: 'ask' });
     expect(JSON.parse(await readFile(path.join(dir, 'lock.json'), 'utf8'))).toMatchObject({
       pid: process.pid,
@@ -85,7 +93,7 @@ describe('acquireLock', () => {
   it('refuses a second lock on a folder this process holds, until it is released', async () => {
     const lock = await acquireLock(dir, { command: 'start' });
     await expect(acquireLock(dir, { command: 'ask' })).rejects.toThrow(
-      'is in use by "groundwork ask"',
+      `is in use by "groundwork start" (pid ${process.pid})`,
     );
     await lock.release();
     await (await acquireLock(dir, { command: 'ask' })).release();
@@ -113,11 +121,10 @@ describe('acquireLock', () => {
   });
 
   it("lets exactly one of several commands started at once take a dead process's lock", async () => {
-    const gone = sleeper();
-    const exited = new Promise((resolve) => gone.on('exit', resolve));
-    gone.kill();
-    await exited;
-    await writeFile(path.join(dir, 'lock.json'), JSON.stringify({ pid: gone.pid, command: 'x' }));
+    await writeFile(
+      path.join(dir, 'lock.json'),
+      JSON.stringify({ pid: await deadPid(), command: 'x' }),
+    );
     const at = Date.now() + 5000;
     const outcomes = await Promise.all([1, 2, 3, 4].map(() => contender(dir, at, children)));
     expect(outcomes.sort()).toEqual(['busy', 'busy', 'busy', 'got']);

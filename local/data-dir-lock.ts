@@ -23,20 +23,17 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The live process, other than this one, that holds a data folder, if any. */
 export async function readLock(dataDir: string): Promise<LockInfo | null> {
-  try {
-    const info = JSON.parse(await readFile(path.join(dataDir, 'lock.json'), 'utf8')) as LockInfo;
-    return alive(info.pid) && info.pid !== process.pid ? info : null;
-  } catch {
-    return null;
-  }
+  const state = await lockState(path.join(dataDir, 'lock.json'));
+  return state.stale ? null : state.holder;
 }
 
 /** How long a lock file (or a takeover's guard) may stay unreadable or unfinished. */
 const GRACE_MS = 10_000;
 
-/** The folders this process holds: a second lock on one of them is refused like another's. */
-const held = new Set<string>();
+/** The folders this process holds, by path: a second lock on one is refused like another's. */
+const held = new Map<string, LockInfo>();
 
 /**
  * What a lock file says of its folder: `stale` when it names a process that has exited (or this
@@ -113,7 +110,8 @@ export async function acquireLock(
   await mkdir(dataDir, { recursive: true });
   const file = path.join(dataDir, 'lock.json');
   const key = path.resolve(dataDir);
-  if (held.has(key)) throw inUse(dataDir, { ...info, pid: process.pid });
+  const holding = held.get(key);
+  if (holding) throw inUse(dataDir, holding);
   let current: LockInfo = { ...info, pid: process.pid };
   for (let attempt = 0; ; attempt++) {
     try {
@@ -126,11 +124,12 @@ export async function acquireLock(
       await takeOver(dataDir, file);
     }
   }
-  held.add(key);
+  held.set(key, current);
   const ours = async () => (await lockState(file)).holder?.pid === process.pid;
   return {
     async update(extra) {
       current = { ...current, ...extra };
+      held.set(key, current);
       // Written whole under another name, then renamed over the lock: never seen half-written.
       const next = `${file}.${process.pid}.tmp`;
       await writeFile(next, JSON.stringify(current));
