@@ -179,6 +179,14 @@ describe('a question that names something its sources never mention', () => {
     expect(namedTerms('Which CMS did we pick?')).toEqual([]);
     expect(namedTerms('Who pays for shipping from outside the EU?')).toEqual([]);
     expect(namedTerms('Which European leader came 4th?')).toEqual([]);
+    expect(namedTerms('Do French, Dutch or Southern customers pay VAT in Japanese?')).toEqual([]);
+    // A place that ends like an adjective of a people is still a name.
+    expect(namedTerms('Do you ship to Japan, Oman or Pakistan?')).toEqual([
+      'japan',
+      'oman',
+      'pakistan',
+    ]);
+    expect(namedTerms('Is there an office in Zurich or Bern?')).toEqual(['zurich', 'bern']);
     expect(namedTerms('How Long Do Refunds Take?')).toEqual([]);
     // A capital that opens a sentence of the question, "I'd", and two-letter titles name nothing.
     expect(
@@ -196,6 +204,10 @@ describe('a question that names something its sources never mention', () => {
     const verdict = gateQuestion('Can I pay with PayPal?', payments, null, cal);
     expect(verdict).toMatchObject({ level: 'low', evidenceChunks: 0, avgRelevance: 0 });
     expect(verdict.unmatchedNames).toEqual(['paypal']);
+    expect(gateQuestion('Can I pay from Japan?', payments, null, cal)).toMatchObject({
+      level: 'low',
+      unmatchedNames: ['japan'],
+    });
     // The same sources answer a question whose names they hold (the title counts).
     expect(gateQuestion('Can I pay with Visa?', payments, null, cal)).toMatchObject({
       level: 'high',

@@ -127,8 +127,33 @@ function unaccented(text: string): string {
   return text.normalize('NFD').replace(/\p{M}+/gu, '');
 }
 
-/** A capitalised adjective of a people or a region ("European", "English", "Eastern"): no name. */
-const DEMONYM = /(?:an|ish|ese|ern|ch|ic)$/;
+/**
+ * A capitalised adjective of a people or a region ("European", "English", "Eastern", "French"):
+ * no name. The endings are narrowed where places end the same way ("Zurich", "Bern"), and a
+ * country's name is always a name ("Japan", "Pakistan", "Oman").
+ */
+const DEMONYM = /(?:an|ish|ese|[st]h?ern|[nt]ch|ech|ic)$/;
+
+/** The one-word names of countries and regions (ICU's English names), lower case, unaccented. */
+let countries: ReadonlySet<string> | null = null;
+function isCountry(word: string): boolean {
+  if (!countries) {
+    const names = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
+    const found = new Set<string>();
+    for (let a = 65; a <= 90; a++)
+      for (let b = 65; b <= 90; b++) {
+        const name = names.of(String.fromCharCode(a, b));
+        if (name && /^\p{L}+$/u.test(name)) found.add(unaccented(name).toLowerCase());
+      }
+    countries = found;
+  }
+  return countries.has(word.toLowerCase());
+}
+
+/** A capitalised word that says which people or region, not which thing ("European"). */
+function isDemonym(word: string): boolean {
+  return DEMONYM.test(word) && !isCountry(word);
+}
 
 /**
  * The words of a question that name something in particular, normalised as `contentWords`
@@ -155,7 +180,7 @@ export function namedTerms(question: string): string[] {
       const opensSentence = /[.!?:][^\p{L}\p{N}]*$/u.test(
         text.slice(Math.max(0, m.index - 4), m.index),
       );
-      return !opensSentence && word.length >= 3 && !DEMONYM.test(word);
+      return !opensSentence && word.length >= 3 && !isDemonym(word);
     })
     .map((m) => m[0].replace(/['’]s$/i, '').replace(/[-'’]/g, ''));
   return [...new Set(contentWords(named.join(' ')))];
