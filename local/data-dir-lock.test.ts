@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { acquireLock } from './data-dir-lock';
+import { acquireLock, processIdentity } from './data-dir-lock';
 
 const root = path.resolve(__dirname, '..');
 
@@ -66,6 +66,33 @@ describe('acquireLock', () => {
       `is in use by "groundwork start" (pid ${holder.pid})`,
     );
   });
+
+  // Where the system tells which process has a pid (Linux's /proc), a reused pid is no holder.
+  const tellsProcesses = processIdentity(process.pid) !== null;
+  (tellsProcesses ? it : it.skip)(
+    "takes over a lock whose pid another process has since taken, not a live holder's",
+    async () => {
+      const other = sleeper();
+      children.push(other);
+      await new Promise((resolve) => other.on('spawn', resolve));
+      const file = path.join(dir, 'lock.json');
+      // The holder crashed, and its pid now belongs to another process (or to one of a later boot).
+      await writeFile(file, JSON.stringify({ pid: other.pid, started: 'x:1', command: 'start' }));
+      const lock = await acquireLock(dir, { command: 'ask' });
+      expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+        pid: process.pid,
+        started: processIdentity(process.pid),
+        command: 'ask',
+      });
+      await lock.release();
+      // The same pid written by that very process holds the folder.
+      const started = processIdentity(other.pid!);
+      await writeFile(file, JSON.stringify({ pid: other.pid, started, command: 'start' }));
+      await expect(acquireLock(dir, { command: 'ask' })).rejects.toThrow(
+        `is in use by "groundwork start" (pid ${other.pid})`,
+      );
+    },
+  );
 
   it('takes over the lock of a process that has exited, and releases it', async () => {
     await writeFile(

@@ -1,13 +1,17 @@
 /**
  * One process at a time owns a data folder: PGlite is single-process, and two writers would
- * corrupt it. The lock file records the owner's pid and, for a running server, its URLs, so
- * that other commands can talk to it instead.
+ * corrupt it. The lock file records the owner's pid (and, where the system tells it, which process
+ * had that pid) and, for a running server, its URLs, so that other commands can talk to it
+ * instead.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface LockInfo {
   readonly pid: number;
+  /** Which process had the pid ({@link processIdentity}), where the system tells it. */
+  readonly started?: string;
   readonly command: string;
   readonly httpUrl?: string;
   readonly s3Endpoint?: string;
@@ -23,6 +27,33 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Which process has a pid, on Linux: the machine's boot and the process's start time. A pid that
+ * a crashed holder left and a later process (or, after a reboot, any process) has taken gives
+ * another identity, so its lock is stale although the pid is alive. Null where /proc does not
+ * tell it (other systems), and the pid alone decides.
+ */
+export function processIdentity(pid: number): string | null {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (the second field) may hold spaces and parentheses; the fields after it
+    // start past the last ')': the state (field 3) first, the start time (field 22) twentieth.
+    const startTime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return startTime ? `${boot}:${startTime}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the process that wrote a lock is no longer running: its pid exited or was reused. */
+function gone(info: LockInfo): boolean {
+  if (!alive(info.pid)) return true;
+  if (info.started === undefined) return false;
+  const now = processIdentity(info.pid);
+  return now !== null && now !== info.started;
+}
+
 /** The live process, other than this one, that holds a data folder, if any. */
 export async function readLock(dataDir: string): Promise<LockInfo | null> {
   const state = await lockState(path.join(dataDir, 'lock.json'));
@@ -36,10 +67,10 @@ const GRACE_MS = 10_000;
 const held = new Map<string, LockInfo>();
 
 /**
- * What a lock file says of its folder: `stale` when it names a process that has exited (or this
- * process, which does not hold the folder: a pid reused after a crash), or has stayed unparsable
- * past the grace period; `held` otherwise, including while its owner is still writing it and when
- * it cannot be read at all (another user's).
+ * What a lock file says of its folder: `stale` when it names a process that has exited or whose
+ * pid another process now has (or this process, which does not hold the folder), or has stayed
+ * unparsable past the grace period; `held` otherwise, including while its owner is still writing
+ * it and when it cannot be read at all (another user's).
  */
 async function lockState(file: string): Promise<{ stale: boolean; holder: LockInfo | null }> {
   let text: string;
@@ -52,7 +83,7 @@ async function lockState(file: string): Promise<{ stale: boolean; holder: LockIn
   try {
     const info = JSON.parse(text) as LockInfo;
     if (typeof info.pid !== 'number') throw new Error('no pid');
-    return { stale: info.pid === process.pid || !alive(info.pid), holder: info };
+    return { stale: info.pid === process.pid || gone(info), holder: info };
   } catch {
     return { stale: await olderThanGrace(file), holder: null };
   }
@@ -112,7 +143,8 @@ export async function acquireLock(
   const key = path.resolve(dataDir);
   const holding = held.get(key);
   if (holding) throw inUse(dataDir, holding);
-  let current: LockInfo = { ...info, pid: process.pid };
+  const started = processIdentity(process.pid);
+  let current: LockInfo = { ...info, pid: process.pid, ...(started ? { started } : {}) };
   for (let attempt = 0; ; attempt++) {
     try {
       await writeFile(file, JSON.stringify(current), { flag: 'wx' });
