@@ -52,6 +52,7 @@ export const citationSchema = z.object({
   relevance_score: z.number(),
   meta: z.record(z.string(), z.unknown()),
   sentences: z.optional(z.array(z.object({ start: z.int(), end: z.int() }))),
+  markers: z.optional(z.array(z.int())),
 });
 
 export const answerResponseSchema = z.object({

@@ -11,9 +11,10 @@ function formatAnswer(res: AnswerResponseBody): string {
     '',
     `confidence: ${res.answer.confidence ?? 'n/a'} (avg relevance ${res.context_used.avg_relevance})  model: ${res.answer.model}  status: ${res.status}`,
   ];
+  // A source is listed under the numbers that cite it in the text ("[2]" may be the first listed).
   res.citations.forEach((c, i) =>
     lines.push(
-      `[${i + 1}] ${c.source_title ?? c.source_uri}  ${c.source_uri}  (score ${c.relevance_score})`,
+      `[${c.markers?.length ? c.markers.join(', ') : i + 1}] ${c.source_title ?? c.source_uri}  ${c.source_uri}  (score ${c.relevance_score})`,
     ),
   );
   lines.push(`thread: ${res.thread_id}`);

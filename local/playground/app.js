@@ -277,7 +277,9 @@
               el('button', {
                 type: 'button',
                 class: 'citation',
-                text: `[${i + 1}] ${c.source_title ?? c.source_uri}`,
+                // The numbers that cite the source in the text; the closest sources of a
+                // refusal, which the text does not cite, by their place.
+                text: `[${c.markers?.length ? c.markers.join(', ') : i + 1}] ${c.source_title ?? c.source_uri}`,
                 onclick: () => openPassage(c),
               }),
             ),

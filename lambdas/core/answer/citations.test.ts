@@ -1,5 +1,5 @@
 import type { ContextBlock } from './context';
-import { mapCitations } from './citations';
+import { mapCitations, storedCitation } from './citations';
 
 const block: ContextBlock = {
   index: 1,
@@ -29,6 +29,48 @@ describe('mapCitations', () => {
     const hotel = 'Hotel costs are reimbursed up to 180 euros per night.';
     const at = 100 + block.passages[0]!.text.indexOf(hotel);
     expect(citation?.sentences).toEqual([{ start: at, end: at + hotel.length }]);
+  });
+
+  it('gives a marker written after a full stop to the sentence before it, not the next', () => {
+    const other: ContextBlock = {
+      ...block,
+      index: 2,
+      documentId: 'd2',
+      passages: [{ chunkIds: ['c2'], start: 0, end: 40, text: 'Taxis are not reimbursed at all.' }],
+    };
+    // The segmenter reads "[1] Taxis are ..." as the second sentence.
+    const answer = 'Flights are booked early. [1] Taxis are not reimbursed at all. [2]';
+    const [flights, taxis] = mapCitations(answer, [block, other]);
+    expect(flights?.sentences).toEqual([{ start: 100, end: 125 }]);
+    expect(flights?.markers).toEqual([1]);
+    expect(taxis?.sentences).toEqual([{ start: 0, end: 32 }]);
+    expect(taxis?.markers).toEqual([2]);
+  });
+
+  it('supports a quoted sentence by itself, and starts the snippet there', () => {
+    const card: ContextBlock = {
+      ...block,
+      passages: [
+        {
+          chunkIds: ['c1'],
+          start: 0,
+          end: 82,
+          text: 'You can buy the Port Ellery Card there. Tap water in Port Ellery is safe to drink.',
+        },
+      ],
+    };
+    const [citation] = mapCitations('Tap water in Port Ellery is safe to drink. [1]', [card]);
+    expect(citation?.sentences).toEqual([{ start: 40, end: 82 }]);
+    expect(storedCitation(citation!, 20).snippet).toBe('Tap water in Port El');
+  });
+
+  it('keeps the numbers that cite each source, one source cited under two', () => {
+    const second: ContextBlock = { ...block, index: 4 };
+    const answer = 'Flights are booked early [4]. Hotel costs are reimbursed up to 180 euros [1].';
+    const citations = mapCitations(answer, [block, second]);
+    expect(citations).toHaveLength(1);
+    expect(citations[0]?.markers).toEqual([4, 1]);
+    expect(storedCitation(citations[0]!, 50).markers).toEqual([4, 1]);
   });
 
   it('ignores a marker for a block that does not exist', () => {

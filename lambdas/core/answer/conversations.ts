@@ -35,6 +35,11 @@ export interface StoredCitation {
   readonly relevance_score: number;
   readonly meta: Readonly<Record<string, unknown>>;
   readonly sentences: { start: number; end: number }[];
+  /**
+   * The numbers in the answer's text that cite this source ("[2]"); none for the closest sources
+   * a refusal lists. Absent from answers stored before citations kept them.
+   */
+  readonly markers?: number[];
 }
 
 export interface MessageRecord {

@@ -324,7 +324,7 @@ function nextStep(retrievalFailed: boolean, gate: GateVerdict, llm: LlmProvider 
 function evidenceFrom(blocks: readonly ContextBlock[], snippetLength: number): Evidence[] {
   return blocks.map((block) => ({
     marker: `[${block.index}]`,
-    citation: storedCitation({ block, sentences: [] }, snippetLength),
+    citation: storedCitation({ block, sentences: [], markers: [block.index] }, snippetLength),
     chunkIds: block.passages.flatMap((p) => p.chunkIds),
   }));
 }
