@@ -388,6 +388,19 @@ describe('extractive answerer: the question asked', () => {
     );
   });
 
+  it('answers with a denial when no sentence affirms what is asked', () => {
+    const blocks = buildContext(
+      [
+        hit('troubleshooting', 'The tool does not write log files.', 0),
+        hit('commands', 'The check command exits with status 1 if it finds any problem.', 0),
+      ],
+      words,
+    );
+    expect(extractiveAnswer('Where can I find the log files?', blocks, one)).toBe(
+      'The tool does not write log files. [1]',
+    );
+  });
+
   it("tells sentences that match the question's terms equally apart by the words of its frame", () => {
     const shop =
       'Unused items can be returned within 30 days of delivery. Orders placed before noon ship the same day. Standard delivery takes three to five working days.';

@@ -32,6 +32,13 @@ import {
 const ANSWER_TYPE_BONUS = 0.2;
 /** Score taken from a sentence that negates when the question does not. */
 const NEGATION_PENALTY = 0.05;
+/**
+ * Weight of the question's terms a sentence denies when the question asks no denial and it
+ * affirms none: "The tool does not write log files" answers "Where are the log files?" better
+ * than a sentence on another subject. A sentence that affirms a term is read by those alone:
+ * "The warranty does not cover wear" says nothing of what the warranty covers.
+ */
+const DENIED_WEIGHT = 0.5;
 /** Weight of the question's terms found only in the sentence before. */
 const NEAR_WEIGHT = 0.5;
 /** How far after the best sentence the one holding the asked-for kind of answer may be. */
@@ -65,6 +72,8 @@ interface Candidate {
   readonly block: ContextBlock;
   readonly text: string;
   readonly words: string[];
+  /** The words it denies, when the question asks no denial (else they are among `words`). */
+  readonly denied: ReadonlySet<string>;
   readonly passage: number;
   readonly order: number;
   /** Position of the sentence in its passage, from 0. */
@@ -135,6 +144,20 @@ function isHeading(text: string, s: Sentence): boolean {
   return next !== undefined && isTitle(line, next);
 }
 
+/**
+ * A sentence's words as the question reads them: all of them when it accepts a denial, else
+ * those it affirms, with those it denies apart.
+ */
+function sentenceWords(
+  text: string,
+  acceptsDenial: boolean,
+): { words: string[]; denied: Set<string> } {
+  if (acceptsDenial) return { words: contentWords(text), denied: new Set() };
+  const words = affirmedWords(text);
+  const affirmed = new Set(words);
+  return { words, denied: new Set(contentWords(text).filter((w) => !affirmed.has(w))) };
+}
+
 /** The context's sentences scored against the question, in context order, with the expected type. */
 function scoreSentences(
   question: string,
@@ -172,7 +195,7 @@ function scoreSentences(
           block,
           text: s.text,
           // What a sentence denies does not answer a question that does not ask about a denial.
-          words: acceptsDenial ? contentWords(s.text) : affirmedWords(s.text),
+          ...sentenceWords(s.text, acceptsDenial),
           passage,
           order: order++,
           position: position++,
@@ -202,7 +225,9 @@ function scoreSentences(
   const bestSource = Math.max(...blocks.map((b) => b.score));
   for (const c of candidates) {
     const words = new Set(c.words);
-    const matched = q.filter((w) => words.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
+    const affirmed = q.filter((w) => words.has(w)).reduce((s, w) => s + idf(w), 0);
+    const denied = q.filter((w) => c.denied.has(w)).reduce((s, w) => s + idf(w), 0);
+    const matched = (affirmed > 0 ? affirmed : DENIED_WEIGHT * denied) / qWeight;
     // A question's words that a sentence does not contain are often in the sentence just before.
     const prev = candidates[c.order - 1];
     const context = prev && prev.block === c.block ? new Set(prev.words) : new Set<string>();
