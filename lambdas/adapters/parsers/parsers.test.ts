@@ -39,11 +39,22 @@ async function rejection(
 // Fixtures
 
 /** A minimal PDF 1.4: one page, Helvetica, one text line per entry, optional /Info /Title. */
-/** A PDF whose pages (one unless `pages` says more) all show `lines`. */
-function buildPdf(options: { lines: string[]; title?: string; pages?: number }): Uint8Array {
+/**
+ * A PDF whose pages (one unless `pages` says more) all show `lines`, 20 points apart in 14-point
+ * text, or `layout`: each line in its own size, `down` points below the one before.
+ */
+function buildPdf(options: {
+  lines: string[];
+  title?: string;
+  pages?: number;
+  layout?: { text: string; size: number; down: number }[];
+}): Uint8Array {
   const escape = (s: string): string => s.replace(/[\\()]/g, (c) => `\\${c}`);
-  const content =
-    options.lines.length > 0
+  const content = options.layout
+    ? `BT\n72 720 Td\n${options.layout
+        .map((l) => `/F1 ${l.size} Tf\n0 ${-l.down} Td\n(${escape(l.text)}) Tj\n`)
+        .join('')}ET\n`
+    : options.lines.length > 0
       ? `BT\n/F1 14 Tf\n72 720 Td\n${options.lines
           .map((line, i) => `${i > 0 ? '0 -20 Td\n' : ''}(${escape(line)}) Tj\n`)
           .join('')}ET\n`
@@ -690,6 +701,22 @@ describe('pdf', () => {
       bytes: buildPdf({ lines: ['One more page.'], pages: MAX_PDF_PAGES + 1 }),
       hint: { key: 'archive/everything.pdf' },
     },
+    {
+      bytes: buildPdf({
+        lines: [],
+        layout: [
+          { text: 'City card', size: 24, down: 0 },
+          { text: 'Prices', size: 18, down: 36 },
+          { text: '24 hours: 19 EUR', size: 12, down: 30 },
+          { text: '48 hours: 29 EUR', size: 12, down: 14 },
+          { text: 'Children pay half price.', size: 12, down: 26 },
+          { text: 'Cards cannot be refunded', size: 12, down: 14 },
+          { text: 'once activated.', size: 12, down: 14 },
+          { text: 'A second column.', size: 12, down: -120 },
+        ],
+      }),
+      hint: { key: 'guide/city-card.pdf' },
+    },
   ];
   let outcome: Awaited<ReturnType<typeof parseInNode>>;
 
@@ -709,6 +736,14 @@ describe('pdf', () => {
       text: 'Revenue grew by 12 percent.\nCosts fell (slightly) in Q3.',
     });
     expect(result?.bytesAfter).toBe(report.byteLength);
+  });
+
+  it('starts a paragraph at a larger gap, a change of text size or a new column', () => {
+    // Without the blank lines the heading, the list and the paragraph would read as one sentence.
+    expect(outcome.results[7]?.doc?.text).toBe(
+      'City card\n\nPrices\n\n24 hours: 19 EUR\n48 hours: 29 EUR\n\n' +
+        'Children pay half price.\nCards cannot be refunded\nonce activated.\n\nA second column.',
+    );
   });
 
   it('recognises a PDF by its magic bytes when the key has no extension', () => {
@@ -804,6 +839,19 @@ describe('pdf running headers and footers', () => {
       'Magic rules come next.',
       'Subclassing is described last.',
     ]);
+  });
+
+  it('counts the edge lines with text only: paragraph breaks do not hide a running line', () => {
+    // A two-line header, and a two-line footer whose lines a paragraph break sets apart.
+    const bodies = [
+      'Alpha starts.\n\nAlpha ends.',
+      'Beta starts.\n\nBeta ends.',
+      'Gamma.\n\nDelta.',
+    ];
+    const pages = bodies.map(
+      (body, i) => `Acme manual\nVersion 2\n\n${body}\n\nAcme, confidential\n\n${i + 1}\n`,
+    );
+    expect(withoutRunningLines(pages)).toEqual(bodies.map((body) => `\n${body}\n\n\n`));
   });
 
   it('reads roman and arabic page numbers and "Page n of m" footers as running', () => {

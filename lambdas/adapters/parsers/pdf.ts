@@ -82,9 +82,57 @@ export interface PdfPages {
   }>;
 }
 
+/** A text item of PDF.js: its text, whether a line ends after it, where it is and how tall. */
+interface TextItem {
+  readonly str?: string;
+  readonly hasEOL?: boolean;
+  /** The text matrix: [4] and [5] are x and the baseline's y (upwards). */
+  readonly transform?: readonly number[];
+  readonly height?: number;
+}
+
 /**
- * The text of each page, read one page at a time (unpdf's `extractText` starts every page at
- * once), as unpdf joins it: each text item, and a line break where PDF.js reports one.
+ * A line that starts this far below the one before it, in heights of its text, starts a
+ * paragraph: lines of a paragraph are about 1.2 heights apart, paragraphs further.
+ */
+const PARAGRAPH_GAP = 1.5;
+/** A line in text this much taller or shorter than the line before starts a block (a heading). */
+const SIZE_CHANGE = 0.15;
+
+/**
+ * A page's text as unpdf joins it, each text item and a line break where PDF.js reports one,
+ * with a blank line where a line starts a paragraph: further below the line before than lines of
+ * a paragraph are, above it (a new column), or in text of another size (a heading and its body).
+ * A PDF has no paragraphs of its own, and without the blank line a heading and the paragraph under
+ * it would be read as one sentence.
+ */
+function pageText(items: readonly object[]): string {
+  let text = '';
+  let lineStart = true;
+  let previous: { y: number; height: number } | null = null;
+  for (const item of items as readonly TextItem[]) {
+    if (item.str == null) continue;
+    const y = item.transform?.[5];
+    const height = item.height ?? 0;
+    if (item.str.trim() !== '' && typeof y === 'number' && height > 0) {
+      if (lineStart && previous && text.endsWith('\n')) {
+        const gap = previous.y - y;
+        const tallest = Math.max(height, previous.height);
+        const resized = Math.abs(height - previous.height) > SIZE_CHANGE * tallest;
+        if (gap < 0 || gap > PARAGRAPH_GAP * tallest || resized) text += '\n';
+      }
+      if (lineStart || !previous) previous = { y, height };
+      lineStart = false;
+    }
+    text += `${item.str}${item.hasEOL ? '\n' : ''}`;
+    if (item.hasEOL) lineStart = true;
+  }
+  return text;
+}
+
+/**
+ * The text of each page ({@link pageText}), read one page at a time (unpdf's `extractText`
+ * starts every page at once).
  * @throws DocumentRejectedError `too_large` past `maxChars` ({@link MAX_PDF_TEXT_CHARS}).
  */
 export async function pageTexts(pdf: PdfPages, maxChars = MAX_PDF_TEXT_CHARS): Promise<string[]> {
@@ -93,11 +141,7 @@ export async function pageTexts(pdf: PdfPages, maxChars = MAX_PDF_TEXT_CHARS): P
   for (let n = 1; n <= pdf.numPages; n++) {
     const page = await pdf.getPage(n);
     const { items } = await page.getTextContent();
-    const text = items
-      .map((item) => item as { str?: string; hasEOL?: boolean })
-      .filter((item) => item.str != null)
-      .map((item) => `${item.str}${item.hasEOL ? '\n' : ''}`)
-      .join('');
+    const text = pageText(items);
     page.cleanup();
     chars += text.length;
     if (chars > maxChars) {
@@ -128,19 +172,17 @@ function runningForm(line: string): string {
  * page number that a printed layout repeats at the top or bottom of every page, which would
  * otherwise run into the text around them (a sentence read across a page break, a chunk that
  * seems to be about the title). A line counts as running when one of the first or last two lines
- * of at least half the pages reads the same, numbers aside. Documents of fewer than 3 pages are
- * left whole.
+ * with text of at least half the pages reads the same, numbers aside. Documents of fewer than 3
+ * pages are left whole.
  */
 export function withoutRunningLines(pages: readonly string[]): string[] {
   if (pages.length < 3) return [...pages];
   const edges = pages.map((page) => {
     const lines = page.split('\n');
-    const indexes = new Set<number>();
-    for (let i = 0; i < Math.min(EDGE_LINES, lines.length); i++) {
-      indexes.add(i);
-      indexes.add(lines.length - 1 - i);
-    }
-    return { lines, indexes: [...indexes].filter((i) => lines[i]!.trim() !== '') };
+    // Blank lines (paragraph breaks, pageText) do not count towards the edge.
+    const filled = lines.flatMap((line, i) => (line.trim() !== '' ? [i] : []));
+    const indexes = new Set([...filled.slice(0, EDGE_LINES), ...filled.slice(-EDGE_LINES)]);
+    return { lines, indexes: [...indexes] };
   });
   const seen = new Map<string, number>();
   for (const { lines, indexes } of edges)
