@@ -303,6 +303,18 @@ describe('extractive answerer: what is not an answer', () => {
     ).toBe(
       '| Option | Default | Meaning | | batch_size | 500 | Events sent in one request | [1] | flush_interval | 5s | Longest wait before events are sent | [1]',
     );
+    // Under an FAQ's question, each row answers by its own words: the first is not the answer.
+    const faq = [
+      'Which platforms get official builds?',
+      '',
+      '| Platform | Minimum version |',
+      '| Linux | glibc 2.31 |',
+      '| macOS | macOS 12 Monterey |',
+    ].join('\n');
+    const platforms = buildContext([hit('faq', faq, 0)], words);
+    expect(
+      extractiveAnswer('What is the oldest macOS version with official builds?', platforms, one),
+    ).toBe('| Platform | Minimum version | | macOS | macOS 12 Monterey | [1]');
     // The header alone is never the answer.
     expect(extractiveAnswer('What does the option default mean?', blocks, one)).not.toMatch(
       /^\| Option \| Default \| Meaning \| \[1\]$/,

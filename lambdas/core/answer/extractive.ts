@@ -230,7 +230,10 @@ function scoreSentences(
     const matched = (affirmed > 0 ? affirmed : DENIED_WEIGHT * denied) / qWeight;
     // A question's words that a sentence does not contain are often in the sentence just before.
     const prev = candidates[c.order - 1];
-    const context = prev && prev.block === c.block ? new Set(prev.words) : new Set<string>();
+    // Not for a table's row: what precedes a table (a question above an FAQ's table, the row
+    // before) is said of every row alike, and its header's words are counted apart (`named`).
+    const context =
+      prev && prev.block === c.block && !c.header ? new Set(prev.words) : new Set<string>();
     const near =
       q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
     const named = c.header
