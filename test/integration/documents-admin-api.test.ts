@@ -705,5 +705,40 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       });
       expect(invalid.status).toBe(422);
     });
+
+    it('activates versions of one profile at once: each request succeeds, one version stays active', async () => {
+      const list = await call('GET', '/api/admin/prompts', 'carol');
+      const general = list.body.prompts.find(
+        (p: Json) => p.profile === 'general' && p.scope === 'default',
+      );
+      const versions = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          call('POST', '/api/admin/prompts', 'carol', {
+            profile: 'general',
+            name: `Race ${i}`,
+            instructions: `Answer as version ${i}.`,
+          }),
+        ),
+      );
+      // Each activation switches the others off; run at once, none may trip over another.
+      const activations = await Promise.all(
+        versions.flatMap((v) => [
+          call('POST', `/api/admin/prompts/${v.body.id}/activate`, 'carol'),
+          call('POST', '/api/admin/prompts', 'carol', {
+            profile: 'general',
+            name: 'Race, created active',
+            instructions: 'Answer briefly.',
+            activate: true,
+          }),
+        ]),
+      );
+      expect(activations.map((a) => a.status).filter((s) => s !== 200 && s !== 201)).toEqual([]);
+      const after = await call('GET', '/api/admin/prompts', 'carol');
+      const active = after.body.prompts.filter((p: Json) => p.profile === 'general' && p.active);
+      expect(active).toHaveLength(1);
+      expect(
+        (await call('POST', `/api/admin/prompts/${general.id}/activate`, 'carol')).status,
+      ).toBe(200);
+    });
   });
 });

@@ -76,6 +76,15 @@ const effectiveActive = (alias: string) => `
                WHERE own.tenant_id = $1 AND own.profile = ${alias}.profile AND own.active)
        ELSE ${alias}.active END`;
 
+/**
+ * Serialises the writes to one tenant's versions of a profile (numbering, activation) until the
+ * transaction ends: two activations at once would each switch the other's version off before it
+ * was committed, and both switch their own on against the one-active index.
+ */
+async function lockProfile(tx: Queryable, tenantId: string, profile: string): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`prompt:${tenantId}:${profile}`]);
+}
+
 async function deactivateOwn(tx: Queryable, tenantId: string, profile: string): Promise<void> {
   await tx.query(
     `UPDATE prompt_configs SET active = false WHERE tenant_id = $1 AND profile = $2 AND active`,
@@ -213,10 +222,7 @@ export function createAdminStore(db: Database): AdminStore {
 
     async createPrompt(tenantId, createdBy, version, activate) {
       return db.transaction(async (tx) => {
-        // Serialise version numbering per tenant and profile.
-        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-          `prompt:${tenantId}:${version.profile}`,
-        ]);
+        await lockProfile(tx, tenantId, version.profile);
         if (activate) await deactivateOwn(tx, tenantId, version.profile);
         // The constraints the version states, over those of its profile's built-in default: a
         // version keeps its capability's family, detection and retrieval policy unless it says
@@ -259,6 +265,7 @@ export function createAdminStore(db: Database): AdminStore {
         const row = rows[0];
         if (!row) return null;
         if (row.tenant_id === null && !row.active) return null; // a retired default
+        await lockProfile(tx, tenantId, row.profile);
         await deactivateOwn(tx, tenantId, row.profile);
         if (row.tenant_id !== null) {
           await tx.query('UPDATE prompt_configs SET active = true WHERE id = $1::uuid', [id]);
