@@ -1,7 +1,9 @@
 /**
  * The local stand-in for the SQS queue between the bucket and the `ingest` Lambda: S3 event
  * notifications from the emulator are wrapped as SQS messages and handed to the same handler,
- * a few messages per batch, with failed messages retried a bounded number of times.
+ * a few messages per batch, with failed messages retried a bounded number of times, after a
+ * delay as SQS's visibility timeout gives one, so that a dependency down for a few seconds does
+ * not take every attempt.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -19,6 +21,9 @@ export interface IngestQueue {
   stats(): { pending: number; inFlight: number; deadLetters: number };
   stop(): Promise<void>;
 }
+
+/** How often the dead-letter consumer is run for one message before it is left to the retry route. */
+const DEAD_LETTER_ATTEMPTS = 5;
 
 export function lambdaContext(functionName: string): Context {
   return {
@@ -56,8 +61,27 @@ export function createIngestQueue(
     onDeadLetter?: (record: SQSRecord) => Promise<void>;
     /** Runs when the queue drains after some work (the embedded default refreshes planner statistics). */
     onIdle?: () => Promise<void>;
+    /**
+     * How long a failed message stays hidden before its next attempt, by the attempts made so far
+     * (the last entry for later ones); the dead-letter consumer waits the same when it fails
+     * (the database down), trying {@link DEAD_LETTER_ATTEMPTS} times. @default no wait
+     */
+    redeliveryDelaysMs?: readonly number[];
   } = {},
 ): IngestQueue {
+  const delays = options.redeliveryDelaysMs ?? [];
+  const delayAfter = (attempts: number): number =>
+    delays.length === 0 ? 0 : delays[Math.min(attempts, delays.length) - 1]!;
+  const timers = new Set<NodeJS.Timeout>();
+  /** Runs `then` after `ms`; idle() waits for it, the batches running do not count it. */
+  const later = (ms: number, then: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      then();
+      settleIfIdle();
+    }, ms);
+    timers.add(timer);
+  };
   const batchSize = options.batchSize ?? 4;
   const concurrency = options.concurrency ?? 2;
   const maxReceives = options.maxReceives ?? 3;
@@ -65,13 +89,15 @@ export function createIngestQueue(
   const deadLetters: SQSRecord[] = [];
   let running = 0;
   let inFlight = 0;
+  /** Failed messages waiting out their delay: not visible, as SQS counts them. */
+  let hidden = 0;
   let stopped = false;
   let waiters: (() => void)[] = [];
 
   let processedSinceIdle = 0;
   let idleHookRunning: Promise<void> | null = null;
   const settleIfIdle = () => {
-    if (running !== 0 || pending.length !== 0) return;
+    if (running !== 0 || pending.length !== 0 || timers.size !== 0) return;
     if (processedSinceIdle > 0 && options.onIdle && !idleHookRunning) {
       processedSinceIdle = 0;
       // Waiters resolve after the hook, so that what they read reflects it.
@@ -90,18 +116,40 @@ export function createIngestQueue(
     w.forEach((resolve) => resolve());
   };
 
-  const deadLetter = (record: SQSRecord) => {
-    deadLetters.push(record);
-    if (!options.onDeadLetter) return;
+  const consumeDeadLetter = (record: SQSRecord, attempt: number) => {
+    if (!options.onDeadLetter || stopped) return;
     // Counted as running, so that idle() waits for the document to be marked failed.
     running += 1;
     options
       .onDeadLetter(record)
-      .catch((err: unknown) => options.onError?.(err))
+      .catch((err: unknown) => {
+        options.onError?.(err);
+        // Marking the document failed needs the database: try again once it may be back.
+        if (attempt < DEAD_LETTER_ATTEMPTS && delays.length > 0)
+          later(delayAfter(attempt), () => consumeDeadLetter(record, attempt + 1));
+      })
       .finally(() => {
         running -= 1;
         settleIfIdle();
       });
+  };
+  const deadLetter = (record: SQSRecord) => {
+    deadLetters.push(record);
+    consumeDeadLetter(record, 1);
+  };
+  /** A failed message: attempted again after its delay, or dead-lettered after the last. */
+  const failed = (item: { record: SQSRecord; receives: number }) => {
+    const receives = item.receives + 1;
+    if (receives >= maxReceives) return deadLetter(receivedBy(item));
+    const ms = delayAfter(receives);
+    if (ms === 0) return void pending.push({ record: item.record, receives });
+    hidden += 1;
+    later(ms, () => {
+      hidden -= 1;
+      if (stopped) return;
+      pending.push({ record: item.record, receives });
+      pump();
+    });
   };
 
   const pump = () => {
@@ -113,19 +161,14 @@ export function createIngestQueue(
       const event: SQSEvent = { Records: batch.map((b) => b.record) };
       handler(event, lambdaContext('groundwork-ingest'))
         .then((response) => {
-          const failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-          for (const item of batch) {
-            if (!failed.has(item.record.messageId)) continue;
-            if (item.receives + 1 >= maxReceives) deadLetter(receivedBy(item));
-            else pending.push({ record: item.record, receives: item.receives + 1 });
-          }
+          const failures = new Set(
+            (response?.batchItemFailures ?? []).map((f) => f.itemIdentifier),
+          );
+          for (const item of batch) if (failures.has(item.record.messageId)) failed(item);
         })
         .catch((err: unknown) => {
           options.onError?.(err);
-          for (const item of batch) {
-            if (item.receives + 1 >= maxReceives) deadLetter(receivedBy(item));
-            else pending.push({ record: item.record, receives: item.receives + 1 });
-          }
+          for (const item of batch) failed(item);
         })
         .finally(() => {
           running -= 1;
@@ -167,9 +210,16 @@ export function createIngestQueue(
       });
     },
     deadLetters,
-    stats: () => ({ pending: pending.length, inFlight, deadLetters: deadLetters.length }),
+    stats: () => ({
+      pending: pending.length,
+      inFlight: inFlight + hidden,
+      deadLetters: deadLetters.length,
+    }),
     async stop() {
       stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      hidden = 0;
       await new Promise<void>((resolve) => {
         const check = () => (running === 0 ? resolve() : setTimeout(check, 20));
         check();

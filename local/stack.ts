@@ -162,6 +162,12 @@ export interface LocalStackOptions {
    * unfinished (core/ingestion/recovery.ts). @default true with a dataDir, false without
    */
   readonly reconcile?: boolean;
+  /**
+   * How long a failed ingest message waits before its next attempt (local/ingest-queue.ts), by the
+   * attempts made so far. @default 2 s, then 8 s, with a dataDir (so that a database or model down
+   * for a few seconds does not fail a document); no wait without one (tests)
+   */
+  readonly redeliveryDelaysMs?: readonly number[];
   /** Browser origins the S3 emulator answers with CORS besides those added by allowOrigin. */
   readonly s3CorsOrigins?: readonly string[];
 }
@@ -418,6 +424,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         : {}),
       batchSize: 4,
       concurrency: 4,
+      redeliveryDelaysMs:
+        options.redeliveryDelaysMs ?? (options.dataDir !== undefined ? [2_000, 8_000] : []),
     });
     s3rver.on('event', (event: { Records: { s3: { object: { key: string } } }[] }) => {
       for (const r of event.Records) r.s3.object.key = encodeS3EventKey(r.s3.object.key);

@@ -316,6 +316,32 @@ describe('PostgreSQL unavailable mid-request', () => {
       await direct.close();
     }
   });
+
+  it('a connection lost between the statements of a transaction fails it, and the process lives on', async () => {
+    const direct = createPgDatabase({ connectionString: TEST_DATABASE_URL, max: 1 });
+    const admin = createPgDatabase({ connectionString: TEST_DATABASE_URL, max: 1 });
+    // A lost connection with no statement running is an 'error' event on the checked-out
+    // client; unheard, Node throws it out of the event loop and the process dies.
+    const uncaught: unknown[] = [];
+    const record = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', record);
+    try {
+      const work = direct.transaction(async (tx) => {
+        const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+        // Other work (an embedding, an S3 read) while the connection goes.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return tx.query('SELECT 1');
+      });
+      await expect(work).rejects.toBeInstanceOf(UnavailableError);
+      expect(uncaught).toEqual([]);
+      expect((await direct.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      process.off('uncaughtException', record);
+      await admin.close();
+      await direct.close();
+    }
+  });
 });
 
 interface AnswerOrError {

@@ -87,6 +87,13 @@ export function createPgDatabase(config: PoolConfig, options: DatabaseOptions = 
       throw translate(err);
     });
     let broken = false;
+    // A connection lost while the client is checked out and no statement runs (the transaction
+    // awaits other work) is an 'error' event on the client: unheard, it would crash the process.
+    // The transaction's next statement fails, and the client is discarded.
+    const lost = () => {
+      broken = true;
+    };
+    client.on('error', lost);
     try {
       // One round trip for BEGIN, the scope and the transaction's settings (simple protocol).
       const scope = currentDbScope();
@@ -105,6 +112,7 @@ export function createPgDatabase(config: PoolConfig, options: DatabaseOptions = 
       throw translate(err);
     } finally {
       // A client whose connection failed is discarded, not returned to the pool.
+      client.off('error', lost);
       client.release(broken);
     }
   }

@@ -1,0 +1,97 @@
+/**
+ * The local ingest queue's redeliveries: a failed message waits out its delay before the next
+ * attempt, as SQS's visibility timeout makes it, without holding up other messages; idle() waits
+ * for it; the dead-letter consumer is tried again when it fails.
+ */
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createIngestQueue } from './ingest-queue';
+
+/** A handler that fails each message (by its body's `name`) as often as `failures` says. */
+function flakyHandler(failures: Record<string, number>) {
+  const calls: { name: string; at: number }[] = [];
+  const handler = (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+    for (const r of event.Records) {
+      const { name } = JSON.parse(r.body) as { name: string };
+      calls.push({ name, at: Date.now() });
+      if ((failures[name] ?? 0) > 0) {
+        failures[name] = (failures[name] ?? 0) - 1;
+        batchItemFailures.push({ itemIdentifier: r.messageId });
+      }
+    }
+    return Promise.resolve({ batchItemFailures });
+  };
+  return { handler, calls };
+}
+
+describe('the local ingest queue', () => {
+  it('attempts a failed message again after its delay, and idle() waits for it', async () => {
+    const { handler, calls } = flakyHandler({ a: 2 });
+    const queue = createIngestQueue(handler, { redeliveryDelaysMs: [60, 120] });
+    queue.push({ name: 'a' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Between attempts the message is hidden, counted in flight as SQS counts it.
+    expect(queue.stats()).toEqual({ pending: 0, inFlight: 1, deadLetters: 0 });
+    await queue.idle();
+    expect(calls.map((c) => c.name)).toEqual(['a', 'a', 'a']);
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(55);
+    expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(115);
+    expect(queue.deadLetters).toHaveLength(0);
+    await queue.stop();
+  });
+
+  it('does not hold other messages up while one waits', async () => {
+    const { handler, calls } = flakyHandler({ a: 1 });
+    const queue = createIngestQueue(handler, {
+      concurrency: 1,
+      batchSize: 1,
+      redeliveryDelaysMs: [200],
+    });
+    queue.push({ name: 'a' });
+    queue.push({ name: 'b' });
+    await queue.idle();
+    expect(calls.map((c) => c.name)).toEqual(['a', 'b', 'a']);
+    expect(calls[1]!.at - calls[0]!.at).toBeLessThan(150);
+    await queue.stop();
+  });
+
+  it('dead-letters after the last attempt, and tries the consumer again while it fails', async () => {
+    const { handler, calls } = flakyHandler({ a: 5 });
+    const consumed: SQSRecord[] = [];
+    let consumerFailures = 2;
+    const queue = createIngestQueue(handler, {
+      maxReceives: 2,
+      redeliveryDelaysMs: [30],
+      onDeadLetter: (record) => {
+        consumed.push(record);
+        if (consumerFailures-- > 0) return Promise.reject(new Error('database down'));
+        return Promise.resolve();
+      },
+    });
+    queue.push({ name: 'a' });
+    await queue.idle();
+    expect(calls).toHaveLength(2);
+    expect(queue.deadLetters).toHaveLength(1);
+    expect(queue.deadLetters[0]!.attributes.ApproximateReceiveCount).toBe('2');
+    // Failed twice (the database down), the third run marked the document failed.
+    expect(consumed).toHaveLength(3);
+    await queue.stop();
+  });
+
+  it('attempts again at once without delays, and stop() drops a waiting message', async () => {
+    const immediate = flakyHandler({ a: 1 });
+    const queue = createIngestQueue(immediate.handler);
+    queue.push({ name: 'a' });
+    await queue.idle();
+    expect(immediate.calls.map((c) => c.name)).toEqual(['a', 'a']);
+    await queue.stop();
+
+    const waiting = flakyHandler({ a: 1 });
+    const stopped = createIngestQueue(waiting.handler, { redeliveryDelaysMs: [10_000] });
+    stopped.push({ name: 'a' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await stopped.stop();
+    await stopped.idle(); // nothing is left to wait for
+    expect(waiting.calls).toHaveLength(1);
+  });
+});
