@@ -93,6 +93,9 @@ import { localKeyDir } from './commands/token';
 import { createIngestQueue, type IngestQueue } from './ingest-queue';
 import { localS3Credentials, startS3Gate, type S3Credentials, type S3Gate } from './s3-gate';
 
+/** How often the embedded default sweeps expired processing leases, as AWS does. */
+const LEASE_SWEEP_MS = 5 * 60_000;
+
 export interface LocalStackOptions {
   /** Folder for all local data; undefined keeps the database in memory (tests). */
   readonly dataDir?: string;
@@ -168,6 +171,11 @@ export interface LocalStackOptions {
    * for a few seconds does not fail a document); no wait without one (tests)
    */
   readonly redeliveryDelaysMs?: readonly number[];
+  /**
+   * How often the lease sweep runs (core/ingestion/recovery.ts), as it runs in AWS. @default 5
+   * minutes with a dataDir, never without one (tests call `recovery.sweepExpiredLeases`)
+   */
+  readonly leaseSweepMs?: number;
   /** Browser origins the S3 emulator answers with CORS besides those added by allowOrigin. */
   readonly s3CorsOrigins?: readonly string[];
 }
@@ -437,6 +445,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const reconciled =
       (options.reconcile ?? options.dataDir !== undefined) ? await recovery.reconcile(bucket) : [];
     for (const r of reconciled) queue.push(localS3Event(bucket, r.key, r.exists));
+    // The lease sweep AWS runs on a schedule (docs/ingestion.md): a document a failure left
+    // `processing` that could not be recorded (the database down) is processed again once its
+    // lease runs out, without waiting for the next start.
+    const sweepMs = options.leaseSweepMs ?? (options.dataDir !== undefined ? LEASE_SWEEP_MS : 0);
+    let sweeping: Promise<void> = Promise.resolve();
+    const sweep =
+      sweepMs > 0
+        ? setInterval(() => {
+            sweeping = recovery
+              .sweepExpiredLeases()
+              .then((outcomes) => {
+                if (outcomes.length > 0) logger.info('lease sweep', { outcomes });
+              })
+              .catch((err: unknown) => logger.error('lease sweep failed', { err }));
+          }, sweepMs).unref()
+        : null;
 
     // The switch to the configured model runs beside the server, throttled (docs/retrieval.md).
     const pause = interruptibleSleep();
@@ -476,6 +500,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       s3: { client, endpoint, bucket, credentials, allowOrigin: (o) => running.allowOrigin(o) },
       logger,
       async stop() {
+        if (sweep) clearInterval(sweep);
+        await sweeping;
         pause.stop();
         await switchJob;
         await queue.stop();

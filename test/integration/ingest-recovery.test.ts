@@ -57,6 +57,8 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
       embedder,
       logLevel: 'SILENT',
       ingestion: { chunking: { targetTokens: 40, overlapTokens: 0 } },
+      // Redeliveries at once: these tests are about what recovery does after them.
+      redeliveryDelaysMs: [],
       ...extra,
     });
 
@@ -237,6 +239,27 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
       // A live lease is left alone.
       expect((await row(stack, 'tenants/acme/fresh.md'))?.status).toBe('processing');
       expect(await stack.recovery.sweepExpiredLeases()).toEqual([]);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('the embedded default sweeps expired leases as it runs, not only at start', async () => {
+    const stack = await start({ reconcile: false, leaseSweepMs: 100 });
+    try {
+      await put(stack, 'tenants/acme/stranded.md', TEXT('stranded'));
+      await stack.queue.idle();
+      // A failure the database could not record leaves the document processing.
+      await stack.db.query(
+        `UPDATE documents SET status = 'processing', lease_renewed_at = now() - interval '1 hour'
+          WHERE source_uri = $1`,
+        [`s3://${stack.s3.bucket}/tenants/acme/stranded.md`],
+      );
+      const started = Date.now();
+      while ((await row(stack, 'tenants/acme/stranded.md'))?.status !== 'indexed') {
+        if (Date.now() - started > 20_000) throw new Error('the sweep never ran');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     } finally {
       await stack.stop();
     }
