@@ -353,8 +353,30 @@ function forwardedUrl(url: string): string {
   return url.slice(0, queryAt) + (kept.length ? `?${kept.join('&')}` : '');
 }
 
+/**
+ * Runs the requests on one object one after the other. s3rver writes an object's file in place,
+ * so two writes at once interleave their bytes and a read during a write sees part of it; S3
+ * stores each write whole and serves the last one. Requests on other objects run as they come.
+ */
+function oneAtATimePerObject(): <T>(url: string, run: () => Promise<T>) => Promise<T> {
+  const tails = new Map<string, Promise<unknown>>();
+  return async (url, run) => {
+    const object = url.split('?')[0] ?? '';
+    const before = tails.get(object) ?? Promise.resolve();
+    const result = before.then(run, run);
+    const tail = result.catch(() => undefined);
+    tails.set(object, tail);
+    try {
+      return await result;
+    } finally {
+      if (tails.get(object) === tail) tails.delete(object);
+    }
+  };
+}
+
 export async function startS3Gate(options: S3GateOptions): Promise<S3Gate> {
   const origins = new Set(options.corsOrigins ?? []);
+  const inTurn = oneAtATimePerObject();
   // s3rver listens on a socket in a folder only this user can open, never on a TCP port.
   const socketDir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-s3-'));
   const socketPath =
@@ -426,25 +448,29 @@ export async function startS3Gate(options: S3GateOptions): Promise<S3Gate> {
         }
       }
       headers['content-length'] = String(body.length);
-      await new Promise<void>((resolve, reject) => {
-        const upstream = http.request(
-          { socketPath, method: req.method, path: forwardedUrl(req.url ?? '/'), headers },
-          (answer) => {
-            const out: http.OutgoingHttpHeaders = { ...cors };
-            for (const [name, value] of Object.entries(answer.headers)) {
-              if (!DROPPED_RESPONSE_HEADERS.has(name) && !name.startsWith('access-control-')) {
-                out[name] = value;
-              }
-            }
-            res.writeHead(answer.statusCode ?? 502, out);
-            answer.pipe(res);
-            answer.on('end', resolve);
-            answer.on('error', reject);
-          },
-        );
-        upstream.on('error', reject);
-        upstream.end(body);
-      });
+      await inTurn(
+        req.url ?? '/',
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const upstream = http.request(
+              { socketPath, method: req.method, path: forwardedUrl(req.url ?? '/'), headers },
+              (answer) => {
+                const out: http.OutgoingHttpHeaders = { ...cors };
+                for (const [name, value] of Object.entries(answer.headers)) {
+                  if (!DROPPED_RESPONSE_HEADERS.has(name) && !name.startsWith('access-control-')) {
+                    out[name] = value;
+                  }
+                }
+                res.writeHead(answer.statusCode ?? 502, out);
+                answer.pipe(res);
+                answer.on('end', resolve);
+                answer.on('error', reject);
+              },
+            );
+            upstream.on('error', reject);
+            upstream.end(body);
+          }),
+      );
     } catch (err) {
       if (res.headersSent) {
         res.destroy();

@@ -58,6 +58,23 @@ describe('the S3 emulator gate', () => {
     expect(rows).toEqual([{ status: 'indexed' }]);
   });
 
+  it('writes to one key at once leave one of the bodies whole, as S3 does', async () => {
+    // s3rver writes an object's file in place: two writes at once interleaved into one object.
+    for (let round = 0; round < 10; round++) {
+      const key = `scratch/race-${round}.txt`;
+      const bodies = ['A', 'B', 'C'].map((c, i) => c.repeat(200_000 + i * 70_000));
+      await Promise.all(
+        bodies.map((Body) =>
+          stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body })),
+        ),
+      );
+      const stored = await read(key);
+      expect(bodies.includes(stored) ? 'one body' : `${stored.length} mixed bytes`).toBe(
+        'one body',
+      );
+    }
+  });
+
   it('refuses a key the emulator would store outside its folder or cannot store, and stays up', async () => {
     for (const [Key, error] of [
       ['tenants/acme/../escape.md', 'InvalidArgument'],
