@@ -21,8 +21,10 @@ const USAGE = `Usage: groundwork <command> [options]
 Commands:
   start [--no-samples]                            run the embedded default (API, S3 emulator, ingestion)
   ingest <folder> --tenant <id> [--prefix <p>]   upload a folder, wait for indexing, report
-  search "<question>" [--tenant <id>] [--mode m] ranked results with scores and snippets
-  ask "<question>" [--thread <id>]                 a cited answer with its confidence
+  search "<question>" [--tenant <id>] [--user <id>] [--mode m] [--top-k N] [--json]
+                                                  ranked results with scores and snippets
+  ask "<question>" [--tenant <id>] [--user <id>] [--thread <id>] [--profile p] [--json]
+                                                  a cited answer with its confidence
   harness "<question>" [--tenant <id>] [--profile p] [--top-k N] [--source-type t] [--json]
                                                   what an answer would be made of (chunks, context,
                                                   evidence, gate, prompt), without calling the LLM
