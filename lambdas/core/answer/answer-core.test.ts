@@ -400,6 +400,14 @@ describe('extractive answerer: the question asked', () => {
     );
   });
 
+  it('does not quote a heading that holds a colon', () => {
+    const festivals = "What's on: the festival year\n\nJazz Week runs from 14 to 21 July.";
+    const blocks = buildContext([hit('festivals', festivals, 0)], words);
+    expect(extractiveAnswer('When is the jazz festival?', blocks)).toBe(
+      'Jazz Week runs from 14 to 21 July. [1]',
+    );
+  });
+
   it('answers with a denial when no sentence affirms what is asked', () => {
     const blocks = buildContext(
       [
