@@ -1,4 +1,5 @@
 import { unwrapLines } from '../text/lines';
+import { questionCoverage } from './confidence';
 import { contentWords, isPolar, questionTerms, sentences } from './text';
 
 describe('sentences', () => {
@@ -122,6 +123,23 @@ describe('questionTerms', () => {
 });
 
 describe('contentWords', () => {
+  it('reads figures joined by dots as one number or version, as PostgreSQL does', () => {
+    expect(contentWords('Pondskip 3.0, not 2.3.0: it weighs 7.2 kg.')).toEqual([
+      'pondskip',
+      '3.0',
+      '2.3.0',
+      'weigh',
+      '7.2',
+      'kg',
+    ]);
+    // "3.0" is not in "2.3.0": a question about a version the sources never name covers less.
+    expect(
+      questionCoverage('When will Pondskip 3.0 be released?', [
+        'Pondskip 2.3.0 was released in February.',
+      ])[0],
+    ).toBeLessThan(1);
+  });
+
   it('meets a noun of action and its verb on one stem', () => {
     expect(contentWords('investigation investigations investigated investigating')).toEqual([
       'investigat',

@@ -98,9 +98,15 @@ function stem(word: string): string {
   return w;
 }
 
+/**
+ * A word: letters and figures, or figures joined by dots, which are one number or version
+ * ("7.2", "2.3.0"), as PostgreSQL's parser reads them on the search side: "3.0" is not "3" and "0".
+ */
+const WORD = /\p{N}+(?:\.\p{N}+)+|[\p{L}\p{N}]+/gu;
+
 /** Lower-cased, stemmed words without stop words. */
 export function contentWords(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOP.has(w)).map(stem);
+  return (text.toLowerCase().match(WORD) ?? []).filter((w) => !STOP.has(w)).map(stem);
 }
 
 /**
@@ -217,10 +223,7 @@ export function isNegated(text: string): boolean {
 export function affirmedWords(text: string): string[] {
   const out: string[] = [];
   let scope = 0;
-  for (const w of text
-    .toLowerCase()
-    .replace(/n't\b/g, ' nt')
-    .match(/[\p{L}\p{N}]+/gu) ?? []) {
+  for (const w of text.toLowerCase().replace(/n't\b/g, ' nt').match(WORD) ?? []) {
     if (NEGATORS.has(w)) {
       scope = NEGATION_SCOPE;
       continue;
