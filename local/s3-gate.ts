@@ -452,9 +452,22 @@ export async function startS3Gate(options: S3GateOptions): Promise<S3Gate> {
         req.url ?? '/',
         () =>
           new Promise<void>((resolve, reject) => {
+            // The object's turn ends when the emulator's answer has been read to its end. A
+            // client that goes away mid-answer stops reading it: the rest is read and dropped,
+            // so that the emulator finishes (a write is never cut short) and the turn ends.
+            let answered: http.IncomingMessage | null = null;
+            const drain = () => setImmediate(() => answered?.resume());
+            res.on('close', () => {
+              if (!res.writableFinished) drain();
+            });
             const upstream = http.request(
               { socketPath, method: req.method, path: forwardedUrl(req.url ?? '/'), headers },
               (answer) => {
+                answered = answer;
+                answer.on('end', resolve);
+                answer.on('close', resolve);
+                answer.on('error', reject);
+                if (res.destroyed) return drain();
                 const out: http.OutgoingHttpHeaders = { ...cors };
                 for (const [name, value] of Object.entries(answer.headers)) {
                   if (!DROPPED_RESPONSE_HEADERS.has(name) && !name.startsWith('access-control-')) {
@@ -463,8 +476,6 @@ export async function startS3Gate(options: S3GateOptions): Promise<S3Gate> {
                 }
                 res.writeHead(answer.statusCode ?? 502, out);
                 answer.pipe(res);
-                answer.on('end', resolve);
-                answer.on('error', reject);
               },
             );
             upstream.on('error', reject);

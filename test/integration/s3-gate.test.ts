@@ -4,6 +4,7 @@
  * enforced, the signed body hash checked, CORS for the allowed origin only; what passes reaches
  * s3rver and its events still feed ingestion.
  */
+import http from 'node:http';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createUploadBucket } from '../../lambdas/adapters/s3/upload-bucket';
@@ -74,6 +75,32 @@ describe('the S3 emulator gate', () => {
       );
     }
   });
+
+  it('a client that leaves in the middle of a read does not hold the object', async () => {
+    const key = 'scratch/large.bin';
+    const size = 16_000_000;
+    await stack.s3.client.send(
+      new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: Buffer.alloc(size, 97) }),
+    );
+    const url = await getSignedUrl(
+      stack.s3.client,
+      new GetObjectCommand({ Bucket: stack.s3.bucket, Key: key }),
+      { expiresIn: 300 },
+    );
+    await new Promise<void>((resolve) => {
+      const req = http.get(url, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', () => undefined);
+    });
+    const again = await stack.s3.client.send(
+      new GetObjectCommand({ Bucket: stack.s3.bucket, Key: key }),
+    );
+    expect((await again.Body!.transformToByteArray()).length).toBe(size);
+  }, 20_000);
 
   it('refuses a key the emulator would store outside its folder or cannot store, and stays up', async () => {
     for (const [Key, error] of [
