@@ -804,6 +804,42 @@ describe('pdf pages', () => {
     return { pdf, asked };
   };
 
+  it("reads paragraphs against the page's own line spacing: 1.5 and double spacing join lines", async () => {
+    /** One page of 12-point lines, each `downs[i]` points below the one before. */
+    const page = (lines: string[], downs: number[]): PdfPages => {
+      let y = 700;
+      const items = lines.flatMap((str, i) => {
+        y -= downs[i] ?? 0;
+        return [
+          { str, hasEOL: false, transform: [12, 0, 0, 12, 72, y], height: 12 },
+          { str: '', hasEOL: true, transform: [1, 0, 0, 1, 72, y], height: 0 },
+        ];
+      });
+      return {
+        numPages: 1,
+        getPage: () =>
+          Promise.resolve({
+            getTextContent: () => Promise.resolve({ items }),
+            cleanup: () => true,
+          }),
+      };
+    };
+    const lines = [
+      'Breakfast is served',
+      'from seven until ten.',
+      'Dinner starts',
+      'at six.',
+      'Late.',
+    ];
+    for (const pitch of [14.4, 21.6, 28.8]) {
+      // A paragraph break is half a line more than the spacing, whatever the spacing.
+      const downs = [0, pitch, pitch * 1.5, pitch, pitch];
+      await expect(pageTexts(page(lines, downs))).resolves.toEqual([
+        'Breakfast is served\nfrom seven until ten.\n\nDinner starts\nat six.\nLate.\n',
+      ]);
+    }
+  });
+
   it('reads the pages in order, one at a time, joining items as unpdf does', async () => {
     const { pdf, asked } = pagesOf(3, 4);
     await expect(pageTexts(pdf)).resolves.toEqual(['xxx\n', 'xxx\n', 'xxx\n']);
