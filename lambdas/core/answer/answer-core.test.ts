@@ -400,11 +400,12 @@ describe('extractive answerer: the question asked', () => {
     );
   });
 
-  it('does not quote a heading that holds a colon', () => {
-    const festivals = "What's on: the festival year\n\nJazz Week runs from 14 to 21 July.";
-    const blocks = buildContext([hit('festivals', festivals, 0)], words);
-    expect(extractiveAnswer('When is the jazz festival?', blocks)).toBe(
-      'Jazz Week runs from 14 to 21 July. [1]',
+  it('answers with a label line that holds a colon, which is no heading', () => {
+    const hotel =
+      'Dress code: smart casual in the restaurant\n\nCheck-out: before noon\n\nThe hotel has a spa and a pool.';
+    const blocks = buildContext([hit('hotel', hotel, 0)], words);
+    expect(extractiveAnswer('What is the dress code in the restaurant?', blocks, one)).toBe(
+      'Dress code: smart casual in the restaurant [1]',
     );
   });
 

@@ -123,7 +123,7 @@ const MAX_HEADING_WORDS = 12;
 /**
  * Whether sentence `s` of `text` is a heading ("The confidence gate and its calibration"): a
  * paragraph of one short line, followed by more text, that does not end as a sentence does and
- * holds no figure or list marker; or, directly above its paragraph, a plain-text title
+ * holds no figure, colon or list marker; or, directly above its paragraph, a plain-text title
  * (`isTitle`, which also keeps it a line of its own when lines are unwrapped). It names a subject
  * and says nothing about it, yet it matches a question about that subject better than any
  * sentence does. A label with a figure
@@ -131,7 +131,7 @@ const MAX_HEADING_WORDS = 12;
  */
 function isHeading(text: string, s: Sentence): boolean {
   const line = s.text;
-  if (line.includes('\n') || /\d/.test(line) || /[.!?;,…]["'”’)\]]*$/.test(line)) return false;
+  if (line.includes('\n') || /[\d:]/.test(line) || /[.!?;,…]["'”’)\]]*$/.test(line)) return false;
   if (/^(?:[-*+•–]|\p{L}[.)])\s/u.test(line)) return false;
   if (line.split(/\s+/).length > MAX_HEADING_WORDS) return false;
   const lead = text.slice(Math.max(0, s.start - 100), s.start);
