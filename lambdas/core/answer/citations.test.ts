@@ -47,6 +47,46 @@ describe('mapCitations', () => {
     expect(taxis?.markers).toEqual([2]);
   });
 
+  it('gives markers written before each sentence to the sentence they open', () => {
+    const refunds: ContextBlock = {
+      ...block,
+      index: 1,
+      documentId: 'refunds',
+      passages: [{ chunkIds: ['r'], start: 0, end: 30, text: 'Refunds take 14 days to arrive.' }],
+    };
+    const returns: ContextBlock = {
+      ...block,
+      index: 2,
+      documentId: 'returns',
+      passages: [
+        { chunkIds: ['s'], start: 0, end: 36, text: 'Returns are accepted within 30 days.' },
+      ],
+    };
+    const answer = '[1] Refunds take 14 days to arrive. [2] Returns are accepted within 30 days.';
+    const [r1, r2] = mapCitations(answer, [refunds, returns]);
+    expect(r1).toMatchObject({ markers: [1], sentences: [{ start: 0, end: 31 }] });
+    expect(r2).toMatchObject({ markers: [2], sentences: [{ start: 0, end: 36 }] });
+  });
+
+  it('starts the snippet at the first sentence that supports a claim citing the source', () => {
+    const policy: ContextBlock = {
+      ...block,
+      passages: [
+        {
+          chunkIds: ['p'],
+          start: 0,
+          end: 51,
+          text: 'Intro text here. Refunds take 14 days to arrive.',
+        },
+      ],
+    };
+    // The first claim citing it is supported by none of its sentences, the second is.
+    const answer =
+      'See the policy for everything about money [1]. Refunds take 14 days to arrive [1].';
+    const [citation] = mapCitations(answer, [policy]);
+    expect(storedCitation(citation!, 16).snippet).toBe('Refunds take 14 ');
+  });
+
   it('supports a quoted sentence by itself, and starts the snippet there', () => {
     const card: ContextBlock = {
       ...block,

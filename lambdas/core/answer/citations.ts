@@ -15,8 +15,8 @@ export interface Citation {
   readonly block: ContextBlock;
   /** Offsets into the source's extracted text of the supporting sentences. */
   readonly sentences: { start: number; end: number }[];
-  /** Where its snippet starts: the sentence that best supports the first claim citing it. */
-  readonly lead?: { start: number; end: number };
+  /** Where its snippet starts: the sentence that best supports the first claim it supports. */
+  lead?: { start: number; end: number };
   /** The numbers in the answer's text that cite this source, in order of first mention. */
   readonly markers: number[];
 }
@@ -73,7 +73,10 @@ function claims(answer: string): { claim: string; markers: string }[] {
   const out: { claim: string; markers: string }[] = [];
   for (const s of sentences(answer)) {
     const previous = out[out.length - 1];
-    const lead = previous ? (LEADING_MARKERS.exec(s.text)?.[0] ?? '') : '';
+    // Markers that open a sentence cite the one before only when it has none of its own: in
+    // "[1] Refunds take 14 days. [2] Returns ..." each opens the sentence it cites.
+    const orphan = previous !== undefined && citedIndexes(previous.markers).length === 0;
+    const lead = orphan ? (LEADING_MARKERS.exec(s.text)?.[0] ?? '') : '';
     if (previous) previous.markers += lead;
     const rest = s.text.slice(lead.length);
     if (contentWords(rest.replace(MARKER, '')).length === 0) {
@@ -98,6 +101,7 @@ export function mapCitations(answer: string, blocks: readonly ContextBlock[]): C
       const found = supportingSentences(block, claim);
       if (existing) {
         if (!existing.markers.includes(n)) existing.markers.push(n);
+        existing.lead ??= found[0];
         for (const f of found)
           if (!existing.sentences.some((e) => e.start === f.start)) existing.sentences.push(f);
       } else {
