@@ -78,6 +78,40 @@ describe('the local ingest queue', () => {
     await queue.stop();
   });
 
+  it('sets no timer for a batch that fails while it stops, and releases idle() at stop', async () => {
+    const releases: (() => void)[] = [];
+    let calls = 0;
+    const queue = createIngestQueue(
+      (event) => {
+        calls += 1;
+        // Each attempt fails once stop() has begun, as in a database outage.
+        return new Promise<SQSBatchResponse>((resolve) => {
+          releases.push(() =>
+            resolve({
+              batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })),
+            }),
+          );
+        });
+      },
+      { redeliveryDelaysMs: [5_000] },
+    );
+    queue.push({ name: 'a' });
+    queue.push({ name: 'b' });
+    const waiting = queue.idle();
+    const stopping = queue.stop();
+    for (const release of releases) release();
+    await stopping;
+    // No redelivery is waiting: nothing is in flight, and idle() is released at once.
+    expect(queue.stats()).toEqual({ pending: 0, inFlight: 0, deadLetters: 0 });
+    const released = await Promise.race([
+      waiting.then(() => 'released'),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 200)),
+    ]);
+    expect(released).toBe('released');
+    await queue.idle();
+    expect(calls).toBe(2);
+  });
+
   it('attempts again at once without delays, and stop() drops a waiting message', async () => {
     const immediate = flakyHandler({ a: 1 });
     const queue = createIngestQueue(immediate.handler);

@@ -13,7 +13,7 @@ type IngestHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResp
 export interface IngestQueue {
   /** Enqueues one S3 event notification (the JSON body an SQS message would carry). */
   push(notification: unknown): void;
-  /** Resolves when every message has been processed (or has exhausted its retries). */
+  /** Resolves when every message has been processed (or has exhausted its retries), or at stop(). */
   idle(): Promise<void>;
   /** Messages that failed every attempt (what a dead-letter queue would hold). */
   readonly deadLetters: readonly SQSRecord[];
@@ -75,11 +75,12 @@ export function createIngestQueue(
   const timers = new Set<NodeJS.Timeout>();
   /** Runs `then` after `ms`; idle() waits for it, the batches running do not count it. */
   const later = (ms: number, then: () => void) => {
+    if (stopped) return;
     const timer = setTimeout(() => {
       timers.delete(timer);
       then();
       settleIfIdle();
-    }, ms);
+    }, ms).unref();
     timers.add(timer);
   };
   const batchSize = options.batchSize ?? 4;
@@ -143,6 +144,8 @@ export function createIngestQueue(
     if (receives >= maxReceives) return deadLetter(receivedBy(item));
     const ms = delayAfter(receives);
     if (ms === 0) return void pending.push({ record: item.record, receives });
+    // A stopped queue drops it, as it drops what is pending: the next start announces it again.
+    if (stopped) return;
     hidden += 1;
     later(ms, () => {
       hidden -= 1;
@@ -204,6 +207,7 @@ export function createIngestQueue(
       pump();
     },
     idle() {
+      if (stopped) return Promise.resolve();
       return new Promise((resolve) => {
         waiters.push(resolve);
         settleIfIdle();
@@ -224,6 +228,10 @@ export function createIngestQueue(
         const check = () => (running === 0 ? resolve() : setTimeout(check, 20));
         check();
       });
+      // Nothing more will run: whoever waits for the queue to drain is released.
+      const w = waiters;
+      waiters = [];
+      w.forEach((resolve) => resolve());
     },
   };
 }

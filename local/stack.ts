@@ -449,18 +449,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // `processing` that could not be recorded (the database down) is processed again once its
     // lease runs out, without waiting for the next start.
     const sweepMs = options.leaseSweepMs ?? (options.dataDir !== undefined ? LEASE_SWEEP_MS : 0);
+    // One sweep at a time: the next is timed from the end of the last, which may run long.
     let sweeping: Promise<void> = Promise.resolve();
-    const sweep =
-      sweepMs > 0
-        ? setInterval(() => {
-            sweeping = recovery
-              .sweepExpiredLeases()
-              .then((outcomes) => {
-                if (outcomes.length > 0) logger.info('lease sweep', { outcomes });
-              })
-              .catch((err: unknown) => logger.error('lease sweep failed', { err }));
-          }, sweepMs).unref()
-        : null;
+    let sweepTimer: NodeJS.Timeout | null = null;
+    let sweepStopped = false;
+    const scheduleSweep = () => {
+      if (sweepMs <= 0 || sweepStopped) return;
+      sweepTimer = setTimeout(() => {
+        sweeping = recovery
+          .sweepExpiredLeases()
+          .then((outcomes) => {
+            if (outcomes.length > 0) logger.info('lease sweep', { outcomes });
+          })
+          .catch((err: unknown) => logger.error('lease sweep failed', { err }))
+          .finally(scheduleSweep);
+      }, sweepMs).unref();
+    };
+    scheduleSweep();
 
     // The switch to the configured model runs beside the server, throttled (docs/retrieval.md).
     const pause = interruptibleSleep();
@@ -500,7 +505,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       s3: { client, endpoint, bucket, credentials, allowOrigin: (o) => running.allowOrigin(o) },
       logger,
       async stop() {
-        if (sweep) clearInterval(sweep);
+        sweepStopped = true;
+        if (sweepTimer) clearTimeout(sweepTimer);
         await sweeping;
         pause.stop();
         await switchJob;

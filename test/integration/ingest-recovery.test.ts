@@ -265,6 +265,28 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
     }
   });
 
+  it('runs one sweep at a time, and stop() waits for the one running', async () => {
+    const stack = await start({ reconcile: false, leaseSweepMs: 50 });
+    let calls = 0;
+    let active = 0;
+    let most = 0;
+    // The first sweep runs long (it has documents to process), the others are quick.
+    stack.recovery.sweepExpiredLeases = async () => {
+      calls += 1;
+      active += 1;
+      most = Math.max(most, active);
+      await new Promise((resolve) => setTimeout(resolve, calls === 1 ? 600 : 5));
+      active -= 1;
+      return [];
+    };
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await stack.stop();
+    expect(active).toBe(0);
+    const after = calls;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect({ most, more: calls - after }).toEqual({ most: 1, more: 0 });
+  });
+
   it('a message that exhausts its receives marks its document failed with the reason', async () => {
     const stack = await start({ reconcile: false });
     try {
