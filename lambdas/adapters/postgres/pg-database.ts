@@ -107,7 +107,8 @@ export function createPgDatabase(config: PoolConfig, options: DatabaseOptions = 
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      broken = isConnectionFailure(err) || isConnectionFailure((err as { cause?: unknown }).cause);
+      broken ||=
+        isConnectionFailure(err) || isConnectionFailure((err as { cause?: unknown }).cause);
       await client.query('ROLLBACK').catch(() => undefined);
       throw translate(err);
     } finally {
