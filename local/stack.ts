@@ -95,6 +95,8 @@ import { localS3Credentials, startS3Gate, type S3Credentials, type S3Gate } from
 
 /** How often the embedded default sweeps expired processing leases, as AWS does. */
 const LEASE_SWEEP_MS = 5 * 60_000;
+/** How long a failed ingest message waits before its second and third attempts (SQS hides it). */
+const REDELIVERY_DELAYS_MS = [2_000, 8_000];
 
 export interface LocalStackOptions {
   /** Folder for all local data; undefined keeps the database in memory (tests). */
@@ -433,7 +435,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       batchSize: 4,
       concurrency: 4,
       redeliveryDelaysMs:
-        options.redeliveryDelaysMs ?? (options.dataDir !== undefined ? [2_000, 8_000] : []),
+        options.redeliveryDelaysMs ?? (options.dataDir !== undefined ? REDELIVERY_DELAYS_MS : []),
     });
     s3rver.on('event', (event: { Records: { s3: { object: { key: string } } }[] }) => {
       for (const r of event.Records) r.s3.object.key = encodeS3EventKey(r.s3.object.key);
