@@ -129,6 +129,11 @@ describe('input PostgreSQL cannot store or the server cannot afford', () => {
       'filters.date_from: years start at 0001',
     ],
     [
+      'a UTC offset past 15:59 (PostgreSQL refuses it)',
+      { query_text: 'q', filters: { date_to: '2020-01-01T00:00:00+23:59' } },
+      'filters.date_to: UTC offsets are at most 15:59 hours',
+    ],
+    [
       'a filter nested 1,000 deep',
       { query_text: 'q', filters: { metadata: nested(1000) } },
       'filters.metadata.andAll.0.andAll',

@@ -4,6 +4,7 @@
  * field the seed does not name is a 422 naming it, since a client written against the seed sends
  * none.
  */
+import { isoInstantSchema } from '../core/retrieval/filters';
 import * as z from '../core/zod';
 
 /** The seed's five capabilities, each a built-in profile of the `lexybrain` family (0017). */
@@ -22,12 +23,6 @@ export const LEXYBRAIN_PROFILE_FAMILY = 'lexybrain';
 const LEXYBRAIN_SOURCE_TYPES = ['keyword', 'listing', 'alert', 'doc'] as const;
 export type LexyBrainSourceType = (typeof LEXYBRAIN_SOURCE_TYPES)[number];
 
-/** An ISO 8601 date-time with an offset, or a plain date, from year 0001 on. */
-const isoInstant = () =>
-  z
-    .union([z.iso.datetime({ offset: true }), z.iso.date()])
-    .check(z.refine((v: string) => !v.startsWith('0000'), 'years start at 0001'));
-
 /** Ids of sources (documents), as `sources[].id` and `references` return them. */
 const sourceIds = (max: number) => z.array(z.uuid()).check(z.maxLength(max));
 
@@ -41,7 +36,7 @@ const contextSchema = z.strictObject({
     z.array(z.string().check(z.trim(), z.minLength(1), z.maxLength(64))).check(z.maxLength(20)),
   ),
   timeRange: z.optional(
-    z.strictObject({ from: isoInstant(), to: isoInstant() }).check(
+    z.strictObject({ from: isoInstantSchema(), to: isoInstantSchema() }).check(
       z.refine((r: { from: string; to: string }) => Date.parse(r.from) < Date.parse(r.to), {
         message: '`from` must be before `to`',
         path: ['from'],

@@ -649,6 +649,14 @@ describe.each(ENGINES)('POST /api/lexybrain/rag on %s', (engine) => {
       },
     ],
     [
+      // PostgreSQL refuses offsets past 15:59: answered as the caller's error, not degraded.
+      'a timeRange offset past 15:59',
+      {
+        message: 'how long do refunds take',
+        context: { timeRange: { from: '2020-01-01T00:00:00+23:59', to: '2030-01-01T00:00:00Z' } },
+      },
+    ],
+    [
       'a shopUrl that is not a URL',
       { message: 'hello there you', context: { shopUrl: 'my shop' } },
     ],

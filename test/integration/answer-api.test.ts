@@ -259,6 +259,40 @@ describe('POST /api/rag/answer through the local server', () => {
     expect(JSON.stringify(list.body)).not.toContain(mine.body.thread_id);
   });
 
+  it('writes nothing for a request it refuses: no thread, no question in the thread named', async () => {
+    fake.setAnswer({ text: 'Refunds took fourteen days [1].' });
+    const dave = api.issuer.issueToken({ sub: 'dave', tenantId: 'acme' });
+    const first = await post('/api/rag/answer', { query_text: 'How long do refunds take?' }, dave);
+    expect(first.status).toBe(200);
+    const refused = [
+      { body: { profile: 'nosuch' }, status: 400, names: 'profile' },
+      { body: { filters: { org_id: 'evil' } }, status: 403, names: 'filters.org_id' },
+      // PostgreSQL refuses offsets past 15:59: the caller's value, named, not a failed retrieval.
+      {
+        body: { filters: { date_from: '2020-01-01T00:00:00+23:59' } },
+        status: 400,
+        names: 'filters.date_from',
+      },
+    ];
+    for (const { body, status, names } of refused) {
+      for (const thread of [{}, { thread_id: first.body.thread_id }]) {
+        const res = await post(
+          '/api/rag/answer',
+          { query_text: 'refund please', ...thread, ...body },
+          dave,
+        );
+        expect({ status: res.status, message: res.body.error?.message }).toEqual({
+          status,
+          message: expect.stringContaining(names),
+        });
+      }
+    }
+    const threads = (await get('/api/threads', dave)).body.threads as { thread_id: string }[];
+    expect(threads.map((t) => t.thread_id)).toEqual([first.body.thread_id]);
+    const thread = await get(`/api/threads/${first.body.thread_id}`, dave);
+    expect((thread.body.messages as unknown[]).length).toBe(2);
+  });
+
   it('records one feedback per user and message, updatable, owner only', async () => {
     fake.setAnswer({ text: 'Standard shipping takes five business days [1].' });
     const a = await post('/api/rag/answer', {

@@ -317,6 +317,10 @@ export function createAnswerPipeline(answerDeps: AnswerDeps): AnswerPipeline {
       const started = performance.now();
       const timeline = createTimeline(request.debug);
       const question = request.queryText.trim();
+      // A request refused (an unknown profile, another tenant's org_id, a source type a strict
+      // policy does not serve) writes nothing: no thread, no question.
+      const profile = await profileFor(deps.prompts, identity.tenantId, question, request);
+      await deps.search.admit(identity, request.filters);
       const thread = await openThread(deps, timeline, identity, request, question);
       const history = await threadHistory(deps, identity, request, thread.id);
       const intent = classifyIntent(question, request.greetings ?? true);
@@ -328,7 +332,6 @@ export function createAnswerPipeline(answerDeps: AnswerDeps): AnswerPipeline {
         question,
         intent.kind === 'question',
       );
-      const profile = await profileFor(deps.prompts, identity.tenantId, question, request);
       const outcome =
         intent.kind === 'conversational'
           ? converse(question, hooks)

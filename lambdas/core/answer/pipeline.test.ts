@@ -92,6 +92,7 @@ function memorySearch(docs: readonly Doc[], down: Error | null) {
     embedder: memoryEmbedder(false),
     search: (identity, request) => searchWithEmbedding(identity, request, []),
     searchWithEmbedding,
+    admit: async () => undefined,
   };
   return { search, requests };
 }

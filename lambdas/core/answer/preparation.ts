@@ -5,7 +5,7 @@
  * is stored, and the LLM is called only to rewrite a follow-up. `Answering.prepare` runs it on
  * its own (the test harness), `Answering.answer` generates from it.
  */
-import { AppError, ForbiddenError, UnavailableError, ValidationError } from '../errors';
+import { AppError, UnavailableError } from '../errors';
 import type { Embedder, TokenCounter } from '../ports';
 import type { SearchFilters } from '../retrieval/filters';
 import type { SearchRequest } from '../retrieval/search';
@@ -106,11 +106,12 @@ async function queryEmbedding(
 
 /**
  * Errors of the caller's request rather than of retrieval, thrown whatever the route's
- * retrieval-failure policy: a ValidationError, and a ForbiddenError (403: another tenant's
- * `org_id`, a source type the tenant's strict policy does not allow).
+ * retrieval-failure policy: any 4xx, such as a ValidationError, a ForbiddenError (403: another
+ * tenant's `org_id`, a source type the tenant's strict policy does not allow) or a value the
+ * database refused as data (SQLSTATE class 22, `classifyStoreError`).
  */
 function refusesRequest(err: unknown): boolean {
-  return err instanceof ValidationError || err instanceof ForbiddenError;
+  return err instanceof AppError && err.status < 500;
 }
 
 /** The request's filters with the profile's recency window, unless the request sets its own start. */

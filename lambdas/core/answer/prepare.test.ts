@@ -133,6 +133,7 @@ function fakeSearch(result: (request: SearchRequest) => Promise<SearchResult>) {
       requests.push(request);
       return result(request);
     },
+    admit: async () => undefined,
   };
   return { search, requests };
 }

@@ -112,21 +112,30 @@ const oneOrMany = z.pipe(
   z.union([shortString(), z.array(shortString()).check(z.minLength(1), z.maxLength(50))]),
   z.transform((v: string | string[]) => (Array.isArray(v) ? v : [v])),
 );
+/** A UTC offset at the end of a date-time, as `+hh:mm` or `-hh:mm`. */
+const OFFSET = /[+-](\d{2}):\d{2}$/;
+
 /**
- * An ISO 8601 date-time with an offset, or a plain date, from year 0001 on: PostgreSQL has no
- * year 0 (it would refuse `0000-01-01` as out of range).
+ * An ISO 8601 date-time with an offset, or a plain date, that PostgreSQL can store: from year
+ * 0001 on (it has no year 0 and would refuse `0000-01-01` as out of range), with an offset of at
+ * most 15:59 hours (it refuses `+16:00` and beyond). A value it would refuse is the caller's 422
+ * naming the field, not a failed retrieval.
  */
-const isoDateOrDateTime = () =>
-  z
-    .union([z.iso.datetime({ offset: true }), z.iso.date()])
-    .check(z.refine((v: string) => !v.startsWith('0000'), 'years start at 0001'));
+export const isoInstantSchema = () =>
+  z.union([z.iso.datetime({ offset: true }), z.iso.date()]).check(
+    z.refine((v: string) => !v.startsWith('0000'), 'years start at 0001'),
+    z.refine(
+      (v: string) => Number(OFFSET.exec(v)?.[1] ?? 0) <= 15,
+      'UTC offsets are at most 15:59 hours',
+    ),
+  );
 
 export const searchFiltersSchema = z.strictObject({
   source_type: z.optional(oneOrMany),
   lang: z.optional(oneOrMany),
   org_id: z.optional(shortString()),
-  date_from: z.optional(isoDateOrDateTime()),
-  date_to: z.optional(isoDateOrDateTime()),
+  date_from: z.optional(isoInstantSchema()),
+  date_to: z.optional(isoInstantSchema()),
   document_ids: z.optional(z.array(z.uuid()).check(z.minLength(1), z.maxLength(100))),
   metadata: z.optional(metadataFilterSchema),
 });

@@ -102,8 +102,21 @@ export interface Search {
     request: SearchRequest,
     embedding: readonly number[],
   ): Promise<SearchResult>;
+  /**
+   * Refuses, before anything is written, filters that retrieval would refuse: another tenant's
+   * `org_id`, a source type outside the tenant's strict policy (each a 403). A store that cannot be
+   * reached is left to the retrieval, where the route's failure policy applies.
+   */
+  admit(identity: { tenantId: string; userId: string }, filters: SearchFilters): Promise<void>;
   readonly settings: SearchSettings;
   readonly embedder: Embedder;
+}
+
+/** 403 when the filters name a tenant (`org_id`) other than the caller's. */
+function assertOwnTenant(identity: { tenantId: string }, filters: SearchFilters): void {
+  if (filters.org_id !== undefined && filters.org_id !== identity.tenantId) {
+    throw new ForbiddenError(`filters.org_id: you do not belong to tenant "${filters.org_id}"`);
+  }
 }
 
 export function createSearch(deps: {
@@ -123,22 +136,20 @@ export function createSearch(deps: {
   const modelFusion = (): ModelFusion =>
     settings.fusionByModel[deps.embedder.modelId] ?? { denseWeight: settings.defaultDenseWeight };
 
+  const scopeOf = (identity: { tenantId: string; userId: string }): SearchScope => ({
+    tenantId: identity.tenantId,
+    userId: identity.userId,
+    globalTenants: settings.globalTenants,
+  });
+
   async function searchWithEmbedding(
     identity: { tenantId: string; userId: string },
     request: SearchRequest,
     embedding: readonly number[],
     embedMs = 0,
   ): Promise<SearchResult> {
-    if (request.filters.org_id !== undefined && request.filters.org_id !== identity.tenantId) {
-      throw new ForbiddenError(
-        `filters.org_id: you do not belong to tenant "${request.filters.org_id}"`,
-      );
-    }
-    const scope: SearchScope = {
-      tenantId: identity.tenantId,
-      userId: identity.userId,
-      globalTenants: settings.globalTenants,
-    };
+    assertOwnTenant(identity, request.filters);
+    const scope = scopeOf(identity);
     const t0 = performance.now();
     // The pool the ordering policy chooses the final top_k from.
     const poolK = Math.max(request.topK, request.candidates ?? request.topK);
@@ -206,12 +217,22 @@ export function createSearch(deps: {
     embedder: deps.embedder,
     searchWithEmbedding: (identity, request, embedding) =>
       searchWithEmbedding(identity, request, embedding),
-    async search(identity, request) {
-      if (request.filters.org_id !== undefined && request.filters.org_id !== identity.tenantId) {
-        throw new ForbiddenError(
-          `filters.org_id: you do not belong to tenant "${request.filters.org_id}"`,
+    async admit(identity, filters) {
+      assertOwnTenant(identity, filters);
+      if (!filters.source_type?.length) return;
+      const policy = await deps.store.prepare(scopeOf(identity)).then(
+        (p) => p.policy,
+        () => null,
+      );
+      if (policy) {
+        applySourceTypePolicy(
+          { mode: policy.sourceTypeMode, allowedSourceTypes: policy.allowedSourceTypes },
+          filters.source_type,
         );
       }
+    },
+    async search(identity, request) {
+      assertOwnTenant(identity, request.filters);
       const t0 = performance.now();
       let embedding: number[];
       try {
