@@ -39,14 +39,15 @@ describe("the token's subject, which names the user in storage keys and rows", (
       expect(identityFromEvent(restEvent({ ...base, sub })).userId).toBe(sub);
   });
 
-  it('refuses with 401 a subject holding "/" (a storage key segment of another user), a control character or an unpaired surrogate, over 256 characters, or "." or ".."', () => {
+  it('refuses with 401 a subject holding "/" (a storage key segment of another user), a control character or an unpaired surrogate, over 200 bytes in UTF-8 (a storage key segment), or "." or ".."', () => {
     for (const sub of [
       'victim/x',
       '../victim',
       'a\u0000b',
       'a\nb',
       'a\ud800b',
-      'x'.repeat(257),
+      'x'.repeat(201),
+      'ü'.repeat(101),
       '.',
       '..',
     ]) {
@@ -55,7 +56,7 @@ describe("the token's subject, which names the user in storage keys and rows", (
       );
     }
     // Dots elsewhere name a user as any other character does.
-    for (const sub of ['...', '.x', 'a..b', 'j.doe']) {
+    for (const sub of ['...', '.x', 'a..b', 'j.doe', 'x'.repeat(200), 'ü'.repeat(100)]) {
       expect(identityFromEvent(restEvent({ ...base, sub })).userId).toBe(sub);
     }
   });

@@ -75,14 +75,25 @@ const KNOWN_PLANS = ['free', 'basic', 'pro', 'growth', 'admin'];
  * A subject that can name a user everywhere the user id goes: a segment of a storage key
  * (`tenants/<tenant>/users/<user>/...`, which ingestion reads the owner back from), a database
  * value and a log field. Cognito's subjects are UUIDs; another issuer's may hold `|` or `@`, but
- * never `/`, a control character (NUL included) or more than 256 characters here, and is never
- * `.` or `..`, which a storage key's path would read as its own folder or the one above.
+ * never `/` or a control character (NUL included) here, and is never `.` or `..`, which a storage
+ * key's path would read as its own folder or the one above.
  */
-const USER_ID_PATTERN = /^(?!\.{1,2}$)[^/\p{Cc}]{1,256}$/u;
+const USER_ID_PATTERN = /^(?!\.{1,2}$)[^/\p{Cc}]+$/u;
 
-/** Whether a token's subject can name a user (see USER_ID_PATTERN). */
+/**
+ * The longest subject, in UTF-8 bytes: as a key segment it stays within the 233 bytes the local
+ * S3 emulator stores in a file name, and the whole key within S3's 1,024 bytes beside a tenant
+ * and a file name (documents.ts, MAX_FILE_NAME_BYTES).
+ */
+const MAX_USER_ID_BYTES = 200;
+
+/** Whether a token's subject can name a user (see USER_ID_PATTERN and MAX_USER_ID_BYTES). */
 export function isUsableUserId(userId: string): boolean {
-  return USER_ID_PATTERN.test(userId) && isStorableText(userId);
+  return (
+    USER_ID_PATTERN.test(userId) &&
+    Buffer.byteLength(userId, 'utf8') <= MAX_USER_ID_BYTES &&
+    isStorableText(userId)
+  );
 }
 
 /** Builds the caller's identity or throws 401 (no verified token) / 403 (no usable tenant). */

@@ -26,6 +26,11 @@ export function makeSeedUploadHandler(deps: HttpHandlerDeps & { documents: Docum
     { route: 'api-upload', schema: noBody },
     async ({ identity, headers, rawBody }) => {
       const form = await parseMultipart(rawBody ?? Buffer.alloc(0), headers['content-type']);
+      // A part without a file name arrives as a text field: say what the file part lacks.
+      if (Object.hasOwn(form.fields, UPLOAD_FIELD))
+        throw new ValidationError(
+          'file: send it as a file, with a file name (curl -F "file=@name.txt")',
+        );
       const fields = parseOrThrow(uploadFieldsSchema, form.fields);
       const file = form.files.find((f) => f.field === UPLOAD_FIELD);
       const other = form.files.find((f) => f.field !== UPLOAD_FIELD);

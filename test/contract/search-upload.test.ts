@@ -410,6 +410,14 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
       400,
       'validation_error',
     );
+    // A "file" part without a file name is a text field to the form: the message says so.
+    const named = await upload(
+      '--x\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc\r\n--x--\r\n',
+      'alice',
+      'multipart/form-data; boundary=x',
+    );
+    expectError(named, 400, 'validation_error');
+    expect(named.body.error.message).toContain('file: send it as a file, with a file name');
     const two = fileForm('a.txt', 'one', 'text/plain');
     two.append('file', new Blob(['two'], { type: 'text/plain' }), 'b.txt');
     expectError(await upload(two), 400, 'validation_error');

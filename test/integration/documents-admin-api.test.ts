@@ -301,6 +301,13 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(done).toMatchObject({ status: 'indexed', visibility: 'global' });
       const hits = await call('POST', '/api/rag/search', 'mallory', { query_text: 'quokka rota' });
       expect(hits.body.results.map((r: Json) => r.source_id)).toContain(id);
+      // Every tenant reads it; who uploaded it is the publishing tenant's to know.
+      expect((await call('GET', `/api/documents/${id}`, 'publisher')).body.uploaded_by).toBe('pub');
+      const seen = await call('GET', `/api/documents/${id}`, 'mallory');
+      expect(seen.body).toMatchObject({ id, uploaded_by: null });
+      const removal = await call('DELETE', `/api/documents/${id}`, 'globexAdmin');
+      expect(removal.status).toBe(403);
+      expect(removal.body.error.message).toContain('published by another tenant');
     });
   });
 
@@ -537,6 +544,20 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(hit.text.slice(start - hit.start, end - hit.start)).toBe('The office opens at nine.');
       const bad = await call('GET', `/api/documents/${id}/passage?start=9&end=3`, 'bob');
       expect(bad.status).toBe(422);
+      // Offsets are whole numbers in decimal digits: an empty value is not 0, nor hex a number.
+      for (const query of [
+        'start=&end=10',
+        'start=0&end=0x10',
+        'start=0&end=1e1',
+        'start=%205&end=9',
+      ]) {
+        const res = await call('GET', `/api/documents/${id}/passage?${query}`, 'bob');
+        expect({ query, status: res.status, message: res.body.error.message }).toEqual({
+          query,
+          status: 422,
+          message: expect.stringContaining('a whole number in decimal digits'),
+        });
+      }
     });
   });
 

@@ -342,6 +342,14 @@ function keyOf(bucket: string, sourceUri: string): string | null {
   return sourceUri.startsWith(prefix) ? sourceUri.slice(prefix.length) : null;
 }
 
+/**
+ * A document as the caller may see it: who uploaded a document of another tenant (a global one)
+ * is that tenant's to know, not every reader's.
+ */
+function seenBy(caller: Caller, doc: DocumentView): DocumentView {
+  return doc.tenantId === caller.tenantId ? doc : { ...doc, uploadedBy: null };
+}
+
 export function createDocuments(deps: {
   catalog: DocumentCatalog;
   bucket: UploadBucket;
@@ -387,11 +395,16 @@ export function createDocuments(deps: {
       doc = await catalog.findVisible(reader(caller), id);
     }
     if (!doc) throw new NotFoundError(`No document ${id}`);
-    return doc;
+    return seenBy(caller, doc);
   }
 
   /** May the caller change (remove, retry) this document? */
   function assertMayChange(caller: Caller, doc: DocumentView): void {
+    if (doc.tenantId !== caller.tenantId) {
+      throw new ForbiddenError(
+        'This document is published by another tenant; only it can change it.',
+      );
+    }
     const allowed =
       doc.tenantId === caller.tenantId &&
       (caller.isAdmin ||
@@ -427,7 +440,7 @@ export function createDocuments(deps: {
     checkUploadScope(caller, request, settings.globalPublishers);
     if (request.sizeBytes > settings.maxUploadBytes) {
       throw new ValidationError(
-        `size_bytes: the file is ${(request.sizeBytes / 1048576).toFixed(1)} MB; the limit is ${(settings.maxUploadBytes / 1048576).toFixed(0)} MB`,
+        `size_bytes: the file is ${request.sizeBytes} bytes; the limit is ${settings.maxUploadBytes} bytes (${(settings.maxUploadBytes / 1048576).toFixed(0)} MB)`,
       );
     }
     const id = newId();
@@ -445,6 +458,13 @@ export function createDocuments(deps: {
       ...(request.language ? { language: request.language } : {}),
       visibility: request.visibility,
     };
+    // The sidecar goes first, so the object's event finds it; alone it is ignored (ingest.ts), so
+    // a store that refuses it leaves nothing behind.
+    await bucket.put(
+      key + SIDECAR_SUFFIX,
+      JSON.stringify({ metadataAttributes: attributes }),
+      'application/json',
+    );
     const document = await catalog.reserve({
       id,
       tenantId: caller.tenantId,
@@ -457,12 +477,6 @@ export function createDocuments(deps: {
       uploadedBy: caller.userId,
       metadata: request.metadata ?? {},
     });
-    // The sidecar goes first, so the object's event finds it.
-    await bucket.put(
-      key + SIDECAR_SUFFIX,
-      JSON.stringify({ metadataAttributes: attributes }),
-      'application/json',
-    );
     return { id, key, sourceUri, document };
   }
 
@@ -495,11 +509,20 @@ export function createDocuments(deps: {
         ...request,
         sizeBytes: bytes.byteLength,
       });
-      await bucket.put(key, bytes, request.contentType);
+      try {
+        await bucket.put(key, bytes, request.contentType);
+      } catch (err) {
+        // Recorded, not left queued until it expires as if the caller never sent it.
+        await catalog
+          .markFailed(id, 'The file could not be stored; upload it again.')
+          .catch(() => undefined);
+        throw err;
+      }
       return { documentId: id, document, key, sourceUri };
     },
 
-    list: (caller, filter) => catalog.list(reader(caller), filter),
+    list: async (caller, filter) =>
+      (await catalog.list(reader(caller), filter)).map((doc) => seenBy(caller, doc)),
 
     get: visible,
 
