@@ -1,14 +1,15 @@
 /** The /api/admin routes: request and response contracts (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
+import { queryInteger } from '../http/query-params';
 
 export const statsQuerySchema = z.strictObject({
   /** Activity (answers, active users, feedback) over the last N days. */
-  window_days: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(365)), 30),
+  window_days: z._default(queryInteger(1, 365), 30),
 });
 
 export const feedbackQuerySchema = z.strictObject({
   rating: z.optional(z.enum(['positive', 'negative', 'neutral'])),
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 50),
+  limit: z._default(queryInteger(1, 100), 50),
   cursor: z.optional(z.string().check(z.maxLength(512))),
 });
 

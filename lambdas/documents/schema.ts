@@ -1,5 +1,6 @@
 /** The /api/documents routes: request and response contracts (also the source of the OpenAPI document). */
 import * as z from '../core/zod';
+import { queryInteger } from '../http/query-params';
 
 const sourceType = z.string().check(z.regex(/^[a-z][a-z0-9_-]{0,31}$/));
 const attributeName = z
@@ -43,7 +44,7 @@ export const listDocumentsQuerySchema = z.strictObject({
   source_type: z.optional(sourceType),
   /** Only sources whose URI starts with this (e.g. `s3://bucket/tenants/acme/reports/`). */
   prefix: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 50),
+  limit: z._default(queryInteger(1, 100), 50),
   cursor: z.optional(z.string().check(z.maxLength(2048))),
 });
 
@@ -51,8 +52,8 @@ export const listDocumentsQuerySchema = z.strictObject({
 const MAX_OFFSET = 2_147_483_647;
 
 export const passageQuerySchema = z.strictObject({
-  start: z.coerce.number().check(z.int(), z.gte(0), z.lte(MAX_OFFSET)),
-  end: z.coerce.number().check(z.int(), z.gte(1), z.lte(MAX_OFFSET)),
+  start: queryInteger(0, MAX_OFFSET),
+  end: queryInteger(1, MAX_OFFSET),
 });
 
 const documentSchema = z.object({

@@ -46,10 +46,14 @@ function operationId(route: ApiRoute): string {
   return name.charAt(0).toLowerCase() + name.slice(1);
 }
 
-/** Query schemas are objects of (coerced) strings; each property becomes a parameter. */
-function queryParameters(schema: Json): Json[] {
+/**
+ * Query schemas are objects of strings, some read as numbers; each property becomes a parameter,
+ * described by the value it is read as (`output`: an integer with its bounds and default), and
+ * required as a client writes it (`input`: a parameter with a default may be left out).
+ */
+function queryParameters(schema: Json, input: Json): Json[] {
   const properties = (schema.properties ?? {}) as Record<string, Json>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
+  const required = new Set((input.required as string[] | undefined) ?? []);
   return Object.entries(properties).map(([name, property]) => ({
     name,
     in: 'query',
@@ -130,15 +134,12 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
       parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
     }
     if (route.query) {
-      const query = withoutKeys(
-        z.toJSONSchema(route.query, {
-          target: 'draft-2020-12',
-          io: 'input',
-          unrepresentable: 'any',
-        }),
-        ['$schema'],
-      );
-      parameters.push(...queryParameters(query));
+      const query = (io: 'input' | 'output') =>
+        withoutKeys(
+          z.toJSONSchema(route.query!, { target: 'draft-2020-12', io, unrepresentable: 'any' }),
+          ['$schema'],
+        );
+      parameters.push(...queryParameters(query('output'), query('input')));
     }
     const responseSchemaId = route.response.schema
       ? registry.get(route.response.schema)?.id

@@ -1,5 +1,6 @@
 /** POST /api/rag/answer and the thread and feedback routes: request and response contracts. */
 import * as z from '../core/zod';
+import { queryInteger } from '../http/query-params';
 import { searchFiltersSchema } from '../core/retrieval/filters';
 
 /** An integer moved into [min, max] rather than rejected when out of range. */
@@ -106,7 +107,7 @@ export const feedbackComment = (body: FeedbackRequestBody): string | null =>
   body.comment ?? body.feedback_text ?? null;
 
 export const listThreadsQuerySchema = z.strictObject({
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
+  limit: z._default(queryInteger(1, 100), 20),
   include_archived: z._default(z.enum(['true', 'false']), 'false'),
 });
 

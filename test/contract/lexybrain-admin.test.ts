@@ -321,11 +321,13 @@ describe.each(ENGINES)('seed 000 threads, feedback and admin routes on %s', (eng
         422,
         'validation_error',
       );
-      expectError(
-        await call('GET', '/api/admin/lexybrain/rag/feedback?limit=0', 'carol'),
-        422,
-        'validation_error',
-      );
+      for (const limit of ['0', '0x5', '1e1', '', '%205%20']) {
+        expectError(
+          await call('GET', `/api/admin/lexybrain/rag/feedback?limit=${limit}`, 'carol'),
+          422,
+          'validation_error',
+        );
+      }
     });
   });
 
