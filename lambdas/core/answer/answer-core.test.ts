@@ -259,6 +259,24 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it('reads a short FAQ question with the answer below it, and quotes a short sentence', () => {
+    const faq = [
+      'Shipping',
+      'Bikes ship fully assembled. Orders over $50 ship free.',
+      'Damaged in transit?',
+      'Photograph the box and the bike and email us within 48 hours of delivery.',
+      'Store hours',
+      'The Division Street store opens at 10am. Closed on Mondays.',
+    ].join('\n\n');
+    const blocks = buildContext([hit('faq', faq, 0)], words);
+    expect(extractiveAnswer('My bike arrived damaged, what should I do?', blocks, one)).toBe(
+      'Photograph the box and the bike and email us within 48 hours of delivery. [1]',
+    );
+    expect(extractiveAnswer('Which day is the store closed?', blocks, one)).toBe(
+      'Closed on Mondays. [1]',
+    );
+  });
+
   it("answers with the FAQ's answer under the question asked, keeping its bare yes or no", () => {
     const faq = [
       'Can I run several agents on one server?',

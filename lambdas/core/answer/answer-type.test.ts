@@ -11,6 +11,8 @@ describe('expected answer type', () => {
     ['Where is the warehouse?', 'place'],
     ['Can I return worn shoes?', 'rule'],
     ['Why was the launch postponed?', 'reason'],
+    ['What caused the payment failures on 14 March?', 'reason'],
+    ['What was the cause of the outage?', 'reason'],
     ['How big can the photos be?', 'measure'],
     ['How much does the machine weigh?', 'measure'],
     ['What does the warranty cover?', null],

@@ -85,7 +85,7 @@ export function expectedAnswerType(question: string): AnswerType | null {
   )
     return 'place';
   if (
-    /^why\b|\bwhy (?:is|was|were|did|does|do|has|have|had|should|must|can|will)\b|\bwhat (?:is|was) the reason\b|\bhow come\b/.test(
+    /^why\b|\bwhy (?:is|was|were|did|does|do|has|have|had|should|must|can|will)\b|\bwhat (?:is|was|were) the (?:reasons?|causes?)\b|\bwhat (?:caused|causes|led to)\b|\bhow come\b/.test(
       q,
     )
   )

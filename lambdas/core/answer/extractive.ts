@@ -45,6 +45,8 @@ const NEAR_WEIGHT = 0.5;
 const FOLLOWING = [1, 2];
 /** Added for each of the question's frame words a sentence holds (at most two). */
 const FRAME_WEIGHT = 0.03;
+/** Two words or more that end as a sentence does. */
+const SHORT_SENTENCE = /^\S+(?:\s+\S+)+[.!?]["'”’)]*$/u;
 /** A reply that answers a yes/no question by itself ("No.", "Not yet."): kept before its reason. */
 const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
 /** Score taken per rank of the sentence's source below the first. */
@@ -186,8 +188,14 @@ function scoreSentences(
           header = { text: s.text, words: new Set(contentWords(s.text)) };
           continue;
         }
-        // Headings and fragments carry no answer; a short line with a figure may ("Weight: 7.2 kg.").
-        if (s.text.length < 20 && !/\d/.test(s.text)) {
+        // Headings and fragments carry no answer; a short line with a figure may ("Weight: 7.2 kg."),
+        // and so may a short sentence ("Closed on Mondays.") or an FAQ's short question
+        // ("Damaged in transit?"), whose words the answer below it is read with.
+        if (
+          s.text.length < 20 &&
+          !/\d/.test(s.text) &&
+          (VERDICT.test(s.text) || !SHORT_SENTENCE.test(s.text))
+        ) {
           verdict = VERDICT.test(s.text) ? s.text : null;
           continue;
         }

@@ -1,6 +1,6 @@
 import { unwrapLines } from '../text/lines';
 import { questionCoverage } from './confidence';
-import { contentWords, isPolar, questionTerms, sentences } from './text';
+import { affirmedWords, contentWords, isNegated, isPolar, questionTerms, sentences } from './text';
 
 describe('sentences', () => {
   it('keeps a sentence that a hard line break wraps whole, with offsets into the original', () => {
@@ -28,6 +28,24 @@ describe('sentences', () => {
   it('still breaks before list items, headings, quotes and table rows', () => {
     const text = 'Options:\n- first\n- second\n1. third\n# Heading\n> quote\n| a | b |';
     expect(unwrapLines(text)).toBe(text);
+  });
+
+  it('keeps label lines one under the other apart, and wraps a long value', () => {
+    const text =
+      'We rent road bikes, hybrids and e-bikes.\nHybrid: $35 for a half day, $50 for\na full day\nRoad bike: $55 per day\nE-bike: $75 per day\nHelmets are included.';
+    expect(sentences(text).map((s) => s.text)).toEqual([
+      'We rent road bikes, hybrids and e-bikes.',
+      'Hybrid: $35 for a half day, $50 for\na full day',
+      'Road bike: $55 per day',
+      'E-bike: $75 per day',
+      'Helmets are included.',
+    ]);
+    // A value that ends as a clause goes on wraps onto a line that starts with a name.
+    expect(
+      sentences('Present: Sofia Martens (product owner),\nOmar Haddad (marketing).').map(
+        (s) => s.text,
+      ),
+    ).toEqual(['Present: Sofia Martens (product owner),\nOmar Haddad (marketing).']);
   });
 
   it('breaks after a table row, and keeps a row one sentence whatever full stops its cells hold', () => {
@@ -96,6 +114,13 @@ describe('sentences', () => {
 });
 
 describe('questions', () => {
+  it('reads a negation written as a contraction', () => {
+    expect(isNegated("The primary doesn't acknowledge the page")).toBe(true);
+    expect(isNegated('You can’t swap a week')).toBe(true);
+    expect(affirmedWords("The pager doesn't escalate alerts")).toEqual(['pager']);
+    expect(affirmedWords("It won't restart")).toEqual([]);
+  });
+
   it('tells yes/no questions from open ones', () => {
     expect(isPolar('Is descaling damage covered by the warranty?')).toBe(true);
     expect(isPolar('Can I fly business class?')).toBe(true);
@@ -109,6 +134,19 @@ describe('questionTerms', () => {
     expect(
       questionTerms("Who should I escalate to if I'm stuck? We've tried, you're next, we'll see"),
     ).toEqual(['escalate', 'stuck', 'tried', 'next', 'see']);
+  });
+
+  it('reads a negative contraction as its words, straight or curly: no "doesn" or "don" term', () => {
+    expect(questionTerms("What happens if the primary doesn't respond to a page?")).toEqual([
+      'primary',
+      'respond',
+      'page',
+    ]);
+    expect(questionTerms('Why won’t the app start, and why can’t I log in?')).toEqual([
+      'app',
+      'start',
+      'log',
+    ]);
   });
 
   it('leaves out indefinite pronouns, which stand for what is asked and name no subject', () => {

@@ -56,7 +56,7 @@ export function sentences(text: string): Sentence[] {
 
 const STOP = new Set(
   (
-    'a an and are as at be been but by can could did do does for from had has have how i if in into is it its ' +
+    'a am an and are as at be been but by can could did do does for from had has have how i if in into is it its ' +
     'me my of on or our she he so than that the their them then there these they this to was we were what when ' +
     'where which who whom whose why will with would you your about after also any all more most not no only other ' +
     // The tails of contractions ("it's", "don't", "I'm", "you're", "we've", "we'll").
@@ -104,9 +104,23 @@ function stem(word: string): string {
  */
 const WORD = /\p{N}+(?:\.\p{N}+)+|[\p{L}\p{N}]+/gu;
 
+/**
+ * The text with negative contractions written out ("doesn't" as "does not", "can't" as "can
+ * not", "won't" as "will not"), so that "doesn" is no term and the negation is read as one.
+ */
+function withoutContractions(text: string): string {
+  return text
+    .replace(/\b(ca)n['’]t\b/giu, '$1n not')
+    .replace(/\bwon['’]t\b/giu, 'will not')
+    .replace(/\bshan['’]t\b/giu, 'shall not')
+    .replace(/n['’]t\b/giu, ' not');
+}
+
 /** Lower-cased, stemmed words without stop words. */
 export function contentWords(text: string): string[] {
-  return (text.toLowerCase().match(WORD) ?? []).filter((w) => !STOP.has(w)).map(stem);
+  return (withoutContractions(text).toLowerCase().match(WORD) ?? [])
+    .filter((w) => !STOP.has(w))
+    .map(stem);
 }
 
 /**
@@ -115,7 +129,7 @@ export function contentWords(text: string): string[] {
  */
 const QUESTION_FRAME = new Set(
   (
-    'long much many often far soon big get take need happen mean allow allowed there kind way tell know want go like please ' +
+    'long much many often far soon big get take need happen mean allow allowed there kind way tell know want go goes like please ' +
     // Indefinite pronouns stand for the thing asked about; they name no subject.
     'something anything someone anyone somebody anybody everything everyone everybody'
   )
@@ -199,7 +213,7 @@ export function unaccentedWords(text: string): string[] {
 
 /** Words that negate what follows them ("does not cover", "no refund", "never", "except"). */
 const NEGATORS = new Set(
-  'not no never cannot nor without except excluding excludes exclude neither none nt'.split(' '),
+  'not no never cannot nor without except excluding excludes exclude neither none'.split(' '),
 );
 /** How many words after a negator it reaches. */
 const NEGATION_SCOPE = 3;
@@ -213,7 +227,11 @@ export function isPolar(question: string): boolean {
 
 /** True when the text negates something: "not", "no", "never", "n't", "except" ... */
 export function isNegated(text: string): boolean {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).some((w) => NEGATORS.has(w));
+  return (
+    withoutContractions(text)
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).some((w) => NEGATORS.has(w));
 }
 
 /**
@@ -223,7 +241,7 @@ export function isNegated(text: string): boolean {
 export function affirmedWords(text: string): string[] {
   const out: string[] = [];
   let scope = 0;
-  for (const w of text.toLowerCase().replace(/n't\b/g, ' nt').match(WORD) ?? []) {
+  for (const w of withoutContractions(text).toLowerCase().match(WORD) ?? []) {
     if (NEGATORS.has(w)) {
       scope = NEGATION_SCOPE;
       continue;
