@@ -840,6 +840,41 @@ describe('pdf pages', () => {
     }
   });
 
+  it("reads a table's rows as rows: cells apart by more than two text heights, with or without whitespace between them", async () => {
+    const at = (str: string, x: number, y: number, width: number, hasEOL = false) => ({
+      str,
+      hasEOL,
+      transform: [11, 0, 0, 11, x, y],
+      width,
+      height: str.trim() === '' ? 0 : 11,
+    });
+    const items = [
+      at('Closed on Mondays, and open', 60, 700, 140),
+      at(' ', 200, 700, 3),
+      at('late on Fridays.', 203, 700, 80, true),
+      at('Day', 60, 686, 20),
+      at(' ', 80, 686, 140),
+      at('Opening hours', 220, 686, 78, true),
+      at('Tuesday to Friday', 60, 672, 88),
+      at('11am to 7pm', 220, 672, 64, true),
+      at('Saturday', 60, 658, 44),
+      at(' ', 104, 658, 116),
+      at('10am to 5pm', 220, 658, 64),
+    ];
+    const pdf: PdfPages = {
+      numPages: 1,
+      getPage: () =>
+        Promise.resolve({
+          getTextContent: () => Promise.resolve({ items }),
+          cleanup: () => true,
+        }),
+    };
+    await expect(pageTexts(pdf)).resolves.toEqual([
+      'Closed on Mondays, and open late on Fridays.\n' +
+        '| Day | Opening hours |\n| Tuesday to Friday | 11am to 7pm |\n| Saturday | 10am to 5pm |',
+    ]);
+  });
+
   it('reads the pages in order, one at a time, joining items as unpdf does', async () => {
     const { pdf, asked } = pagesOf(3, 4);
     await expect(pageTexts(pdf)).resolves.toEqual(['xxx\n', 'xxx\n', 'xxx\n']);

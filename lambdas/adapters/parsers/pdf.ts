@@ -89,6 +89,8 @@ interface TextItem {
   /** The text matrix: [4] and [5] are x and the baseline's y (upwards). */
   readonly transform?: readonly number[];
   readonly height?: number;
+  /** How far the text advances along the line. */
+  readonly width?: number;
 }
 
 /**
@@ -100,6 +102,9 @@ const PARAGRAPH_GAP = 1.3;
 const DEFAULT_PITCH = 1.2;
 /** A line in text this much taller or shorter than the line before starts a block (a heading). */
 const SIZE_CHANGE = 0.15;
+
+/** Space wider than this many text heights between two pieces of one line separates table cells. */
+const COLUMN_GAP = 2;
 
 /** Where a line starts: its first text item's baseline and height. */
 interface LineStart {
@@ -139,16 +144,49 @@ function pageText(items: readonly object[]): string {
   const pieces: string[] = [];
   const starts: { piece: number; at: LineStart }[] = [];
   let lineStart = true;
+  // The current line: its first piece, its text's height, where its last text ends, its cells.
+  let line = { first: 0, height: 0, end: null as number | null, cells: false };
   for (const item of items as readonly TextItem[]) {
     if (item.str == null) continue;
+    const x = item.transform?.[4];
     const y = item.transform?.[5];
     const height = item.height ?? 0;
-    if (lineStart && item.str.trim() !== '' && typeof y === 'number' && height > 0) {
+    const blank = item.str.trim() === '';
+    if (lineStart && !blank && typeof y === 'number' && height > 0) {
       starts.push({ piece: pieces.length, at: { y, height } });
       lineStart = false;
     }
-    pieces.push(`${item.str}${item.hasEOL ? '\n' : ''}`);
-    if (item.hasEOL) lineStart = true;
+    if (line.end === null) line = { first: pieces.length, height, end: null, cells: false };
+    // A gap of more than COLUMN_GAP text heights between two pieces of text on one line, as
+    // whitespace or as empty space, separates the cells of a table's row.
+    const gapAfter =
+      blank && !item.hasEOL && line.height > 0 && (item.width ?? 0) > COLUMN_GAP * line.height;
+    const gapBefore =
+      !blank &&
+      line.end !== null &&
+      typeof x === 'number' &&
+      x - line.end > COLUMN_GAP * line.height;
+    if (gapBefore) pieces.push(' | ');
+    line.cells ||= gapBefore || (gapAfter && line.end !== null);
+    pieces.push(`${gapAfter && line.end !== null ? ' | ' : item.str}${item.hasEOL ? '\n' : ''}`);
+    // The gap's own whitespace counts as covered, so that the text after it opens no second cell.
+    if ((!blank || gapAfter) && typeof x === 'number') {
+      line.end = x + (item.width ?? 0);
+      line.height ||= height;
+    }
+    if (item.hasEOL) {
+      // A row reads as the parsers write one, `| cell | cell |` (../text/lines.ts).
+      if (line.cells) {
+        pieces[line.first] = `| ${pieces[line.first]}`;
+        pieces[pieces.length - 1] = `${pieces[pieces.length - 1]!.replace(/\n$/, '')} |\n`;
+      }
+      line = { first: pieces.length, height: 0, end: null, cells: false };
+      lineStart = true;
+    }
+  }
+  if (line.cells) {
+    pieces[line.first] = `| ${pieces[line.first]}`;
+    pieces.push(' |');
   }
   const pitch = linePitch(starts.map((s) => s.at));
   for (let i = 1; i < starts.length; i++) {

@@ -22,7 +22,8 @@ const ENDS_AS_PROSE =
  * - at a blank (or whitespace-only) line, and before a line that starts a list item, a heading, a
  *   quote or a table row;
  * - after a table row (a line that ends with `|`), and around an underline (`=====`);
- * - after a plain-text title ({@link isTitle}): "Returns and refunds" above "Unused items can be…".
+ * - after a plain-text title ({@link isTitle}): "Returns and refunds" above "Unused items can be…";
+ * - between two `Label: value` lines ("Hybrid: $35 a day" above "Road bike: $55 a day").
  *
  * The length is unchanged, so offsets stay valid for the original text. The text is read line by
  * line without an array of its lines, so a file of millions of short lines costs two bytes a
@@ -33,23 +34,48 @@ export function unwrapLines(text: string): string {
   let start = 0;
   // Whether the line before the current one ends a block (a blank line, an underline, none).
   let afterBlock = true;
+  // Whether the current line starts a line of the result or a sentence, and whether the line or
+  // sentence it continues opened with a label.
+  let startsLine = true;
+  let labelled = false;
   for (let br = text.indexOf('\n'); br !== -1; br = text.indexOf('\n', br + 1)) {
     const line = text.slice(start, br);
     const end = text.indexOf('\n', br + 1);
     const next = text.slice(br + 1, end === -1 ? text.length : end);
-    if (joins(line, next, afterBlock)) {
+    if (startsLine) labelled = LABEL_LINE.test(line);
+    const joined = joins(line, next, afterBlock, labelled);
+    if (joined) {
       out ??= codeUnits(text);
       out[br] = 0x20;
     }
+    startsLine = !joined || ENDS_SENTENCE.test(line);
     afterBlock = isBlank(line) || UNDERLINE.test(line);
     start = br + 1;
   }
   return out ? fromCodeUnits(out) : text;
 }
 
-/** Whether the break between `line` and `next` is inside a paragraph. */
-function joins(line: string, next: string, startsBlock: boolean): boolean {
+/**
+ * A `Label: value` line ("Road bike: $55 per day", "Owner: Priya Raman"): a short label that
+ * starts with a capital, a colon and a value.
+ */
+const LABEL_LINE = /^[^\S\n]*\p{Lu}[\p{L}\p{N}'’&/ -]{0,40}:[^\S\n]+\S/u;
+
+/** How a sentence ends, at the end of a line. */
+const ENDS_SENTENCE = /[.!?]["'”’)\]]*[^\S\n]*$/u;
+
+/**
+ * Whether the break between `line` and `next` is inside a paragraph; `labelled`: the line or
+ * sentence it continues opened with a label.
+ */
+function joins(line: string, next: string, startsBlock: boolean, labelled: boolean): boolean {
   if (isBlank(line) || isBlank(next) || STARTS_BLOCK.test(next)) return false;
+  // Label lines one under the other are a list of values, each a line of its own. A value
+  // wraps onto the next line where it ends as a clause goes on ("…, $50 for" above "a full day");
+  // otherwise a line that starts with a capital follows the list.
+  if (labelled && LABEL_LINE.test(next)) return false;
+  if (labelled && /^[^\S\n]*\p{Lu}/u.test(next) && !ENDS_AS_PROSE.test(line.trimEnd()))
+    return false;
   if (/\|[^\S\n]*$/.test(line) || UNDERLINE.test(line) || UNDERLINE.test(next)) return false;
   return !(startsBlock && isTitle(line, next));
 }
