@@ -20,6 +20,13 @@ describe('expected answer type', () => {
     expect(expectedAnswerType(question)).toBe(type);
   });
 
+  it('does not take a duration for an amount: a figure counting time is none', () => {
+    expect(holdsAnswerType('Delivery takes 2 to 3 business days.', 'amount')).toBe(false);
+    expect(holdsAnswerType('We ship within 5 days.', 'amount')).toBe(false);
+    for (const text of ['The fee is 40 per month.', 'The tour costs 25.', 'It sold 1.5 million.'])
+      expect(holdsAnswerType(text, 'amount')).toBe(true);
+  });
+
   it('recognises the kinds in text', () => {
     expect(holdsAnswerType('Refunds are issued within 14 days.', 'duration')).toBe(true);
     expect(

@@ -23,13 +23,21 @@ const MEASURE_UNIT =
   '(?:mm|cm|m|km|metres?|meters?|miles?|acres?|hectares?|inch(?:es)?|ft|feet|mg|g|kg|grams?|kilos?|kilograms?|tonnes?|tons?|lbs?|pounds?|ml|cl|l|litres?|liters?|bar|psi|w|kw|watts?|v|volts?|amps?|hz|kb|mb|gb|tb|kbps|mbps|gbps|km/h|mph|°c|°f|degrees?|%|percent|px|pixels?|dpi)';
 const WEEKDAY = '(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)';
 
+/**
+ * A figure on its own, unless it counts time: "2 to 3 business days" is a duration, not an amount
+ * ("40 per month" still is one).
+ */
+const BARE_FIGURE = `\\b\\d[\\d,.]*\\b(?![\\s-]+(?:(?:to|or|and)[\\s-]+\\d[\\d,.]*[\\s-]+)?(?:(?!per\\b|an?\\b|each\\b)\\w+[\\s-]+)?${UNIT}s?\\b)`;
+
 const DETECT: Readonly<Record<AnswerType, RegExp>> = {
   duration: new RegExp(
     `\\b(?<!\\bevery[\\s-]+)${NUMBER_WORD}(?:[\\s-]+(?:to|or|and)[\\s-]+${NUMBER_WORD})?[\\s-]+(?:\\w+[\\s-]+)?${UNIT}s?\\b|\\b(?:instantly|immediately|same day|overnight|weekly|monthly|annually|daily)\\b`,
     'i',
   ),
-  amount:
-    /[$€£¥]\s?\d|\b\d[\d,.]*\s?(?:%|percent|per cent|eur|euros?|usd|dollars?|gbp|pounds?|cents?|kg|g|ml|l|litres?|liters?|bar|w|watts?|v|mm|cm|m|km|°c)\b|\b(?:free|no charge|at cost)\b|\b\d[\d,.]*\b/i,
+  amount: new RegExp(
+    `[$€£¥]\\s?\\d|\\b\\d[\\d,.]*\\s?(?:%|percent|per cent|eur|euros?|usd|dollars?|gbp|pounds?|cents?|kg|g|ml|l|litres?|liters?|bar|w|watts?|v|mm|cm|m|km|°c)\\b|\\b(?:free|no charge|at cost)\\b|${BARE_FIGURE}`,
+    'i',
+  ),
   number: new RegExp(`\\b${COUNT}\\b`, 'i'),
   measure: new RegExp(`\\b\\d[\\d,.]*\\s?${MEASURE_UNIT}\\b`, 'i'),
   date: new RegExp(
