@@ -28,6 +28,7 @@ import {
   type EmbedderSpec,
 } from '../lambdas/adapters/embeddings/embedder-spec';
 import { createLiveEmbedder } from '../lambdas/core/embedding/live-embedder';
+import { resolveCalibration } from '../lambdas/core/answer/calibrations';
 import { answeringPerLiveModel } from '../lambdas/core/embedding/per-live-model';
 import type { ModelRecord } from '../lambdas/core/embedding/models';
 import {
@@ -382,7 +383,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const tokens = createTokenCounter();
     const conversations = createConversationRepository(db);
-    // After a model switch, the gate's calibration follows the new model.
+    // Settings that make the model's calibration invalid (a medium above high) stop the start,
+    // rather than failing every answer; after a model switch the calibration follows the new model.
+    resolveCalibration(
+      embedder.modelId,
+      options.answer?.calibrationOverrides,
+      options.answer?.calibrationByModel,
+    );
     const answering = answeringPerLiveModel(embedder, () =>
       createAnswering({
         search,

@@ -1,0 +1,33 @@
+/**
+ * What the embedded default refuses at start rather than on every request: settings that make the
+ * embedding model's confidence calibration invalid.
+ */
+import { ConfigError } from '../../lambdas/core/errors';
+import { startLocalStack } from '../../local/stack';
+import { createHashEmbedder } from '../support/hash-embedder';
+
+describe('starting the embedded default', () => {
+  it('refuses confidence overrides that put medium above high, naming both', async () => {
+    const outcome = await startLocalStack({
+      embedder: createHashEmbedder(),
+      logLevel: 'SILENT',
+      answer: { calibrationOverrides: { medium: 0.5, high: 0.3 } },
+    }).then(
+      async (stack) => (await stack.stop(), 'started'),
+      (err: unknown) => err,
+    );
+    expect(outcome).toBeInstanceOf(ConfigError);
+    expect((outcome as Error).message).toContain(
+      'confidence: medium (0.5) must not exceed high (0.3)',
+    );
+  });
+
+  it('starts with overrides that keep medium at or below high', async () => {
+    const stack = await startLocalStack({
+      embedder: createHashEmbedder(),
+      logLevel: 'SILENT',
+      answer: { calibrationOverrides: { medium: 0.3, high: 0.3 } },
+    });
+    await stack.stop();
+  });
+});
