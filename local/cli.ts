@@ -30,11 +30,12 @@ Commands:
                                                   evidence, gate, prompt), without calling the LLM
   token --user <id> --tenant <id> [--plan p] [--admin]
                                                   print a development token (only the token)
-  eval <dataset-dir> [--mode m]... [--sample N] [--json]
+  eval <dataset-dir> [--mode m]... [--sample N] [--top-k N] [--candidates N] [--dense-weight w]...
+       [--chunk-tokens N] [--overlap-tokens N] [--embed-window N] [--json]
                                                   retrieval quality on a BEIR dataset
   calibrate <squad-dir> [--sample N] [--natural <dir>] [--json]
                                                   fit the confidence gate for the embedding model
-  eval-answers <squad-dir> [--sample N] [--seed N] [--json]
+  eval-answers <squad-dir> [--sample N] [--seed N] [--sentences N] [--json]
                                                   extractive gold-span rate and /api/rag/answer latency
   reembed                                         switch the index to the configured embedding model in the foreground
   training consent --tenant <id> [--user <id>] on|off

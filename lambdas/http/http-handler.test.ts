@@ -97,7 +97,8 @@ describe('the metadata filter depth of /api/rag/search and /api/rag/answer', () 
     expect(parseOrThrow(schema, body(5)).filters.metadata).toEqual(nested(5));
     expect(thrownBy(() => parseOrThrow(schema, body(6)))).toMatchObject({
       status: 422,
-      message: 'filters.metadata: metadata filters nest at most 5 levels deep',
+      message:
+        'filters.metadata: metadata filters are at most 5 levels deep, comparisons included (andAll / orAll nest at most 4 levels)',
     });
   });
 });
@@ -141,7 +142,7 @@ describe('input PostgreSQL cannot store or the server cannot afford', () => {
     [
       'a filter nested 12 deep (under the JSON depth cap)',
       { query_text: 'q', filters: { metadata: nested(12) } },
-      'filters.metadata: metadata filters nest at most 5 levels deep',
+      'filters.metadata: metadata filters are at most 5 levels deep, comparisons included (andAll / orAll nest at most 4 levels)',
     ],
     [
       'a filter of 101 operators',

@@ -99,7 +99,7 @@ export function buildOpenApi(routes: readonly ApiRoute[] = API_ROUTES): Json {
     schemas[id] = withoutKeys(chosen as Json, ['$schema', '$id']);
   }
   schemas.MetadataFilter = {
-    description: `One operator per object. \`andAll\` and \`orAll\` nest at most ${MAX_FILTER_DEPTH} levels deep, and a filter holds at most ${MAX_FILTER_CONDITIONS} operators in all (422 otherwise).`,
+    description: `One operator per object. A filter is at most ${MAX_FILTER_DEPTH} levels deep, its comparisons included (\`andAll\` and \`orAll\` nest at most ${MAX_FILTER_DEPTH - 1} levels around a comparison), and a filter holds at most ${MAX_FILTER_CONDITIONS} operators in all (422 otherwise).`,
     ...schemas.MetadataFilter,
   };
 

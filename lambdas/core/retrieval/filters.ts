@@ -39,7 +39,10 @@ export type MetadataFilter =
   | { andAll: MetadataFilter[] }
   | { orAll: MetadataFilter[] };
 
-/** How deep `andAll` / `orAll` may nest in a request's metadata filter. */
+/**
+ * How many levels deep a request's metadata filter may be, its comparisons included: `andAll` /
+ * `orAll` nest at most one level fewer around a comparison.
+ */
 export const MAX_FILTER_DEPTH = 5;
 
 /** How many operators (comparisons, `andAll` and `orAll` alike) one metadata filter may hold. */
@@ -62,7 +65,7 @@ function filterBudgetExceeded(raw: unknown): string | null {
       const operands = (node as Record<string, unknown>)[op];
       if (!Array.isArray(operands)) continue;
       if (depth + 1 > MAX_FILTER_DEPTH && operands.length > 0)
-        return `metadata filters nest at most ${MAX_FILTER_DEPTH} levels deep`;
+        return `metadata filters are at most ${MAX_FILTER_DEPTH} levels deep, comparisons included (andAll / orAll nest at most ${MAX_FILTER_DEPTH - 1} levels)`;
       for (const child of operands) stack.push({ node: child, depth: depth + 1 });
     }
   }
