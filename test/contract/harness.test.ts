@@ -351,6 +351,10 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
       });
       expectError(refused, 403, 'forbidden');
       expect(refused.body.error.message).toContain('"doc"');
+      // Refused before anything is written: no thread, no question.
+      const threads = async () =>
+        (await call('GET', '/api/threads?limit=100', 'alice')).body.threads.length as number;
+      const before = await threads();
       expectError(
         await call('POST', '/api/rag/answer', 'alice', {
           query_text: QUESTION,
@@ -359,6 +363,7 @@ describe.each(ENGINES)('harness and source-type policies on %s', (engine) => {
         403,
         'forbidden',
       );
+      expect(await threads()).toBe(before);
       expectError(
         await harness({ query_text: QUESTION, filters: { source_type: 'doc' } }),
         403,
