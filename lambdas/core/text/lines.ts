@@ -56,10 +56,11 @@ export function unwrapLines(text: string): string {
 }
 
 /**
- * A `Label: value` line ("Road bike: $55 per day", "Owner: Priya Raman"): a short label that
- * starts with a capital, a colon and a value.
+ * A `Label: value` line ("Road bike: $55 per day", "Database owner: Priya Raman"): a label of at
+ * most three words that starts with a capital, a colon and a value.
  */
-const LABEL_LINE = /^[^\S\n]*\p{Lu}[\p{L}\p{N}'’&/ -]{0,40}:[^\S\n]+\S/u;
+const LABEL_LINE =
+  /^[^\S\n]*\p{Lu}[\p{L}\p{N}'’&/-]{0,30}(?:[^\S\n][\p{L}\p{N}'’&/-]{1,30}){0,2}:[^\S\n]+\S/u;
 
 /** How a sentence ends, at the end of a line. */
 const ENDS_SENTENCE = /[.!?]["'”’)\]]*[^\S\n]*$/u;
@@ -70,12 +71,9 @@ const ENDS_SENTENCE = /[.!?]["'”’)\]]*[^\S\n]*$/u;
  */
 function joins(line: string, next: string, startsBlock: boolean, labelled: boolean): boolean {
   if (isBlank(line) || isBlank(next) || STARTS_BLOCK.test(next)) return false;
-  // Label lines one under the other are a list of values, each a line of its own. A value
-  // wraps onto the next line where it ends as a clause goes on ("…, $50 for" above "a full day");
-  // otherwise a line that starts with a capital follows the list.
+  // Label lines one under the other are a list of values, each a line of its own; a value wraps
+  // onto a next line that is no label ("…, $50 for" above "a full day").
   if (labelled && LABEL_LINE.test(next)) return false;
-  if (labelled && /^[^\S\n]*\p{Lu}/u.test(next) && !ENDS_AS_PROSE.test(line.trimEnd()))
-    return false;
   if (/\|[^\S\n]*$/.test(line) || UNDERLINE.test(line) || UNDERLINE.test(next)) return false;
   return !(startsBlock && isTitle(line, next));
 }
