@@ -875,6 +875,30 @@ describe('pdf pages', () => {
     ]);
   });
 
+  it('makes no cells without a text height to measure by, nor an empty cell of trailing space', async () => {
+    const one = (items: object[]): PdfPages => ({
+      numPages: 1,
+      getPage: () =>
+        Promise.resolve({
+          getTextContent: () => Promise.resolve({ items }),
+          cleanup: () => true,
+        }),
+    });
+    const item = (str: string, x: number, width: number, height: number, hasEOL = false) => ({
+      str,
+      hasEOL,
+      transform: [1, 0, 0, 1, x, 100],
+      width,
+      height,
+    });
+    await expect(
+      pageTexts(one([item('Hello', 0, 30, 0), item('world', 33, 30, 0, true)])),
+    ).resolves.toEqual(['Helloworld\n']);
+    await expect(
+      pageTexts(one([item('Total', 0, 30, 11), item(' ', 30, 100, 0), item('', 130, 0, 0, true)])),
+    ).resolves.toEqual(['Total \n']);
+  });
+
   it('reads the pages in order, one at a time, joining items as unpdf does', async () => {
     const { pdf, asked } = pagesOf(3, 4);
     await expect(pageTexts(pdf)).resolves.toEqual(['xxx\n', 'xxx\n', 'xxx\n']);

@@ -144,8 +144,16 @@ function pageText(items: readonly object[]): string {
   const pieces: string[] = [];
   const starts: { piece: number; at: LineStart }[] = [];
   let lineStart = true;
-  // The current line: its first piece, its text's height, where its last text ends, its cells.
-  let line = { first: 0, height: 0, end: null as number | null, cells: false };
+  // The current line: its first piece, its tallest text, where its last text ends, whether it
+  // has cells, and the whitespace piece of a gap that a further piece of text would make a cell's.
+  const freshLine = () => ({
+    first: pieces.length,
+    height: 0,
+    end: null as number | null,
+    cells: false,
+    gap: null as number | null,
+  });
+  let line = freshLine();
   for (const item of items as readonly TextItem[]) {
     if (item.str == null) continue;
     const x = item.transform?.[4];
@@ -156,23 +164,22 @@ function pageText(items: readonly object[]): string {
       starts.push({ piece: pieces.length, at: { y, height } });
       lineStart = false;
     }
-    if (line.end === null) line = { first: pieces.length, height, end: null, cells: false };
-    // A gap of more than COLUMN_GAP text heights between two pieces of text on one line, as
-    // whitespace or as empty space, separates the cells of a table's row.
-    const gapAfter =
-      blank && !item.hasEOL && line.height > 0 && (item.width ?? 0) > COLUMN_GAP * line.height;
-    const gapBefore =
-      !blank &&
-      line.end !== null &&
-      typeof x === 'number' &&
-      x - line.end > COLUMN_GAP * line.height;
-    if (gapBefore) pieces.push(' | ');
-    line.cells ||= gapBefore || (gapAfter && line.end !== null);
-    pieces.push(`${gapAfter && line.end !== null ? ' | ' : item.str}${item.hasEOL ? '\n' : ''}`);
+    if (line.end === null) line = freshLine();
+    // More than COLUMN_GAP text heights between two pieces of text on one line, as whitespace or
+    // as empty space, separate the cells of a table's row.
+    const wide = (space: number) => line.height > 0 && space > COLUMN_GAP * line.height;
+    if (!blank && line.end !== null && typeof x === 'number') {
+      if (line.gap !== null) pieces[line.gap] = ' | ';
+      else if (wide(x - line.end)) pieces.push(' | ');
+      line.cells ||= line.gap !== null || wide(x - line.end);
+      line.gap = null;
+    }
+    if (blank && line.end !== null && wide(item.width ?? 0)) line.gap = pieces.length;
+    pieces.push(`${item.str}${item.hasEOL ? '\n' : ''}`);
     // The gap's own whitespace counts as covered, so that the text after it opens no second cell.
-    if ((!blank || gapAfter) && typeof x === 'number') {
+    if ((!blank || line.gap === pieces.length - 1) && typeof x === 'number') {
       line.end = x + (item.width ?? 0);
-      line.height ||= height;
+      if (!blank) line.height = Math.max(line.height, height);
     }
     if (item.hasEOL) {
       // A row reads as the parsers write one, `| cell | cell |` (../text/lines.ts).
@@ -180,7 +187,7 @@ function pageText(items: readonly object[]): string {
         pieces[line.first] = `| ${pieces[line.first]}`;
         pieces[pieces.length - 1] = `${pieces[pieces.length - 1]!.replace(/\n$/, '')} |\n`;
       }
-      line = { first: pieces.length, height: 0, end: null, cells: false };
+      line = freshLine();
       lineStart = true;
     }
   }
