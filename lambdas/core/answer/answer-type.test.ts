@@ -27,6 +27,11 @@ describe('expected answer type', () => {
       expect(holdsAnswerType(text, 'amount')).toBe(true);
   });
 
+  it('reads a run of whitespace, line breaks included, as one space', () => {
+    expect(holdsAnswerType('Refunds take 14\n\n      days.', 'duration')).toBe(true);
+    expect(holdsAnswerType(`1${' '.repeat(30_000)}x`, 'duration')).toBe(false);
+  });
+
   it('recognises the kinds in text', () => {
     expect(holdsAnswerType('Refunds are issued within 14 days.', 'duration')).toBe(true);
     expect(
