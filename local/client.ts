@@ -65,6 +65,23 @@ export async function openApiSession(
   }
 }
 
+/**
+ * What to say when the server does not answer at all: fetch's own "fetch failed" names neither
+ * the server nor the cause (its `cause`, e.g. ECONNREFUSED when `groundwork start` was stopped).
+ */
+export function unreachable(url: string, err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const why =
+    typeof cause?.code === 'string'
+      ? cause.code
+      : typeof cause?.message === 'string'
+        ? cause.message
+        : err instanceof Error
+          ? err.message
+          : String(err);
+  return `the server at ${url} did not answer (${why}); if \`groundwork start\` was stopped, start it again or stop it for good, then run the command again`;
+}
+
 /** Calls the API; throws with the error body's message on a non-2xx answer. */
 export async function callApi<T>(
   session: ApiSession,
@@ -80,6 +97,8 @@ export async function callApi<T>(
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  }).catch((err: unknown) => {
+    throw new Error(unreachable(session.url, err));
   });
   const json = (await res.json()) as T & { error?: { code: string; message: string } };
   if (!res.ok)

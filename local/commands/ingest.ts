@@ -49,13 +49,23 @@ export interface UploadTarget {
   bucket: string;
 }
 
-/** Uploads the folder's files under `tenants/<tenant>/[prefix/]`; returns the keys of documents (not sidecars). */
+/** What {@link uploadFolder} did: the keys of the documents uploaded (not sidecars), and the files it skipped. */
+export interface FolderUpload {
+  readonly keys: string[];
+  /** Files listed but gone before they were read (removed or renamed meanwhile), by key. */
+  readonly vanished: string[];
+}
+
+/**
+ * Uploads the folder's files under `tenants/<tenant>/[prefix/]`. A file removed after the folder
+ * was listed is skipped and reported, not fatal: the rest of the folder is still uploaded.
+ */
 export async function uploadFolder(
   folder: string,
   tenant: string,
   target: UploadTarget,
   options: { prefix?: string; progress?: boolean } = {},
-): Promise<string[]> {
+): Promise<FolderUpload> {
   if (!TENANT_ID_PATTERN.test(tenant))
     throw new Error(`--tenant "${tenant}" is not a valid tenant id (letters, digits, - and _).`);
   const info = await stat(folder).catch(() => null);
@@ -74,8 +84,17 @@ export async function uploadFolder(
     ...files.filter((f) => f.endsWith('.metadata.json')),
     ...files.filter((f) => !f.endsWith('.metadata.json')),
   ];
+  const vanished: string[] = [];
   for (const file of ordered) {
-    const body = await readFile(path.join(folder, file));
+    const body = await readFile(path.join(folder, file)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (body === null) {
+      vanished.push(prefix + file);
+      bar?.increment();
+      continue;
+    }
     await target.client.send(
       new PutObjectCommand({
         Bucket: target.bucket,
@@ -87,7 +106,11 @@ export async function uploadFolder(
     bar?.increment();
   }
   bar?.stop();
-  return ordered.filter((f) => !f.endsWith('.metadata.json')).map((f) => prefix + f);
+  const keys = ordered
+    .filter((f) => !f.endsWith('.metadata.json'))
+    .map((f) => prefix + f)
+    .filter((k) => !vanished.includes(k));
+  return { keys, vanished };
 }
 
 /** Waits until the ingest queue is empty, showing indexing progress. */
@@ -116,6 +139,9 @@ async function waitForQueue(
   bar?.stop();
 }
 
+/** Why a file of the folder was not uploaded: it was gone when its turn came. */
+const VANISHED_REASON = 'removed from the folder while it was being uploaded; not uploaded';
+
 /** Uploads a folder through the serving stack's S3 endpoint, waits for indexing and reports. */
 export async function ingestFolder(
   session: ApiSession,
@@ -126,7 +152,7 @@ export async function ingestFolder(
 ): Promise<IngestReport> {
   const client = localS3Client(session.s3Endpoint, session.s3Credentials);
   try {
-    const keys = await uploadFolder(folder, tenant, { client, bucket }, options);
+    const { keys, vanished } = await uploadFolder(folder, tenant, { client, bucket }, options);
     const token = session.token(options.userId ?? 'cli', tenant);
     const stack = session.stack;
     await waitForQueue(
@@ -152,15 +178,18 @@ export async function ingestFolder(
     } while (cursor);
     const indexed = rows.filter((r) => r.status === 'indexed');
     return {
-      documents: keys.length,
+      documents: keys.length + vanished.filter((k) => !k.endsWith('.metadata.json')).length,
       indexed: indexed.length,
       chunks: indexed.reduce((sum, r) => sum + r.chunk_count, 0),
-      failed: rows
-        .filter((r) => r.status === 'failed')
-        .map((r) => ({
-          key: r.source_uri.replace(`s3://${bucket}/`, ''),
-          reason: r.failure_reason ?? 'unknown',
-        })),
+      failed: [
+        ...vanished.map((key) => ({ key, reason: VANISHED_REASON })),
+        ...rows
+          .filter((r) => r.status === 'failed')
+          .map((r) => ({
+            key: r.source_uri.replace(`s3://${bucket}/`, ''),
+            reason: r.failure_reason ?? 'unknown',
+          })),
+      ],
     };
   } finally {
     client.destroy();

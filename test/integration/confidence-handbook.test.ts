@@ -45,7 +45,7 @@ describe('confidence gate on the sample handbook (local model, shipped calibrati
     stack = await startLocalStack({ logLevel: 'SILENT', embedThreads: 1 });
     api = await startLocalApi(stack);
     token = api.issuer.issueToken({ sub: 'demo-user', tenantId: DEMO_TENANT });
-    const keys = await uploadFolder(
+    const { keys } = await uploadFolder(
       SAMPLE_CORPUS,
       DEMO_TENANT,
       { client: stack.s3.client, bucket: stack.s3.bucket },

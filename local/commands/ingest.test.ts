@@ -1,0 +1,55 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { unreachable } from '../client';
+import { uploadFolder } from './ingest';
+
+describe('uploadFolder', () => {
+  let folder: string;
+  beforeEach(async () => {
+    folder = await mkdtemp(path.join(tmpdir(), 'gw-upload-'));
+    for (const name of ['a.md', 'b.md', 'c.md'])
+      await writeFile(path.join(folder, name), `# ${name}`);
+  });
+  afterEach(() => rm(folder, { recursive: true, force: true }));
+
+  it('skips a file removed while the folder is uploaded, and uploads the rest', async () => {
+    const sent: string[] = [];
+    const client = {
+      send: async (command: PutObjectCommand) => {
+        // The first upload removes another file of the folder before its turn.
+        if (sent.length === 0) {
+          const other = ['a.md', 'b.md', 'c.md'].find((f) => !command.input.Key!.endsWith(f))!;
+          await rm(path.join(folder, other));
+        }
+        sent.push(command.input.Key!);
+        return {};
+      },
+    } as unknown as S3Client;
+    const result = await uploadFolder(folder, 'acme', { client, bucket: 'docs' });
+    expect(result.keys).toEqual(sent);
+    expect(result.keys).toHaveLength(2);
+    expect(result.vanished).toHaveLength(1);
+    expect(result.vanished[0]).toMatch(/^tenants\/acme\/[abc]\.md$/);
+    expect(sent).not.toContain(result.vanished[0]);
+  });
+});
+
+describe('unreachable', () => {
+  it("names the server and the cause that fetch's own message leaves out", () => {
+    const err = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3000'), {
+        code: 'ECONNREFUSED',
+      }),
+    });
+    const message = unreachable('http://127.0.0.1:3000', err);
+    expect(message).toContain('http://127.0.0.1:3000');
+    expect(message).toContain('ECONNREFUSED');
+    expect(message).toContain('groundwork start');
+  });
+
+  it('falls back to the error itself without a cause', () => {
+    expect(unreachable('http://x', new Error('socket hang up'))).toContain('socket hang up');
+  });
+});
