@@ -223,8 +223,22 @@ describe('extractive answerer: what is not an answer', () => {
     expect(extractiveAnswer('How does the confidence gate work?', blocks, one)).toBe(
       'The answer is refused when the evidence falls below the floor. [1]',
     );
+    // A list item is quoted without its bullet.
     expect(extractiveAnswer('What are the shipping options?', blocks, one)).toBe(
-      '- Standard shipping takes five days [1]',
+      'Standard shipping takes five days [1]',
+    );
+    const steps = buildContext(
+      [
+        hit(
+          'steps',
+          'Descaling\n\n1. Empty the drip tray and fill the tank with descaler.\n2. Run the descaling programme for 20 minutes.',
+          0,
+        ),
+      ],
+      words,
+    );
+    expect(extractiveAnswer('How long does the descaling programme run?', steps, one)).toBe(
+      'Run the descaling programme for 20 minutes. [1]',
     );
     // A lone line with nothing after it is what the document says, full stop or not.
     const note = buildContext([hit('note', 'Refunds are paid out within two weeks', 0)], words);

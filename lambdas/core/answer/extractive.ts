@@ -49,6 +49,8 @@ const FRAME_WEIGHT = 0.03;
 const SHORT_SENTENCE = /^\S+(?:\s+\S+)+[.!?]["'”’)]*$/u;
 /** A reply that answers a yes/no question by itself ("No.", "Not yet."): kept before its reason. */
 const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
+/** A list item's bullet or number ("- ", "* ", "• ", "3. ", "b) ") before the item's words. */
+const LIST_MARKER = /^\s*(?:[-*+•‣◦▪–]|\d{1,2}[.)]|[a-z][.)])\s+(?=\S)/u;
 /** Score taken per rank of the sentence's source below the first. */
 const SOURCE_RANK_PENALTY = 0.05;
 /**
@@ -311,8 +313,9 @@ export function extractiveAnswer(
         : polar && c.verdict
           ? `${c.verdict} ${c.text}`
           : c.text;
-      // A sentence wrapped over lines, or a table's cells padded to line up, read as one line.
-      return `${text.replace(/\s+/g, ' ')} [${c.block.index}]`;
+      // A sentence wrapped over lines, or a table's cells padded to line up, read as one line;
+      // a list item is quoted without its bullet or number.
+      return `${text.replace(/\s+/g, ' ').replace(LIST_MARKER, '')} [${c.block.index}]`;
     })
     .join(' ');
 }
