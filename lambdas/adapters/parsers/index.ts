@@ -9,6 +9,7 @@ import {
   type ParsedDocument,
   type SourceFormat,
 } from '../../core/ingestion/types';
+import { leadingTitle } from '../../core/text/lines';
 import { detectFormat } from './detect';
 import { extractDocx } from './docx';
 import { htmlToText } from './html';
@@ -71,7 +72,11 @@ export function createDocumentParser(): DocumentParser {
       }
       const text = normalizeWhitespace(extracted.text);
       if (text === '') throw new DocumentRejectedError('empty_document', EMPTY_MESSAGES[format]);
-      const title = cleanTitle(extracted.title);
+      // A plain text file, or a PDF that records no title, is called by its first line when
+      // that line is a title over the next.
+      const title = cleanTitle(
+        extracted.title ?? (format === 'text' || format === 'pdf' ? leadingTitle(text) : undefined),
+      );
       return { format, text, ...(title !== undefined ? { title } : {}) };
     },
   };

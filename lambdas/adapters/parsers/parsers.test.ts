@@ -167,7 +167,29 @@ describe('text', () => {
     await expect(parser.parse(bytes, { key: 'tenant/notes.txt' })).resolves.toEqual({
       format: 'text',
       text: 'Caf\u00e9 menu\nSoup of the day\n\nBread',
+      title: 'Caf\u00e9 menu',
     });
+  });
+
+  it('is called by its first line when that line is a title over the next, else by nothing', async () => {
+    const titled = await parser.parse(
+      utf8(
+        '\n\nCritical Results Telephoning Policy\n\nA critical result is telephoned within 30 minutes.\n',
+      ),
+      { key: 'lab/LAB-CR-01.txt' },
+    );
+    expect(titled.title).toBe('Critical Results Telephoning Policy');
+    for (const text of [
+      'Results are telephoned within 30 minutes.\nAfter 18:30 the on-call doctor is called.',
+      'Note: results are telephoned.\n\nAfter 18:30 the on-call doctor is called.',
+      'One line only',
+    ]) {
+      const doc = await parser.parse(utf8(text), { key: 'lab/notes.txt' });
+      expect(doc.title).toBeUndefined();
+    }
+    // Markdown and HTML keep their own rules: a first line is not their title.
+    const md = await parser.parse(utf8('Intro line\n\nBody text that goes on.'), { key: 'x.md' });
+    expect(md.title).toBeUndefined();
   });
 
   it('decodes UTF-16 text that starts with a byte order mark', async () => {
@@ -717,6 +739,10 @@ describe('pdf', () => {
       }),
       hint: { key: 'guide/city-card.pdf' },
     },
+    {
+      bytes: buildPdf({ lines: ['Travel Policy', 'Flights are booked in economy class.'] }),
+      hint: { key: 'hr/TP-2024-final.pdf' },
+    },
   ];
   let outcome: Awaited<ReturnType<typeof parseInNode>>;
 
@@ -752,6 +778,12 @@ describe('pdf', () => {
 
   it('reads a PDF without an Info dictionary and leaves the title out', () => {
     expect(outcome.results[2]?.doc).toEqual({ format: 'pdf', text: 'No title here.' });
+  });
+
+  it('calls a PDF that records no title by its first line when that line is a title', () => {
+    expect(outcome.results[8]?.doc).toMatchObject({ format: 'pdf', title: 'Travel Policy' });
+    // The City card's first line is a heading over another one, not a title over text.
+    expect(outcome.results[7]?.doc?.title).toBeUndefined();
   });
 
   it('rejects a PDF with no text layer as empty, suggesting OCR', () => {

@@ -99,6 +99,24 @@ export function isTitle(line: string, next: string): boolean {
   return capitalised && words.length <= MAX_TITLE_WORDS;
 }
 
+/**
+ * The text's first line when it is a title over the line after it ({@link isTitle}): what a plain
+ * text file or a PDF without a recorded title is called ("Returns and refunds" above "Unused
+ * items can be returned within 30 days."). Reads only as far as its second non-blank line.
+ */
+export function leadingTitle(text: string): string | undefined {
+  const lines: string[] = [];
+  for (let start = 0; lines.length < 2 && start < text.length;) {
+    const end = text.indexOf('\n', start);
+    const line = text.slice(start, end === -1 ? text.length : end).trim();
+    if (line !== '') lines.push(line);
+    if (end === -1) break;
+    start = end + 1;
+  }
+  const [first, next] = lines;
+  return first !== undefined && next !== undefined && isTitle(first, next) ? first : undefined;
+}
+
 function isBlank(line: string): boolean {
   return line.trim() === '';
 }
