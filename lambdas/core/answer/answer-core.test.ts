@@ -38,6 +38,10 @@ function hit(
   };
 }
 
+/** The context of one document's single chunk, as the answerer reads it. */
+const contextOf = (documentId: string, text: string) =>
+  buildContext([hit(documentId, text, 0)], words);
+
 describe('greeting detection', () => {
   it.each(['hi', 'Hello!', 'thanks', 'Thank you.', 'good morning', 'hey there', 'ok'])(
     '"%s" skips retrieval',
@@ -86,7 +90,7 @@ describe('context building', () => {
 describe('citation markers inside documents', () => {
   it('are neutralised in the context, keeping offsets, so they never cite another source', () => {
     const text = 'Refunds take 14 days [2]. See [99] and [1, 3] for more.';
-    const [block] = buildContext([hit('doc', text, 0)], words);
+    const [block] = contextOf('doc', text);
     const passage = block!.passages[0]!;
     expect(passage.text).toBe('Refunds take 14 days (2). See (99) and (1, 3) for more.');
     expect(passage.text.length).toBe(text.length);
@@ -210,7 +214,7 @@ describe('extractive answerer: what is not an answer', () => {
   it("does not answer a question with an FAQ's heading that repeats it", () => {
     const faq =
       'How do I contact support?\n\nWrite to help@beacon.example or call +49 30 1234 567 on weekdays.\n\nHow do I reset my password?\n\nUse the link on the sign-in page.';
-    const blocks = buildContext([hit('faq', faq, 0)], words);
+    const blocks = contextOf('faq', faq);
     expect(extractiveAnswer('How do I contact support?', blocks, one)).toBe(
       'Write to help@beacon.example or call +49 30 1234 567 on weekdays. [1]',
     );
@@ -219,7 +223,7 @@ describe('extractive answerer: what is not an answer', () => {
   it('does not answer with a heading that names the subject, but lets it point to what follows', () => {
     const guide =
       'The confidence gate and its calibration\n\nThe answer is refused when the evidence falls below the floor. Scores are averaged over the top five chunks.\n\nShipping options\n\n- Standard shipping takes five days\n- Express shipping is next day';
-    const blocks = buildContext([hit('guide', guide, 0)], words);
+    const blocks = contextOf('guide', guide);
     expect(extractiveAnswer('How does the confidence gate work?', blocks, one)).toBe(
       'The answer is refused when the evidence falls below the floor. [1]',
     );
@@ -227,21 +231,15 @@ describe('extractive answerer: what is not an answer', () => {
     expect(extractiveAnswer('What are the shipping options?', blocks, one)).toBe(
       'Standard shipping takes five days [1]',
     );
-    const steps = buildContext(
-      [
-        hit(
-          'steps',
-          'Descaling\n\n1. Empty the drip tray and fill the tank with descaler.\n2. Run the descaling programme for 20 minutes.',
-          0,
-        ),
-      ],
-      words,
+    const steps = contextOf(
+      'steps',
+      'Descaling\n\n1. Empty the drip tray and fill the tank with descaler.\n2. Run the descaling programme for 20 minutes.',
     );
     expect(extractiveAnswer('How long does the descaling programme run?', steps, one)).toBe(
       'Run the descaling programme for 20 minutes. [1]',
     );
     // A lone line with nothing after it is what the document says, full stop or not.
-    const note = buildContext([hit('note', 'Refunds are paid out within two weeks', 0)], words);
+    const note = contextOf('note', 'Refunds are paid out within two weeks');
     expect(extractiveAnswer('When are refunds paid out?', note, one)).toBe(
       'Refunds are paid out within two weeks [1]',
     );
@@ -250,7 +248,7 @@ describe('extractive answerer: what is not an answer', () => {
   it('does not answer with a plain-text title set directly above its paragraph', () => {
     const policy =
       'Returns and refunds\nRefunds are issued to the original payment method within 14 days.\n\nWARRANTY\nElectronics carry a two-year warranty.';
-    const blocks = buildContext([hit('policy', policy, 0)], words);
+    const blocks = contextOf('policy', policy);
     expect(extractiveAnswer('How long do refunds take?', blocks, one)).toBe(
       'Refunds are issued to the original payment method within 14 days. [1]',
     );
@@ -258,15 +256,9 @@ describe('extractive answerer: what is not an answer', () => {
       'Electronics carry a two-year warranty. [1]',
     );
     // A line without a full stop above a list is what the document says, not a title.
-    const refunds = buildContext(
-      [
-        hit(
-          'refunds',
-          'Refunds are issued within two weeks of receiving the item\n- Store credit is issued at once',
-          0,
-        ),
-      ],
-      words,
+    const refunds = contextOf(
+      'refunds',
+      'Refunds are issued within two weeks of receiving the item\n- Store credit is issued at once',
     );
     expect(extractiveAnswer('How long do refunds take?', refunds, one)).toBe(
       'Refunds are issued within two weeks of receiving the item [1]',
@@ -282,7 +274,7 @@ describe('extractive answerer: what is not an answer', () => {
       'Store hours',
       'The Division Street store opens at 10am. Closed on Mondays.',
     ].join('\n\n');
-    const blocks = buildContext([hit('faq', faq, 0)], words);
+    const blocks = contextOf('faq', faq);
     expect(extractiveAnswer('My bike arrived damaged, what should I do?', blocks, one)).toBe(
       'Photograph the box and the bike and email us within 48 hours of delivery. [1]',
     );
@@ -300,7 +292,7 @@ describe('extractive answerer: what is not an answer', () => {
       'Why do two agents corrupt their state?',
       'Two agents sharing a state directory will corrupt each other’s positions.',
     ].join('\n\n');
-    const blocks = buildContext([hit('faq', faq, 0)], words);
+    const blocks = contextOf('faq', faq);
     expect(extractiveAnswer('Can I run two agents on the same server?', blocks, one)).toBe(
       'Yes, as long as each has its own state_dir and its own metrics_port. [1]',
     );
@@ -321,7 +313,7 @@ describe('extractive answerer: what is not an answer', () => {
       '| batch_size     | 500     | Events sent in one request                 |',
       '| flush_interval | 5s      | Longest wait before events are sent         |',
     ].join('\n');
-    const blocks = buildContext([hit('config', config, 0)], words);
+    const blocks = contextOf('config', config);
     // Every row matches the header's "Default": only one that matches by itself follows.
     expect(extractiveAnswer("What's the default batch size?", blocks)).toBe(
       '| Option | Default | Meaning | | batch_size | 500 | Events sent in one request | [1]',
@@ -343,7 +335,7 @@ describe('extractive answerer: what is not an answer', () => {
       '| Linux | glibc 2.31 |',
       '| macOS | macOS 12 Monterey |',
     ].join('\n');
-    const platforms = buildContext([hit('faq', faq, 0)], words);
+    const platforms = contextOf('faq', faq);
     expect(
       extractiveAnswer('What is the oldest macOS version with official builds?', platforms, one),
     ).toBe('| Platform | Minimum version | | macOS | macOS 12 Monterey | [1]');
@@ -377,7 +369,7 @@ describe('extractive answerer: what is not an answer', () => {
       '',
       'fieldSize - integer - Max field value size (in bytes). Default: 1048576 (1MB).',
     ].join('\n');
-    const blocks = buildContext([hit('readme', readme, 0)], words);
+    const blocks = contextOf('readme', readme);
     const answer = extractiveAnswer("What is busboy's default maximum field value size?", blocks);
     expect(answer).toContain('Max field value size (in bytes).');
     expect(answer).not.toContain('console.log');
@@ -422,7 +414,7 @@ describe('extractive answerer: the question asked', () => {
   const one = { maxSentences: 1, minRelativeScore: 0.8 };
 
   it('does not answer what something covers with what it does not cover', () => {
-    const blocks = buildContext([hit('warranty', warranty, 0)], words);
+    const blocks = contextOf('warranty', warranty);
     const covers = extractiveAnswer('What does the warranty cover?', blocks);
     expect(covers).toContain('against defects in materials and workmanship');
     expect(covers).not.toContain('does not cover');
@@ -435,7 +427,7 @@ describe('extractive answerer: the question asked', () => {
   it('answers with a label line that holds a colon, which is no heading', () => {
     const hotel =
       'Dress code: smart casual in the restaurant\n\nCheck-out: before noon\n\nThe hotel has a spa and a pool.';
-    const blocks = buildContext([hit('hotel', hotel, 0)], words);
+    const blocks = contextOf('hotel', hotel);
     expect(extractiveAnswer('What is the dress code in the restaurant?', blocks, one)).toBe(
       'Dress code: smart casual in the restaurant [1]',
     );
@@ -457,7 +449,7 @@ describe('extractive answerer: the question asked', () => {
   it("tells sentences that match the question's terms equally apart by the words of its frame", () => {
     const shop =
       'Unused items can be returned within 30 days of delivery. Orders placed before noon ship the same day. Standard delivery takes three to five working days.';
-    const blocks = buildContext([hit('shop', shop, 0)], words);
+    const blocks = contextOf('shop', shop);
     expect(extractiveAnswer('How long does delivery take?', blocks, one)).toBe(
       'Standard delivery takes three to five working days. [1]',
     );
@@ -542,7 +534,7 @@ describe('extractive answerer: the question asked', () => {
   it('reaches one sentence further for the answer when that sentence holds a term of the question', () => {
     const hotel =
       'The Harbour Light Hotel is the largest hotel in town, with 48 rooms and a small spa. Double rooms with a sea view cost from EUR 165 in high season. Check-in is from 15:00 and check-out is by 11:00.';
-    const blocks = buildContext([hit('hotels', hotel, 0)], words);
+    const blocks = contextOf('hotels', hotel);
     const two = { maxSentences: 2, minRelativeScore: 0.8 };
     expect(
       extractiveAnswer('What time do I have to check out of the Harbour Light Hotel?', blocks, two),
@@ -555,7 +547,7 @@ describe('extractive answerer: the question asked', () => {
     expect(
       extractiveAnswer(
         'What time do I have to check out of the Harbour Light Hotel?',
-        buildContext([hit('hotels', spa, 0)], words),
+        contextOf('hotels', spa),
         two,
       ),
     ).not.toContain('5:00');
