@@ -4,7 +4,8 @@
  * for it; the dead-letter consumer is tried again when it fails.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { createIngestQueue } from './ingest-queue';
+import { createIngestQueue, sameWorkKey } from './ingest-queue';
+import { localS3Event } from './stack';
 
 /** A handler that fails each message (by its body's `name`) as often as `failures` says. */
 function flakyHandler(failures: Record<string, number>) {
@@ -127,5 +128,44 @@ describe('the local ingest queue', () => {
     await stopped.stop();
     await stopped.idle(); // nothing is left to wait for
     expect(waiting.calls).toHaveLength(1);
+  });
+
+  it('drops a notification that repeats one still waiting its first turn, and nothing else', async () => {
+    const seen: string[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+      for (const r of event.Records) seen.push(r.body);
+      await held;
+      return { batchItemFailures: [] };
+    };
+    const queue = createIngestQueue(handler, { batchSize: 1, concurrency: 1 });
+    const created = localS3Event('docs', 'tenants/t/a.md', true);
+    queue.push(created); // taken at once, held
+    queue.push(created); // waits its first turn
+    queue.push(created); // the same work as the one waiting: dropped
+    queue.push(localS3Event('docs', 'tenants/t/a.md', false)); // another event: kept
+    queue.push(localS3Event('docs', 'tenants/t/b.md', true)); // another object: kept
+    queue.push({ name: 'not an S3 notification' });
+    queue.push({ name: 'not an S3 notification' }); // never merged
+    expect(queue.stats()).toEqual({ pending: 5, inFlight: 1, deadLetters: 0 });
+    release();
+    await queue.idle();
+    expect(seen).toHaveLength(6);
+    // Once the waiting one has had its turn, the same notification is queued again.
+    queue.push(created);
+    await queue.idle();
+    expect(seen).toHaveLength(7);
+    await queue.stop();
+  });
+
+  it('reads the work of an S3 notification, and none from anything else', () => {
+    expect(sameWorkKey(JSON.stringify(localS3Event('docs', 'a b.md', true)))).toBe(
+      '["ObjectCreated:Put","docs","a+b.md"]',
+    );
+    expect(sameWorkKey('{"name":"a"}')).toBeNull();
+    expect(sameWorkKey('not json')).toBeNull();
+    expect(sameWorkKey('{"Records":[{},{}]}')).toBeNull();
+    expect(sameWorkKey('{"Records":[null]}')).toBeNull();
   });
 });

@@ -3,7 +3,10 @@
  * notifications from the emulator are wrapped as SQS messages and handed to the same handler,
  * a few messages per batch, with failed messages retried a bounded number of times, after a
  * delay as SQS's visibility timeout gives one, so that a dependency down for a few seconds does
- * not take every attempt.
+ * not take every attempt. A notification that repeats one still waiting its first turn (the same
+ * event on the same object) is dropped: ingestion reads the object when the waiting one runs, so
+ * it would only do the same work twice (a folder uploaded again while the queue is still busy
+ * with the keys announced at start).
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -40,6 +43,25 @@ export function lambdaContext(functionName: string): Context {
     fail: () => undefined,
     succeed: () => undefined,
   };
+}
+
+/**
+ * What makes two notifications the same work: the event and the object of an S3 notification's
+ * one record; null for anything else, which is never merged.
+ */
+export function sameWorkKey(body: string): string | null {
+  try {
+    const records = (JSON.parse(body) as { Records?: unknown }).Records;
+    if (!Array.isArray(records) || records.length !== 1) return null;
+    const r = records[0] as {
+      eventName?: unknown;
+      s3?: { bucket?: { name?: unknown }; object?: { key?: unknown } };
+    } | null;
+    const parts = [r?.eventName, r?.s3?.bucket?.name, r?.s3?.object?.key];
+    return parts.every((x) => typeof x === 'string') ? JSON.stringify(parts) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The record as the dead-letter queue holds it: with how often it was received. */
@@ -87,6 +109,12 @@ export function createIngestQueue(
   const concurrency = options.concurrency ?? 2;
   const maxReceives = options.maxReceives ?? 3;
   const pending: { record: SQSRecord; receives: number }[] = [];
+  /** The {@link sameWorkKey} of each message waiting its first turn (one per key). */
+  const waitingFirst = new Set<string>();
+  const firstTurnTaken = (record: SQSRecord) => {
+    const key = sameWorkKey(record.body);
+    if (key !== null) waitingFirst.delete(key);
+  };
   const deadLetters: SQSRecord[] = [];
   let running = 0;
   let inFlight = 0;
@@ -158,6 +186,7 @@ export function createIngestQueue(
   const pump = () => {
     while (!stopped && running < concurrency && pending.length > 0) {
       const batch = pending.splice(0, batchSize);
+      for (const item of batch) if (item.receives === 0) firstTurnTaken(item.record);
       running += 1;
       inFlight += batch.length;
       processedSinceIdle += batch.length;
@@ -184,13 +213,19 @@ export function createIngestQueue(
 
   return {
     push(notification) {
+      const body = JSON.stringify(notification);
+      const key = sameWorkKey(body);
+      if (key !== null) {
+        if (waitingFirst.has(key)) return;
+        waitingFirst.add(key);
+      }
       const messageId = randomUUID();
       pending.push({
         receives: 0,
         record: {
           messageId,
           receiptHandle: messageId,
-          body: JSON.stringify(notification),
+          body,
           attributes: {
             ApproximateReceiveCount: '1',
             SentTimestamp: String(Date.now()),
