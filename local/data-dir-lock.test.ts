@@ -40,7 +40,9 @@ function contender(dir: string, at: number, children: ChildProcess[]): Promise<s
     children.push(child);
     child.stdout.on('data', (d: Buffer) => resolve(d.toString().trim()));
     child.on('error', reject);
-    child.on('exit', () => resolve('exited without a word'));
+    // 'close', not 'exit': a child that prints and exits at once may be seen to exit before its
+    // output is read.
+    child.on('close', () => resolve('exited without a word'));
   });
 }
 
