@@ -64,8 +64,15 @@ export function sameWorkKey(body: string): string | null {
   }
 }
 
+/** A message of the queue: its record, how often it was received, and its {@link sameWorkKey}. */
+interface Item {
+  readonly record: SQSRecord;
+  readonly receives: number;
+  readonly work: string | null;
+}
+
 /** The record as the dead-letter queue holds it: with how often it was received. */
-function receivedBy(item: { record: SQSRecord; receives: number }): SQSRecord {
+function receivedBy(item: Item): SQSRecord {
   return {
     ...item.record,
     attributes: { ...item.record.attributes, ApproximateReceiveCount: String(item.receives + 1) },
@@ -108,13 +115,9 @@ export function createIngestQueue(
   const batchSize = options.batchSize ?? 4;
   const concurrency = options.concurrency ?? 2;
   const maxReceives = options.maxReceives ?? 3;
-  const pending: { record: SQSRecord; receives: number }[] = [];
-  /** The {@link sameWorkKey} of each message waiting its first turn (one per key). */
+  const pending: Item[] = [];
+  /** The work of each message waiting its first turn (one message per work). */
   const waitingFirst = new Set<string>();
-  const firstTurnTaken = (record: SQSRecord) => {
-    const key = sameWorkKey(record.body);
-    if (key !== null) waitingFirst.delete(key);
-  };
   const deadLetters: SQSRecord[] = [];
   let running = 0;
   let inFlight = 0;
@@ -167,18 +170,18 @@ export function createIngestQueue(
     consumeDeadLetter(record, 1);
   };
   /** A failed message: attempted again after its delay, or dead-lettered after the last. */
-  const failed = (item: { record: SQSRecord; receives: number }) => {
+  const failed = (item: Item) => {
     const receives = item.receives + 1;
     if (receives >= maxReceives) return deadLetter(receivedBy(item));
     const ms = delayAfter(receives);
-    if (ms === 0) return void pending.push({ record: item.record, receives });
+    if (ms === 0) return void pending.push({ ...item, receives });
     // A stopped queue drops it, as it drops what is pending: the next start announces it again.
     if (stopped) return;
     hidden += 1;
     later(ms, () => {
       hidden -= 1;
       if (stopped) return;
-      pending.push({ record: item.record, receives });
+      pending.push({ ...item, receives });
       pump();
     });
   };
@@ -186,7 +189,8 @@ export function createIngestQueue(
   const pump = () => {
     while (!stopped && running < concurrency && pending.length > 0) {
       const batch = pending.splice(0, batchSize);
-      for (const item of batch) if (item.receives === 0) firstTurnTaken(item.record);
+      for (const item of batch)
+        if (item.receives === 0 && item.work) waitingFirst.delete(item.work);
       running += 1;
       inFlight += batch.length;
       processedSinceIdle += batch.length;
@@ -214,14 +218,15 @@ export function createIngestQueue(
   return {
     push(notification) {
       const body = JSON.stringify(notification);
-      const key = sameWorkKey(body);
-      if (key !== null) {
-        if (waitingFirst.has(key)) return;
-        waitingFirst.add(key);
+      const work = sameWorkKey(body);
+      if (work !== null) {
+        if (waitingFirst.has(work)) return;
+        waitingFirst.add(work);
       }
       const messageId = randomUUID();
       pending.push({
         receives: 0,
+        work,
         record: {
           messageId,
           receiptHandle: messageId,

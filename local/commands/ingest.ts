@@ -84,6 +84,7 @@ export async function uploadFolder(
     ...files.filter((f) => f.endsWith('.metadata.json')),
     ...files.filter((f) => !f.endsWith('.metadata.json')),
   ];
+  const keys: string[] = [];
   const vanished: string[] = [];
   for (const file of ordered) {
     const body = await readFile(path.join(folder, file)).catch((err: NodeJS.ErrnoException) => {
@@ -103,13 +104,10 @@ export async function uploadFolder(
         ContentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
       }),
     );
+    if (!file.endsWith('.metadata.json')) keys.push(prefix + file);
     bar?.increment();
   }
   bar?.stop();
-  const keys = ordered
-    .filter((f) => !f.endsWith('.metadata.json'))
-    .map((f) => prefix + f)
-    .filter((k) => !vanished.includes(k));
   return { keys, vanished };
 }
 
