@@ -41,7 +41,15 @@ import {
   tally,
 } from '../evaluation/natural';
 import type { LocalStack } from '../stack';
-import { corpusIdOf, evalModelsFromEnv, groupOf, loadCorpus, openEvalIndex } from './eval';
+import {
+  corpusIdOf,
+  evalModelsFromEnv,
+  groupOf,
+  ingestionFromArgs,
+  INGESTION_ARGS,
+  loadCorpus,
+  openEvalIndex,
+} from './eval';
 import type { LocalEnv } from '../config';
 
 type Hits = Pick<SearchHit, 'score' | 'keywordCoverage'>[];
@@ -427,17 +435,20 @@ export async function calibrateCommand(
       sample: { type: 'string', default: '1000' },
       natural: { type: 'string', default: 'eval/natural' },
       json: { type: 'boolean', default: false },
+      ...INGESTION_ARGS,
     },
   });
   if (!positionals[0]) {
     console.error(
-      'Usage: groundwork calibrate <squad-dir> [--sample N] [--natural <sets-dir>] [--json]',
+      'Usage: groundwork calibrate <squad-dir> [--sample N] [--natural <sets-dir>] [--chunk-tokens N [--overlap-tokens M]] [--embed-window N] [--json]',
     );
     return 2;
   }
+  const ingestion = ingestionFromArgs(values);
   const { stack, data, tenant, close } = await openEvalIndex({
     datasetDir: positionals[0],
     dataDir: env.dataDir,
+    ...(Object.keys(ingestion).length ? { ingestion } : {}),
     models: await evalModelsFromEnv(env),
     progress: process.stderr.isTTY === true,
   });

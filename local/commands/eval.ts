@@ -272,6 +272,31 @@ export function formatEval(report: EvalReport): string {
   return lines.join('\n');
 }
 
+/** The index options `eval` and `calibrate` share: chunk size and overlap, embedding windows. */
+export const INGESTION_ARGS = {
+  'chunk-tokens': { type: 'string' },
+  'overlap-tokens': { type: 'string' },
+  'embed-window': { type: 'string' },
+} as const;
+
+/** {@link INGESTION_ARGS} as ingestion settings for {@link openEvalIndex}. */
+export function ingestionFromArgs(values: {
+  'chunk-tokens'?: string;
+  'overlap-tokens'?: string;
+  'embed-window'?: string;
+}): Partial<IngestionSettings> {
+  const ingestion: { -readonly [K in keyof IngestionSettings]?: IngestionSettings[K] } = {};
+  if (values['chunk-tokens']) {
+    const target = Number(values['chunk-tokens']);
+    ingestion.chunking = {
+      targetTokens: target,
+      overlapTokens: Number(values['overlap-tokens'] ?? Math.floor(target / 4)),
+    };
+  }
+  if (values['embed-window']) ingestion.embedWindowTokens = Number(values['embed-window']);
+  return ingestion;
+}
+
 export async function evalCommand(
   args: string[],
   env: LocalEnv & { dataDir: string },
@@ -284,9 +309,7 @@ export async function evalCommand(
       json: { type: 'boolean', default: false },
       sample: { type: 'string' },
       'dense-weight': { type: 'string', multiple: true },
-      'chunk-tokens': { type: 'string' },
-      'overlap-tokens': { type: 'string' },
-      'embed-window': { type: 'string' },
+      ...INGESTION_ARGS,
       'top-k': { type: 'string' },
       candidates: { type: 'string' },
     },
@@ -305,15 +328,7 @@ export async function evalCommand(
     console.error('--mode must be hybrid, vector or keyword');
     return 2;
   }
-  const ingestion: { -readonly [K in keyof IngestionSettings]?: IngestionSettings[K] } = {};
-  if (values['chunk-tokens']) {
-    const target = Number(values['chunk-tokens']);
-    ingestion.chunking = {
-      targetTokens: target,
-      overlapTokens: Number(values['overlap-tokens'] ?? Math.floor(target / 4)),
-    };
-  }
-  if (values['embed-window']) ingestion.embedWindowTokens = Number(values['embed-window']);
+  const ingestion = ingestionFromArgs(values);
   const positive = (name: 'top-k' | 'candidates', max: number): number | undefined | null => {
     const raw = values[name];
     if (raw === undefined) return undefined;

@@ -1,5 +1,12 @@
 import path from 'node:path';
-import { emptyTally, loadNaturalSets, tally, type NaturalQuestion } from './natural';
+import {
+  emptyTally,
+  holdsFact,
+  loadNaturalSets,
+  naturalCorpus,
+  tally,
+  type NaturalQuestion,
+} from './natural';
 
 const question = (facts: string[] | null): NaturalQuestion => ({
   set: 's',
@@ -36,9 +43,11 @@ describe('natural question sets', () => {
   it('splits each set by position: even answerable and unanswerable questions fit, odd held out', async () => {
     const sets = await loadNaturalSets(path.join(__dirname, '../../eval/natural'));
     expect(sets.map((s) => s.name)).toEqual([
+      'clinical-lab',
       'espresso-manual',
       'hr-handbook',
       'project-meetings',
+      'saas-help-centre',
       'sample-handbook',
     ]);
     for (const set of sets) {
@@ -50,5 +59,20 @@ describe('natural question sets', () => {
     const all = sets.flatMap((s) => s.questions);
     expect(all.filter((q) => q.facts !== null).length).toBeGreaterThanOrEqual(90);
     expect(all.filter((q) => q.facts === null).length).toBeGreaterThanOrEqual(30);
+  });
+
+  it("states every answerable question's fact in one of its set's documents", async () => {
+    const sets = await loadNaturalSets(path.join(__dirname, '../../eval/natural'));
+    for (const set of sets) {
+      const { corpus } = await naturalCorpus(set);
+      // One document at a time: a fact must not be made of the end of one and the start of another.
+      const missing = set.questions.filter(
+        (q) => q.facts !== null && !corpus.some((d) => holdsFact(d.text, q.facts!)),
+      );
+      expect({ set: set.name, missing: missing.map((q) => q.question) }).toEqual({
+        set: set.name,
+        missing: [],
+      });
+    }
   });
 });

@@ -39,7 +39,7 @@ export function normaliseAnswer(text: string): string {
 }
 
 /** True when the answer text holds one of the facts (both normalised). */
-function holdsFact(answer: string, facts: readonly string[]): boolean {
+export function holdsFact(answer: string, facts: readonly string[]): boolean {
   const text = ` ${normaliseAnswer(answer)} `;
   return facts.some((f) => text.includes(` ${normaliseAnswer(f)} `));
 }
