@@ -8,7 +8,7 @@
  * browser origins only, and forwards what passes to s3rver over a private socket.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -528,15 +528,21 @@ export async function localS3Credentials(keyDir?: string): Promise<S3Credentials
   if (!keyDir) return fresh();
   const file = path.join(keyDir, 's3-credentials.json');
   try {
-    const stored = JSON.parse(await readFile(file, 'utf8')) as Partial<S3Credentials>;
-    if (typeof stored.accessKeyId === 'string' && typeof stored.secretAccessKey === 'string') {
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Partial<S3Credentials> | null;
+    if (typeof stored?.accessKeyId === 'string' && typeof stored.secretAccessKey === 'string') {
       return { accessKeyId: stored.accessKeyId, secretAccessKey: stored.secretAccessKey };
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // A file that is not JSON was never read by anyone: it is replaced like a missing one.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !(err instanceof SyntaxError))
+      throw err;
   }
   const created = fresh();
   await mkdir(keyDir, { recursive: true, mode: 0o700 });
-  await writeFile(file, JSON.stringify(created), { mode: 0o600 });
+  // Written aside and renamed into place, so that a process killed while writing leaves no
+  // half-written file.
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, JSON.stringify(created), { mode: 0o600 });
+  await rename(partial, file);
   return created;
 }
