@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { localS3Client } from './stack';
-import { removeTornObjects } from './s3-store-repair';
+import { emulatorRunStarts, removeTornObjects } from './s3-store-repair';
 
 const BUCKET = 'repair-bucket';
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -105,6 +105,32 @@ describe('removeTornObjects', () => {
     await appendFile(file('whole.md', 'object'), 'more');
     await utimes(file('whole.md', 'object'), later, later);
     expect(await removeTornObjects(dir)).toEqual([`${BUCKET}/whole.md`]);
+  });
+
+  it('checks the content of objects written since the last start against their MD5', async () => {
+    // Answered, then cut short: s3rver writes the metadata once the body has passed its MD5,
+    // while the content may still be written, so the cut content can be the older file.
+    const content = file('whole.md', 'object');
+    await writeFile(content, (await readFile(content)).subarray(0, 10));
+    const earlier = new Date(Date.now() - 60_000);
+    await utimes(content, earlier, earlier);
+    expect(await removeTornObjects(dir)).toEqual([]);
+    expect(await removeTornObjects(dir, { verifySince: Date.now() + 60_000 })).toEqual([]);
+    // Objects whose metadata was written since then are read; whole ones stay.
+    expect(await removeTornObjects(dir, { verifySince: Date.now() - 30_000 })).toEqual([
+      `${BUCKET}/whole.md`,
+    ]);
+    await withEmulator(async (client) => expect(await listKeys(client)).not.toContain('whole.md'));
+  });
+
+  it('records when the emulator starts and returns the previous start, a second earlier', async () => {
+    const marker = path.join(dir, 's3-started-at');
+    expect(await emulatorRunStarts(marker)).toBeUndefined();
+    const first = Number(await readFile(marker, 'utf8'));
+    expect(Math.abs(first - Date.now())).toBeLessThan(5_000);
+    expect(await emulatorRunStarts(marker)).toBe(first - 1000);
+    await writeFile(marker, 'not a time');
+    expect(await emulatorRunStarts(marker)).toBeUndefined();
   });
 
   it('has nothing to repair in a folder the emulator has not made yet', async () => {

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 const OBJECT_SUFFIX = '._S3rver_object';
@@ -32,8 +32,12 @@ async function readOrNull(file: string): Promise<string | null> {
   }
 }
 
-/** Whether the object whose content is at `objectFile` was left incomplete by its writer. */
-async function isTorn(objectFile: string): Promise<boolean> {
+/**
+ * Whether the object whose content is at `objectFile` was left incomplete by its writer. Its
+ * content is checked against the recorded MD5 when it was written after its metadata, and when
+ * its metadata was written at or after `verifySince` (ms since the epoch).
+ */
+async function isTorn(objectFile: string, verifySince: number | undefined): Promise<boolean> {
   const base = objectFile.slice(0, -OBJECT_SUFFIX.length);
   const metadataFile = `${base}${METADATA_SUFFIX}`;
   const metadata = await readOrNull(metadataFile);
@@ -44,8 +48,12 @@ async function isTorn(objectFile: string): Promise<boolean> {
     return true;
   }
   const [content, written] = await Promise.all([stat(objectFile), stat(metadataFile)]);
-  // The usual case: the content was written before its metadata, so its writer finished.
-  if (content.mtimeMs <= written.mtimeMs) return false;
+  // The usual case: the content was written before its metadata, so its writer finished. But
+  // s3rver writes the metadata (and answers the upload) once the body has passed its MD5, while
+  // the content file may still be written: so an object written since the emulator last
+  // started (by a process that may have been killed) is checked too.
+  const recent = verifySince !== undefined && written.mtimeMs >= verifySince;
+  if (content.mtimeMs <= written.mtimeMs && !recent) return false;
   // Written after its metadata: a new version cut short, unless it still has the recorded MD5
   // (a folder copied without its files' times).
   const recorded = await readOrNull(`${objectFile}.md5`);
@@ -62,9 +70,14 @@ async function* objectFiles(dir: string): AsyncGenerator<string> {
 
 /**
  * Removes the torn objects of every bucket under `s3Dir` (s3rver's `directory`); returns their
- * keys as `bucket/key`, sorted. A folder that does not exist yet holds nothing to repair.
+ * keys as `bucket/key`, sorted. A folder that does not exist yet holds nothing to repair. With
+ * `verifySince`, every object whose metadata was written since then also has its content checked
+ * against its MD5 ({@link emulatorRunStarts}).
  */
-export async function removeTornObjects(s3Dir: string): Promise<string[]> {
+export async function removeTornObjects(
+  s3Dir: string,
+  options: { readonly verifySince?: number } = {},
+): Promise<string[]> {
   let buckets;
   try {
     buckets = await readdir(s3Dir, { withFileTypes: true });
@@ -77,7 +90,7 @@ export async function removeTornObjects(s3Dir: string): Promise<string[]> {
     if (!bucket.isDirectory()) continue;
     const bucketDir = path.join(s3Dir, bucket.name);
     for await (const file of objectFiles(bucketDir)) {
-      if (!(await isTorn(file))) continue;
+      if (!(await isTorn(file, options.verifySince))) continue;
       const base = file.slice(0, -OBJECT_SUFFIX.length);
       await Promise.all(
         [file, `${file}.md5`, `${base}${METADATA_SUFFIX}`].map((f) => rm(f, { force: true })),
@@ -87,4 +100,19 @@ export async function removeTornObjects(s3Dir: string): Promise<string[]> {
     }
   }
   return removed.sort();
+}
+
+/**
+ * When the emulator last started on this folder, read from and then replaced by now, in a file
+ * beside it: the objects written since the last start are those a process that did not stop
+ * cleanly may have left short (checked by {@link removeTornObjects}'s `verifySince`, which
+ * costs a read of those objects only). One second earlier than recorded, for file systems that
+ * keep coarse times. Undefined at the first start.
+ */
+export async function emulatorRunStarts(file: string): Promise<number | undefined> {
+  const previous = Number.parseInt((await readOrNull(file)) ?? '', 10);
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, String(Date.now()));
+  await rename(partial, file);
+  return Number.isFinite(previous) ? previous - 1000 : undefined;
 }
