@@ -5,8 +5,9 @@
  * instead.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileWhole } from './write-whole';
 
 export interface LockInfo {
   readonly pid: number;
@@ -162,10 +163,7 @@ export async function acquireLock(
     async update(extra) {
       current = { ...current, ...extra };
       held.set(key, current);
-      // Written whole under another name, then renamed over the lock: never seen half-written.
-      const next = `${file}.${process.pid}.tmp`;
-      await writeFile(next, JSON.stringify(current));
-      await rename(next, file);
+      await writeFileWhole(file, JSON.stringify(current));
     },
     async release() {
       held.delete(key);

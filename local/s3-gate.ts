@@ -8,13 +8,14 @@
  * browser origins only, and forwards what passes to s3rver over a private socket.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtemp, readFile, rename, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Checksum, HttpRequest, SourceData } from '@smithy/types';
+import { writeFileWhole } from './write-whole';
 
 export interface S3Credentials {
   readonly accessKeyId: string;
@@ -539,10 +540,6 @@ export async function localS3Credentials(keyDir?: string): Promise<S3Credentials
   }
   const created = fresh();
   await mkdir(keyDir, { recursive: true, mode: 0o700 });
-  // Written aside and renamed into place, so that a process killed while writing leaves no
-  // half-written file.
-  const partial = `${file}.${process.pid}.tmp`;
-  await writeFile(partial, JSON.stringify(created), { mode: 0o600 });
-  await rename(partial, file);
+  await writeFileWhole(file, JSON.stringify(created), 0o600);
   return created;
 }

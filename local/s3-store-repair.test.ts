@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { localS3Client } from './stack';
-import { emulatorRunStarts, removeTornObjects } from './s3-store-repair';
+import { removeTornObjects, repairEmulatorFolder } from './s3-store-repair';
 
 const BUCKET = 'repair-bucket';
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -123,14 +123,22 @@ describe('removeTornObjects', () => {
     await withEmulator(async (client) => expect(await listKeys(client)).not.toContain('whole.md'));
   });
 
-  it('records when the emulator starts and returns the previous start, a second earlier', async () => {
+  it('reads the objects written since the recorded start, and records the new one after', async () => {
     const marker = path.join(dir, 's3-started-at');
-    expect(await emulatorRunStarts(marker)).toBeUndefined();
-    const first = Number(await readFile(marker, 'utf8'));
-    expect(Math.abs(first - Date.now())).toBeLessThan(5_000);
-    expect(await emulatorRunStarts(marker)).toBe(first - 1000);
+    const content = file('whole.md', 'object');
+    await writeFile(content, (await readFile(content)).subarray(0, 10));
+    const earlier = new Date(Date.now() - 60_000);
+    await utimes(content, earlier, earlier);
+    // No recorded start (the first, or a marker that is not a time): nothing is read.
+    expect(await repairEmulatorFolder(dir, null)).toEqual([]);
     await writeFile(marker, 'not a time');
-    expect(await emulatorRunStarts(marker)).toBeUndefined();
+    expect(await repairEmulatorFolder(dir, marker)).toEqual([]);
+    const recorded = Number(await readFile(marker, 'utf8'));
+    expect(Math.abs(recorded - Date.now())).toBeLessThan(5_000);
+    // A start recorded before the object was written: it is read, and is short.
+    await writeFile(marker, String(Date.now() - 30_000));
+    expect(await repairEmulatorFolder(dir, marker)).toEqual([`${BUCKET}/whole.md`]);
+    expect(Number(await readFile(marker, 'utf8'))).toBeGreaterThan(Date.now() - 5_000);
   });
 
   it('has nothing to repair in a folder the emulator has not made yet', async () => {

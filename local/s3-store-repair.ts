@@ -11,8 +11,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileWhole } from './write-whole';
 
 const OBJECT_SUFFIX = '._S3rver_object';
 const METADATA_SUFFIX = '._S3rver_metadata.json';
@@ -72,7 +73,7 @@ async function* objectFiles(dir: string): AsyncGenerator<string> {
  * Removes the torn objects of every bucket under `s3Dir` (s3rver's `directory`); returns their
  * keys as `bucket/key`, sorted. A folder that does not exist yet holds nothing to repair. With
  * `verifySince`, every object whose metadata was written since then also has its content checked
- * against its MD5 ({@link emulatorRunStarts}).
+ * against its MD5 ({@link repairEmulatorFolder}).
  */
 export async function removeTornObjects(
   s3Dir: string,
@@ -103,16 +104,23 @@ export async function removeTornObjects(
 }
 
 /**
- * When the emulator last started on this folder, read from and then replaced by now, in a file
- * beside it: the objects written since the last start are those a process that did not stop
- * cleanly may have left short (checked by {@link removeTornObjects}'s `verifySince`, which
- * costs a read of those objects only). One second earlier than recorded, for file systems that
- * keep coarse times. Undefined at the first start.
+ * Repairs the emulator's folder at start ({@link removeTornObjects}). With `startFile` (a file
+ * beside the folder that keeps when the emulator last started), the objects written since the
+ * last start, those a process that did not stop cleanly may have left short, are also read
+ * against their MD5, from a second before it for file systems that keep coarse times. The new
+ * start is recorded once the repair is done, so a start killed during it checks the same objects
+ * again.
  */
-export async function emulatorRunStarts(file: string): Promise<number | undefined> {
-  const previous = Number.parseInt((await readOrNull(file)) ?? '', 10);
-  const partial = `${file}.${process.pid}.tmp`;
-  await writeFile(partial, String(Date.now()));
-  await rename(partial, file);
-  return Number.isFinite(previous) ? previous - 1000 : undefined;
+export async function repairEmulatorFolder(
+  s3Dir: string,
+  startFile: string | null,
+): Promise<string[]> {
+  const startedAt = Date.now();
+  const previous = startFile ? Number.parseInt((await readOrNull(startFile)) ?? '', 10) : NaN;
+  const removed = await removeTornObjects(
+    s3Dir,
+    Number.isFinite(previous) ? { verifySince: previous - 1000 } : {},
+  );
+  if (startFile) await writeFileWhole(startFile, String(startedAt));
+  return removed;
 }

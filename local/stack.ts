@@ -8,7 +8,7 @@ import path from 'node:path';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import S3rver from 's3rver';
-import { emulatorRunStarts, removeTornObjects } from './s3-store-repair';
+import { repairEmulatorFolder } from './s3-store-repair';
 import { createLocalEmbedder } from '../lambdas/adapters/embeddings/local-embedder';
 import {
   createLogger,
@@ -332,11 +332,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const s3Dir = options.dataDir ? path.join(options.dataDir, 's3') : await tempDir();
     // Objects a killed process left half written would otherwise fail every listing of their
     // bucket (s3-store-repair.ts).
-    const torn = await removeTornObjects(s3Dir, {
-      verifySince: options.dataDir
-        ? await emulatorRunStarts(path.join(options.dataDir, 's3-started-at'))
-        : undefined,
-    });
+    const torn = await repairEmulatorFolder(
+      s3Dir,
+      options.dataDir ? path.join(options.dataDir, 's3-started-at') : null,
+    );
     if (torn.length > 0)
       logger.warn('removed objects left incomplete by an interrupted upload; upload them again', {
         objects: torn,

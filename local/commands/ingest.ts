@@ -7,7 +7,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SingleBar, Presets } from 'cli-progress';
-import { TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
+import { isSidecarKey, TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
 import { callApi, type ApiSession } from '../client';
 import { localS3Client } from '../stack';
 
@@ -80,10 +80,7 @@ export async function uploadFolder(
     : null;
   bar?.start(files.length, 0);
   // Sidecars first, so that the document's own event sees its metadata.
-  const ordered = [
-    ...files.filter((f) => f.endsWith('.metadata.json')),
-    ...files.filter((f) => !f.endsWith('.metadata.json')),
-  ];
+  const ordered = [...files.filter(isSidecarKey), ...files.filter((f) => !isSidecarKey(f))];
   const keys: string[] = [];
   const vanished: string[] = [];
   for (const file of ordered) {
@@ -104,7 +101,7 @@ export async function uploadFolder(
         ContentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
       }),
     );
-    if (!file.endsWith('.metadata.json')) keys.push(prefix + file);
+    if (!isSidecarKey(file)) keys.push(prefix + file);
     bar?.increment();
   }
   bar?.stop();
@@ -176,7 +173,7 @@ export async function ingestFolder(
     } while (cursor);
     const indexed = rows.filter((r) => r.status === 'indexed');
     return {
-      documents: keys.length + vanished.filter((k) => !k.endsWith('.metadata.json')).length,
+      documents: keys.length + vanished.filter((k) => !isSidecarKey(k)).length,
       indexed: indexed.length,
       chunks: indexed.reduce((sum, r) => sum + r.chunk_count, 0),
       failed: [
