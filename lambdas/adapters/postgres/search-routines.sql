@@ -1034,12 +1034,12 @@ fdocs AS MATERIALIZED (
       WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])
-      LIMIT $12::int + 1),
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])),
 fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= $14::float8 * $13::float8) AS small),
+      SELECT NOT (count(*) > $12::int
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT $12::int + 1) f),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
             SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
@@ -1159,12 +1159,12 @@ fdocs AS MATERIALIZED (
       WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])
-      LIMIT $12::int + 1),
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])),
 fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= $14::float8 * $13::float8) AS small),
+      SELECT NOT (count(*) > $12::int
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT $12::int + 1) f),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
             SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
@@ -1277,12 +1277,12 @@ fdocs AS MATERIALIZED (
       WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])
-      LIMIT $12::int + 1),
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])),
 fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= $14::float8 * $13::float8) AS small),
+      SELECT NOT (count(*) > $12::int
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT $12::int + 1) f),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
             SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
@@ -1403,12 +1403,12 @@ fdocs AS MATERIALIZED (
       WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])
-      LIMIT $12::int + 1),
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])),
 fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= $14::float8 * $13::float8) AS small),
+      SELECT NOT (count(*) > $12::int
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT $12::int + 1) f),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
             SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
@@ -1522,12 +1522,12 @@ fdocs AS MATERIALIZED (
       WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])
-      LIMIT $12::int + 1),
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])),
 fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= $14::float8 * $13::float8) AS small),
+      SELECT NOT (count(*) > $12::int
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT $12::int + 1) f),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
             SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
@@ -1596,12 +1596,12 @@ fdocs AS MATERIALIZED (
       WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])
-      LIMIT $12::int + 1),
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])),
 fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= $14::float8 * $13::float8) AS small),
+      SELECT NOT (count(*) > $12::int
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT $12::int + 1) f),
 vec AS MATERIALIZED (SELECT * FROM (SELECT c.id, 1 - c.distance AS cos FROM (
             SELECT c.id, c.embedding <=> $1::vector AS distance FROM (SELECT c.id, c.document_id, c.tenant_id, c.embedding, c.fts_length, c.term_counts
           FROM fdocs d JOIN chunks c ON c.document_id = d.id WHERE c.metadata = '{}' AND d.status = 'indexed'
@@ -1671,12 +1671,12 @@ fdocs AS MATERIALIZED (
       WHERE d.tenant_id = ANY($11::text[]) AND d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
-      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])
-      LIMIT $12::int + 1),
+      AND d.visibility = 'global' AND d.status = 'indexed')) AND d.language = ANY($6::text[])),
 fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > $12::int
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= $14::float8 * $13::float8) AS small),
+      SELECT NOT (count(*) > $12::int
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= $14::float8 * $13::float8) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT $12::int + 1) f),
 idf AS MATERIALIZED (
       SELECT t.lexeme AS term, gw_term_key(t.lexeme) AS key, coalesce(df.df, 0) AS df,
              ln(1 + ($8::float8 - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf

@@ -82,6 +82,13 @@ export const SEARCH_HIT_COLUMNS = `chunk_id uuid, document_id uuid, chunk_index 
  * mostly select chunks the filter then drops. Chunks with metadata of their own are read too,
  * through their partial index (migrations/0008), and every chunk is tested with the full filters,
  * so nothing is missed.
+ *
+ * `fdocs` has no `LIMIT` of its own: a common table expression is planned to be read whole, so
+ * the planner reads the matching documents through the metadata index, and it is read only as far
+ * as its readers go (the cap, for sizing). Under a `LIMIT` the planner chose a sequential scan
+ * that expects matches spread evenly through the table; documents whose metadata changed lately
+ * sit together at its end, and at 1M chunks that scan read 164,262 other documents first
+ * (docs/decisions/0165-filtered-scope-read-through-the-index.md).
  */
 function filteredScope(
   p: SqlParams,
@@ -95,13 +102,13 @@ function filteredScope(
   const documentFilters = compiled.sql(DOCUMENT_METADATA);
   const fdocs = `fdocs AS MATERIALIZED (
       SELECT d.* FROM documents d
-      WHERE d.tenant_id = ANY(${tenants}) AND ${documents} AND ${documentFilters}
-      LIMIT ${cap} + 1)`;
+      WHERE d.tenant_id = ANY(${tenants}) AND ${documents} AND ${documentFilters})`;
   const tableSize = p.add(Math.max(tableChunks, 1), 'float8');
   const fscope = `fscope AS MATERIALIZED (
-      SELECT NOT ((SELECT count(*) FROM fdocs) > ${cap}
-                  OR coalesce((SELECT sum(chunk_count) FROM fdocs), 0)::float8 ^ 2
-                     >= ${p.add(options.filteredIndexCrossover, 'float8')} * ${tableSize}) AS small)`;
+      SELECT NOT (count(*) > ${cap}
+                  OR coalesce(sum(f.chunk_count), 0)::float8 ^ 2
+                     >= ${p.add(options.filteredIndexCrossover, 'float8')} * ${tableSize}) AS small
+      FROM (SELECT chunk_count FROM fdocs LIMIT ${cap} + 1) f)`;
   return [fdocs, fscope];
 }
 
