@@ -14,21 +14,7 @@ import { createSearchRepository } from '../../lambdas/adapters/postgres/search-r
 import { buildSearchSql } from '../../lambdas/adapters/postgres/search-statement';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Subplan Name'?: string;
-  'Actual Rows'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
-
-function* walk(node: PlanNode): Generator<PlanNode> {
-  yield node;
-  for (const child of node.Plans ?? []) yield* walk(child);
-}
+import { explained, walk, type ExplainRow, type PlanNode } from '../support/plan';
 
 const DOCUMENTS = 20_000;
 const TENANT = 'wide';
@@ -75,13 +61,15 @@ describe.each(ENGINES)('filtered scope on %s', (engine) => {
     const scope = { tenantId: TENANT, userId: 'u1', globalTenants: [] };
     const { statistics } = await createSearchRepository(db).prepare(scope);
     const stmt = buildSearchSql(scope, query(percent), statistics);
-    type Explained = { 'QUERY PLAN': [{ Plan: PlanNode }] | string };
     const { rows } = await db.transaction(
-      (tx) => tx.query<Explained>(`EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`, stmt.values),
+      (tx) =>
+        tx.query<ExplainRow<{ Plan: PlanNode }>>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
+          stmt.values,
+        ),
       searchTransactionSettings(50, statistics.tableChunks),
     );
-    const raw = rows[0]!['QUERY PLAN'];
-    const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw)[0].Plan as PlanNode;
+    const plan = explained(rows).Plan;
     const fdocs = [...walk(plan)].find((n) => n['Subplan Name'] === 'CTE fdocs');
     expect(fdocs).toBeDefined();
     return fdocs!;

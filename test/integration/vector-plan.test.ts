@@ -18,6 +18,7 @@ import { createSearch } from '../../lambdas/core/retrieval/search';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
+import { explained, walk, type ExplainRow, type PlanNode } from '../support/plan';
 import {
   FIXTURE_INDEX_CROSSOVER,
   largeAndSmallTenants,
@@ -30,24 +31,6 @@ import {
 const embedder = createHashEmbedder();
 // 48 chunks in `large`, 2 in `small`: 48² ≥ 30 × 50 and 2² < 30 × 50 (FIXTURE_INDEX_CROSSOVER).
 const DOCS = largeAndSmallTenants();
-
-interface PlanNode {
-  'Node Type': string;
-  'Actual Loops'?: number;
-  'Actual Rows'?: number;
-  'Index Name'?: string;
-  Filter?: string;
-  'One-Time Filter'?: string;
-  'Subplan Name'?: string;
-  'CTE Name'?: string;
-  'Parent Relationship'?: string;
-  Plans?: PlanNode[];
-}
-
-function* walk(node: PlanNode): Generator<PlanNode> {
-  yield node;
-  for (const child of node.Plans ?? []) yield* walk(child);
-}
 
 /** The store's query for a vector search of `text` (top 5, 100 candidates). */
 async function storeQuery(text: string): Promise<SearchQuery> {
@@ -81,11 +64,8 @@ async function explainSearch(
   const scope = { tenantId, userId: 'u1', globalTenants: [] };
   const { statistics } = await createSearchRepository(db).prepare(scope);
   const stmt = buildSearchSql(scope, query, statistics, options);
-  type Explained = { 'QUERY PLAN': [{ Plan: PlanNode }] | string };
-  const parse = (rows: Explained[]) => {
-    const raw = rows[0]!['QUERY PLAN'];
-    return (typeof raw === 'string' ? JSON.parse(raw) : raw)[0];
-  };
+  type Explained = ExplainRow<{ Plan: PlanNode; JIT?: unknown }>;
+  const parse = (rows: Explained[]) => explained(rows);
   return db.transaction(
     async (tx) => {
       if (!generic)
