@@ -27,6 +27,11 @@ export const AGREEMENT_QUERIES = 30;
 /** Shares of the big tenant's documents a metadata filter selects (section 5). */
 export const SELECTIVE_SHARES = [0.002, 0.02, 0.2] as const;
 export const SELECTIVE_QUERIES = 40;
+/**
+ * Of those, the queries the unbounded keyword arm answers (untimed) under each filter: at 1M
+ * chunks it reads every chunk holding one of the question's lexemes, seconds a query.
+ */
+export const SELECTIVE_AGREEMENT_QUERIES = 10;
 /** Queries per tenant of section 6 (each answered by the four plans). */
 export const PLAN_QUERIES = 100;
 /** Queries of section 7 (halfvec against vector). */
@@ -107,6 +112,14 @@ export interface SelectiveRun {
   readonly queries: number;
   readonly chosen: SelectivePlanRun;
   readonly hnswForced: SelectivePlanRun;
+  /**
+   * Mean share of the unbounded keyword arm's top 8 under the filter (every matching chunk
+   * scored) that the product's keyword arm, with the plan it chooses, also returns; null when
+   * the unbounded arm returned nothing for any of the queries.
+   */
+  readonly keywordAgreement: number | null;
+  /** The queries of that mean: those the unbounded arm returned chunks for. */
+  readonly agreementQueries: number;
 }
 
 export interface SelectivePlanRun {

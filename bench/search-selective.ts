@@ -5,7 +5,13 @@ import { buildSearchSql } from '../lambdas/adapters/postgres/search-statement';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { SearchMode } from '../lambdas/core/retrieval/types';
 import { TENANTS, type BenchQuery } from './search-data';
-import { SELECTIVE_SHARES, SelectiveRun, SelectivePlanRun } from './search-config';
+import {
+  SELECTIVE_AGREEMENT_QUERIES,
+  SELECTIVE_SHARES,
+  SelectiveRun,
+  SelectivePlanRun,
+  UNBOUNDED_BUDGET,
+} from './search-config';
 import {
   Statement,
   runIds,
@@ -68,6 +74,19 @@ export async function measureSelective(
         return { ms: performance.now() - t0, ids };
       };
       const plans = { chosen: {}, hnswForced: { filteredDocumentsCap: 0 } } as const;
+      const agreementQueries = queries.slice(0, SELECTIVE_AGREEMENT_QUERIES);
+      const agreement: number[] = [];
+      for (const q of agreementQueries) {
+        const settings = hybridSettings(statistics.tableChunks);
+        const unbounded = await runIds(
+          db,
+          statement(q, 'keyword', { dfBudget: UNBOUNDED_BUDGET }),
+          settings,
+        );
+        const bounded = await runIds(db, statement(q, 'keyword', plans.chosen), settings);
+        // A question none of whose lexemes is in the filter's chunks has nothing to agree on.
+        if (unbounded.length > 0) agreement.push(recall(bounded, unbounded));
+      }
       const acc = {
         chosen: { vector: [] as number[], hybrid: [] as number[], recall: [] as number[] },
         hnswForced: { vector: [] as number[], hybrid: [] as number[], recall: [] as number[] },
@@ -117,9 +136,11 @@ export async function measureSelective(
         queries: queries.length,
         chosen: summary(acc.chosen),
         hnswForced: summary(acc.hnswForced),
+        keywordAgreement: agreement.length > 0 ? mean(agreement) : null,
+        agreementQueries: agreement.length,
       });
       log(
-        `  chosen: vector ${mean(acc.chosen.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.chosen).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.chosen.recall).toFixed(3)}; HNSW forced: ${mean(acc.hnswForced.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.hnswForced).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.hnswForced.recall).toFixed(3)}`,
+        `  chosen: vector ${mean(acc.chosen.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.chosen).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.chosen.recall).toFixed(3)}; HNSW forced: ${mean(acc.hnswForced.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.hnswForced).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.hnswForced.recall).toFixed(3)}; keyword agreement with the unbounded arm ${(100 * mean(agreement)).toFixed(1)}% over ${agreement.length} queries`,
       );
     }
   } finally {

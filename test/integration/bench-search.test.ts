@@ -107,6 +107,15 @@ describe('search benchmark (small corpus)', () => {
     expect(result.selective.at(-1)!.documents).toBeGreaterThan(0);
   });
 
+  it("reports the filtered keyword arm's agreement with the unbounded arm", () => {
+    // Each filter leaves queries whose lexemes its chunks hold (at 0.2 %, two documents, not all).
+    expect(result.selective.map((x) => x.agreementQueries > 0)).toEqual([true, true, true]);
+    expect(result.selective.at(-1)!.agreementQueries).toBe(10);
+    // A small scope's arm scores every chunk of it holding a lexeme of the question, as the
+    // unbounded arm does; at 20 % the lexemes' document frequencies here are within the budget.
+    for (const x of result.selective) expect(x.keywordAgreement).toBe(1);
+  });
+
   it('times every vector plan in every tenant against the exact answers', () => {
     for (const x of result.plans) {
       // The forced exact scans are the truth's own answers; the others are measured against it.
