@@ -61,6 +61,7 @@ export async function measureSelective(
       log(`selective filter: ${100 * share}% of ${TENANTS.big}'s documents`);
       const filters = { metadata: { equals: { key, value: true } } };
       const statistics = await statisticsOf(db, TENANTS.big);
+      const settings = hybridSettings(statistics.tableChunks);
       const statement = (q: BenchQuery, mode: SearchMode, options: Partial<SearchSqlOptions>) =>
         buildSearchSql(
           scopeOf(TENANTS.big),
@@ -70,14 +71,13 @@ export async function measureSelective(
         );
       const timed = async (stmt: Statement) => {
         const t0 = performance.now();
-        const ids = await runIds(db, stmt, hybridSettings(statistics.tableChunks));
+        const ids = await runIds(db, stmt, settings);
         return { ms: performance.now() - t0, ids };
       };
       const plans = { chosen: {}, hnswForced: { filteredDocumentsCap: 0 } } as const;
       const agreementQueries = queries.slice(0, SELECTIVE_AGREEMENT_QUERIES);
       const agreement: number[] = [];
       for (const q of agreementQueries) {
-        const settings = hybridSettings(statistics.tableChunks);
         const unbounded = await runIds(
           db,
           statement(q, 'keyword', { dfBudget: UNBOUNDED_BUDGET }),
@@ -95,11 +95,7 @@ export async function measureSelective(
         // Each query once untimed: its first search touches pages of the index and the table no
         // earlier query did, and took 3 to 10 times as long as the next (at 1M chunks); untimed,
         // that cost falls on neither plan (the chosen one ran first and carried it).
-        await runIds(
-          db,
-          statement(q, 'hybrid', plans.chosen),
-          hybridSettings(statistics.tableChunks),
-        );
+        await runIds(db, statement(q, 'hybrid', plans.chosen), settings);
         const p = new SqlParams();
         const emb = p.add(toVectorLiteral(q.embedding), 'vector');
         const truth = await runIds(
@@ -110,7 +106,7 @@ export async function measureSelective(
                     ORDER BY c.embedding <=> ${emb} LIMIT ${HYBRID_TOP_K}`,
             values: p.values,
           },
-          { ...hybridSettings(statistics.tableChunks), exact: true },
+          { ...settings, exact: true },
         );
         for (const name of ['chosen', 'hnswForced'] as const) {
           const vector = await timed(statement(q, 'vector', plans[name]));
@@ -140,7 +136,7 @@ export async function measureSelective(
         agreementQueries: agreement.length,
       });
       log(
-        `  chosen: vector ${mean(acc.chosen.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.chosen).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.chosen.recall).toFixed(3)}; HNSW forced: ${mean(acc.hnswForced.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.hnswForced).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.hnswForced.recall).toFixed(3)}; keyword agreement with the unbounded arm ${(100 * mean(agreement)).toFixed(1)}% over ${agreement.length} queries`,
+        `  chosen: vector ${mean(acc.chosen.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.chosen).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.chosen.recall).toFixed(3)}; HNSW forced: ${mean(acc.hnswForced.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.hnswForced).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.hnswForced.recall).toFixed(3)}; keyword agreement with the unbounded arm ${agreement.length > 0 ? `${(100 * mean(agreement)).toFixed(1)}%` : '-'} over ${agreement.length} queries`,
       );
     }
   } finally {

@@ -65,11 +65,10 @@ async function explainSearch(
   const { statistics } = await createSearchRepository(db).prepare(scope);
   const stmt = buildSearchSql(scope, query, statistics, options);
   type Explained = ExplainRow<{ Plan: PlanNode; JIT?: unknown }>;
-  const parse = (rows: Explained[]) => explained(rows);
   return db.transaction(
     async (tx) => {
       if (!generic)
-        return parse(
+        return explained(
           (await tx.query<Explained>(`EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`, stmt.values))
             .rows,
         );
@@ -85,7 +84,7 @@ async function explainSearch(
       await tx.query(`PREPARE gw_generic_plan(${stmt.types.join(', ')}) AS ${stmt.text}`);
       try {
         await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
-        return parse(
+        return explained(
           (
             await tx.query<Explained>(
               `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE gw_generic_plan(${args.join(', ')})`,
