@@ -52,5 +52,17 @@ describe('expected answer type', () => {
     expect(holdsAnswerType('The launch moves to 17 June.', 'reason')).toBe(false);
     expect(holdsAnswerType('Photos of up to 10 MB each.', 'measure')).toBe(true);
     expect(holdsAnswerType('Lena interviews five customers.', 'measure')).toBe(false);
+    expect(holdsAnswerType('A snapshot holds at most 20GiB.', 'measure')).toBe(true);
+  });
+
+  it("reads a file's path or a web address as where something is", () => {
+    expect(holdsAnswerType('The file lives at ~/.config/tarn/tarn.toml.', 'place')).toBe(true);
+    expect(holdsAnswerType('Files are restored to ./restore by default.', 'place')).toBe(true);
+    expect(holdsAnswerType('Logs are written to /var/log/tarn.', 'place')).toBe(true);
+    expect(holdsAnswerType('Download it from https://example.com/tarn.', 'place')).toBe(true);
+    expect(holdsAnswerType('Settings are kept in C:\\ProgramData\\Tarn.', 'place')).toBe(true);
+    // A unit per time, a pair of words, a bare figure: no path.
+    expect(holdsAnswerType('It costs 40 EUR/month, 24/7, and/or by card.', 'place')).toBe(false);
+    expect(holdsAnswerType('Files are restored to a new folder.', 'place')).toBe(false);
   });
 });

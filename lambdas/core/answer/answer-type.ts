@@ -1,9 +1,9 @@
 /**
  * What kind of answer a question asks for, and whether a sentence holds one: a duration for "how
  * long", an amount for "how much", a number for "how many", a date or time for "when", a person
- * or organisation for "who", a place for "where", a rule for "can I", a reason for "why", a size
- * or weight for "how big" and "how heavy". The offline answerer
- * prefers sentences that hold the expected kind (./extractive.ts). Recognised by patterns over
+ * or organisation for "who", a place, a path or a web address for "where", a rule for "can I", a
+ * reason for "why", a size or weight for "how big" and "how heavy". The offline answerer prefers
+ * sentences that hold the expected kind (./extractive.ts). Recognised by patterns over
  * English text; a question of another kind ("what does the warranty cover") expects nothing in
  * particular.
  */
@@ -20,7 +20,7 @@ const MONTH =
   '(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)';
 /** Units of size, weight, speed, power and data. */
 const MEASURE_UNIT =
-  '(?:mm|cm|m|km|metres?|meters?|miles?|acres?|hectares?|inch(?:es)?|ft|feet|mg|g|kg|grams?|kilos?|kilograms?|tonnes?|tons?|lbs?|pounds?|ml|cl|l|litres?|liters?|bar|psi|w|kw|watts?|v|volts?|amps?|hz|kb|mb|gb|tb|kbps|mbps|gbps|km/h|mph|°c|°f|degrees?|%|percent|px|pixels?|dpi)';
+  '(?:mm|cm|m|km|metres?|meters?|miles?|acres?|hectares?|inch(?:es)?|ft|feet|mg|g|kg|grams?|kilos?|kilograms?|tonnes?|tons?|lbs?|pounds?|ml|cl|l|litres?|liters?|bar|psi|w|kw|watts?|v|volts?|amps?|hz|kb|mb|gb|tb|kib|mib|gib|tib|bytes?|kbps|mbps|gbps|km/h|mph|°c|°f|degrees?|%|percent|px|pixels?|dpi)';
 const WEEKDAY = '(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)';
 
 /**
@@ -46,7 +46,9 @@ const DETECT: Readonly<Record<AnswerType, RegExp>> = {
   ),
   // A capitalised word that does not open the sentence.
   person: /(?<=[\p{Ll},;:]\s+(?:\p{Lu}\.\s*)?)\p{Lu}[\p{L}.'-]+/u,
-  place: /\b(?:in|at|from|to|near|into|across|outside|inside)\s+(?:the\s+)?\p{Lu}[\p{L}-]+/u,
+  // A named place, or a file's path or a web address: where software keeps or puts things.
+  place:
+    /\b(?:in|at|from|to|near|into|across|outside|inside)\s+(?:the\s+)?\p{Lu}[\p{L}-]+|(?<![\p{L}\p{N}])(?:(?:~|\.{1,2})\/[\w.-]+|\/[\w.-]+\/[\w.-]+)(?:\/[\w.-]*)*|\b[a-z][a-z0-9+.-]*:\/\/\S+|\b[A-Z]:\\\S+/u,
   reason:
     /\b(?:because|since|due to|owing to|thanks to|as a result|so that|in order to|caused by|the reason|reasons?|why|therefore|so as to)\b/i,
   rule: /\b(?:can|cannot|can't|may|must|mustn't|not|only|allowed|permitted|required|need|needs|should|prohibited|forbidden|eligible|entitled|unless|if|up to|at most|at least|maximum|minimum)\b/i,

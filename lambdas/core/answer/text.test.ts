@@ -133,7 +133,7 @@ describe('questionTerms', () => {
   it("does not take a contraction's tail for a term", () => {
     expect(
       questionTerms("Who should I escalate to if I'm stuck? We've tried, you're next, we'll see"),
-    ).toEqual(['escalate', 'stuck', 'tried', 'next', 'see']);
+    ).toEqual(['escalat', 'stuck', 'tried', 'next', 'see']);
   });
 
   it('reads a negative contraction as its words, straight or curly: no "doesn" or "don" term', () => {
@@ -197,6 +197,30 @@ describe('contentWords', () => {
       'format',
     ]);
     expect(contentWords('habitation habitats')).toEqual(['habitation', 'habitat']);
+  });
+
+  it('reads a verb ending in a silent e and its other forms on one stem', () => {
+    expect(contentWords('delete deletes deleted deleting')).toEqual(Array(4).fill('delet'));
+    expect(contentWords('include includes included including')).toEqual(Array(4).fill('includ'));
+    expect(contentWords('continue continued')).toEqual(['continu', 'continu']);
+    expect(contentWords('matches match')).toEqual(['match', 'match']);
+    // Short words, and words ending in a vowel sound, keep their e.
+    expect(contentWords('file plane phone agree employee')).toEqual([
+      'file',
+      'plane',
+      'phone',
+      'agree',
+      'employee',
+    ]);
+  });
+
+  it('takes no forms of "be", "have" and "do", nor "really", for terms', () => {
+    expect(questionTerms('Are uploads really being slowed down?')).toEqual([
+      'upload',
+      'slow',
+      'down',
+    ]);
+    expect(contentWords('having doing')).toEqual([]);
   });
 
   it('leaves short words ending in -ation whole', () => {

@@ -60,7 +60,8 @@ const STOP = new Set(
     'me my of on or our she he so than that the their them then there these they this to was we were what when ' +
     'where which who whom whose why will with would you your about after also any all more most not no only other ' +
     // The tails of contractions ("it's", "don't", "I'm", "you're", "we've", "we'll").
-    'over such some same up out just may might must should shall own very too s t m re ve ll'
+    'over such some same up out just may might must should shall own very too really being having doing ' +
+    's t m re ve ll'
   ).split(' '),
 );
 
@@ -95,7 +96,16 @@ function stem(word: string): string {
     return NOUN_OF_ACTION.test(w) ? actionStem(w) : w;
   }
   if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) w = w.slice(0, -1);
-  return w;
+  return withoutSilentE(w);
+}
+
+/**
+ * A word of six letters or more loses a final "e" after a consonant or "u", as its "-ed" and
+ * "-ing" forms do: "delete", "deletes", "deleted" and "deleting" all read "delet", "continue" and
+ * "continued" read "continu". Shorter words keep it ("plane" is not "plan").
+ */
+function withoutSilentE(word: string): string {
+  return word.length >= 6 && /[b-df-hj-np-tv-z]e$|ue$/.test(word) ? word.slice(0, -1) : word;
 }
 
 /**
