@@ -49,6 +49,7 @@ describe('natural question sets', () => {
       'project-meetings',
       'saas-help-centre',
       'sample-handbook',
+      'tool-docs',
     ]);
     for (const set of sets) {
       const answerable = set.questions.filter((q) => q.facts !== null);
