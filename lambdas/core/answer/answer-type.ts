@@ -46,9 +46,10 @@ const DETECT: Readonly<Record<AnswerType, RegExp>> = {
   ),
   // A capitalised word that does not open the sentence.
   person: /(?<=[\p{Ll},;:]\s+(?:\p{Lu}\.\s*)?)\p{Lu}[\p{L}.'-]+/u,
-  // A named place, or a file's path or a web address: where software keeps or puts things.
+  // A named place, or a file's path or a web address: where software keeps or puts things. The
+  // scheme's length is bounded, so that a long run of letters and hyphens is read in linear time.
   place:
-    /\b(?:in|at|from|to|near|into|across|outside|inside)\s+(?:the\s+)?\p{Lu}[\p{L}-]+|(?<![\p{L}\p{N}])(?:(?:~|\.{1,2})\/[\w.-]+|\/[\w.-]+\/[\w.-]+)(?:\/[\w.-]*)*|\b[a-z][a-z0-9+.-]*:\/\/\S+|\b[A-Z]:\\\S+/u,
+    /\b(?:in|at|from|to|near|into|across|outside|inside)\s+(?:the\s+)?\p{Lu}[\p{L}-]+|(?<![\p{L}\p{N}])(?:(?:~|\.{1,2})\/[\w.-]+|\/[\w.-]+\/[\w.-]+)(?:\/[\w.-]*)*|\b[a-z][a-z0-9+.-]{0,15}:\/\/\S+|\b[A-Z]:\\\S+/u,
   reason:
     /\b(?:because|since|due to|owing to|thanks to|as a result|so that|in order to|caused by|the reason|reasons?|why|therefore|so as to)\b/i,
   rule: /\b(?:can|cannot|can't|may|must|mustn't|not|only|allowed|permitted|required|need|needs|should|prohibited|forbidden|eligible|entitled|unless|if|up to|at most|at least|maximum|minimum)\b/i,
