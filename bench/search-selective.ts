@@ -129,7 +129,7 @@ export async function measureSelective(
         ),
         vectorRecallAt8: mean(a.recall),
       });
-      runs.push({
+      const run: SelectiveRun = {
         share,
         documents: Number(rows[0]?.documents ?? 0),
         chunks: Number(rows[0]?.chunks ?? 0),
@@ -138,9 +138,12 @@ export async function measureSelective(
         hnswForced: summary(acc.hnswForced),
         keywordAgreement: agreement.length > 0 ? mean(agreement) : null,
         agreementQueries: agreement.length,
-      });
+      };
+      runs.push(run);
+      const plan = (x: SelectivePlanRun) =>
+        `vector ${x.vectorMs.toFixed(1)} ms, hybrid p95 ${x.hybridP95Ms.toFixed(1)} ms, recall@8 ${x.vectorRecallAt8.toFixed(3)}`;
       log(
-        `  chosen: vector ${mean(acc.chosen.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.chosen).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.chosen.recall).toFixed(3)}; HNSW forced: ${mean(acc.hnswForced.vector).toFixed(1)} ms, hybrid p95 ${summary(acc.hnswForced).hybridP95Ms.toFixed(1)} ms, recall@8 ${mean(acc.hnswForced.recall).toFixed(3)}; keyword agreement with the unbounded arm ${agreement.length > 0 ? `${(100 * mean(agreement)).toFixed(1)}%` : '-'} over ${agreement.length} queries`,
+        `  chosen: ${plan(run.chosen)}; HNSW forced: ${plan(run.hnswForced)}; keyword agreement with the unbounded arm ${run.keywordAgreement === null ? '-' : `${(100 * run.keywordAgreement).toFixed(1)}%`} over ${run.agreementQueries} queries`,
       );
     }
   } finally {
