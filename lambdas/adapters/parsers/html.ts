@@ -1,7 +1,9 @@
 /**
  * HTML to plain text with node-html-parser: navigation, scripts and styles are dropped, block
  * elements become line breaks, entities are decoded, and whitespace collapses the way a
- * browser shows it (except inside <pre>). Also used for DOCX, which mammoth turns into HTML.
+ * browser shows it (except inside <pre>). Headings, list items and table rows are marked as
+ * Markdown marks them (`## Heading`, `- item`, `| a | b |`). Also used for DOCX, which mammoth
+ * turns into HTML.
  */
 import type { HTMLElement } from 'node-html-parser';
 import { DocumentRejectedError } from '../../core/ingestion/types';
@@ -190,6 +192,8 @@ export async function htmlToText(html: string): Promise<HtmlText> {
       stack.pop();
       if (frame.tag === 'tr' && frame.cells > 0 && !frame.silent && !frame.inCell)
         out.rowEnd(frame.cells);
+      // An empty item or heading leaves no marker for the text after it.
+      if (frame.tag === 'li' || HEADINGS.has(frame.tag)) out.endMarked();
       if (!frame.silent && frame.tag !== 'br') separate(frame.tag, frame.inCell);
       if (frame.capture !== undefined) {
         capturing.pop();
@@ -212,7 +216,10 @@ export async function htmlToText(html: string): Promise<HtmlText> {
       frame.cells += 1;
     }
     if (!next.silent) separate(next.tag, next.inCell);
-    if (next.tag === 'li' && !next.silent && !next.inCell && !next.inPre) out.listItem();
+    if (!next.silent && !next.inCell && !next.inPre) {
+      if (next.tag === 'li') out.listItem();
+      else if (HEADINGS.has(next.tag)) out.heading(Number(next.tag.slice(1)));
+    }
     stack.push(next);
     if (next.capture !== undefined) capturing.push(next);
   }
@@ -259,15 +266,18 @@ class TextBuilder {
   /** Newlines at the end of the output so far (0, 1 or 2); 2 at the very start. */
   private trailingNewlines = 2;
   private pendingSpace = false;
-  /** A list item's marker, written before the item's first text (an empty item has none). */
-  private pendingMarker = false;
+  /**
+   * A list item's or a heading's marker, written before its first text (an empty item or heading
+   * has none).
+   */
+  private pendingMarker: string | null = null;
   /** Where the open table row starts in `parts`, and whether it has text yet. */
   private row: { at: number; newlines: number; text: boolean } | null = null;
 
   inline(text: string, preserve: boolean): void {
     if (preserve) {
       if (text === '') return;
-      this.pendingMarker = false;
+      this.pendingMarker = null;
       if (this.row) this.row.text = true;
       this.flushSpace();
       this.parts.push(text);
@@ -287,8 +297,9 @@ class TextBuilder {
     const core = collapsed.trim();
     if (leading && this.trailingNewlines === 0) this.pendingSpace = true;
     this.flushSpace();
-    if (this.pendingMarker && this.trailingNewlines > 0) this.parts.push('- ');
-    this.pendingMarker = false;
+    if (this.pendingMarker !== null && this.trailingNewlines > 0)
+      this.parts.push(this.pendingMarker);
+    this.pendingMarker = null;
     if (this.row) this.row.text = true;
     this.parts.push(core);
     this.trailingNewlines = 0;
@@ -299,7 +310,7 @@ class TextBuilder {
   rowStart(): void {
     this.breakTo(1);
     // A list item that opens with a table: its rows are the item.
-    this.pendingMarker = false;
+    this.pendingMarker = null;
     this.row = { at: this.parts.length, newlines: this.trailingNewlines, text: false };
   }
 
@@ -309,7 +320,18 @@ class TextBuilder {
    */
   listItem(): void {
     this.breakTo(1);
-    this.pendingMarker = true;
+    this.pendingMarker = '- ';
+  }
+
+  /** Ends a list item or a heading: a marker its text did not take is dropped. */
+  endMarked(): void {
+    this.pendingMarker = null;
+  }
+
+  /** Marks a heading of `level` (1 to 6): `## ` goes before its first text. */
+  heading(level: number): void {
+    this.breakTo(2);
+    this.pendingMarker = `${'#'.repeat(level)} `;
   }
 
   /**

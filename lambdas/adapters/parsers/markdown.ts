@@ -1,6 +1,8 @@
 /**
  * Markdown to readable plain text: the words stay, the syntax that only adds noise to search
- * goes (link URLs, image markup, emphasis markers, code fence lines, heading hashes, HTML tags).
+ * goes (link URLs, image markup, emphasis markers, code fence lines, HTML tags). Headings stay
+ * marked as ATX headings (`## Uploads are slow`), whatever way the source wrote them, so that the
+ * answerer knows a section's title from a sentence (lambdas/core/text/lines.ts, `headingLevel`).
  */
 import type { Extracted } from './shared';
 
@@ -65,7 +67,7 @@ export function markdownToText(source: string): Extracted {
       // A heading is a paragraph of its own, blank lines around it, even where the source puts
       // its text on the next line: otherwise it reads as the first words of that text.
       if ((out[out.length - 1] ?? '').trim() !== '') out.push('');
-      out.push(text, '');
+      out.push(text === '' ? '' : `${heading[1]} ${text}`, '');
       afterHeading = true;
       continue;
     }
@@ -73,11 +75,13 @@ export function markdownToText(source: string): Extracted {
     const underlined = previous !== undefined && previous.trim() !== '';
     if (SETEXT_H1_UNDERLINE.test(line) && underlined) {
       if (!quoted) title ??= previous.trim();
+      out[out.length - 1] = `# ${previous.trim()}`;
       out.push('');
       afterHeading = true;
       continue;
     }
     if (RULE_OR_SETEXT_H2.test(line) && underlined) {
+      if (line.trim().startsWith('-')) out[out.length - 1] = `## ${previous.trim()}`;
       out.push('');
       afterHeading = true;
       continue;

@@ -338,7 +338,7 @@ describe('markdown', () => {
     expect(doc.title).toBe('Groundwork Guide');
     expect(doc.text).toBe(
       [
-        'Getting started',
+        '# Getting started',
         '',
         'Read the quick start and the full install guide.',
         'Architecture diagram',
@@ -353,7 +353,7 @@ describe('markdown', () => {
         '',
         'See the docs & https://example.com/faq.',
         '',
-        'Install it',
+        '## Install it',
       ].join('\n'),
     );
     expect(doc.text).not.toMatch(/example\.com\/(install|docs)|arch\.png|```|\*\*|title:/);
@@ -364,21 +364,23 @@ describe('markdown', () => {
       key: 'x.markdown',
     });
     expect(doc.title).toBe('Main Title');
-    expect(doc.text).toBe('Intro line\n\nMinor\n\nMain Title\n\nBody.');
+    expect(doc.text).toBe('Intro line\n\n## Minor\n\n# Main Title\n\nBody.');
   });
 
   it('keeps a heading a paragraph of its own when its text starts on the next line', async () => {
     const source = 'Intro\n### Upgrade notes\nRun the migration first.\n\nSetext\n======\nBody.';
     const doc = await parser.parse(utf8(source), { key: 'notes.md' });
-    expect(doc.text).toBe('Intro\n\nUpgrade notes\n\nRun the migration first.\n\nSetext\n\nBody.');
+    expect(doc.text).toBe(
+      'Intro\n\n### Upgrade notes\n\nRun the migration first.\n\n# Setext\n\nBody.',
+    );
     // So it is not read as the first words of the sentence under it.
     expect(sentences(doc.text).map((s) => s.text)).toContain('Run the migration first.');
   });
 
-  it('reads a heading inside a block quote as a heading, without its hashes', async () => {
+  it('reads a heading inside a block quote as a heading, without the quote marker', async () => {
     const source = '> ## Warning\n>\n> Unplug the machine before descaling.\n\nBody.';
     const doc = await parser.parse(utf8(source), { key: 'quote.md' });
-    expect(doc.text).toBe('Warning\n\nUnplug the machine before descaling.\n\nBody.');
+    expect(doc.text).toBe('## Warning\n\nUnplug the machine before descaling.\n\nBody.');
   });
 
   it('takes no title from a quoted heading', async () => {
@@ -402,7 +404,7 @@ describe('markdown', () => {
 
   it("cuts a heading's closing hashes only after a blank", async () => {
     const doc = await parser.parse(utf8('## Step 2 ##  \n\n## C#\n\nBody.'), { key: 'h.md' });
-    expect(doc.text).toBe('Step 2\n\nC#\n\nBody.');
+    expect(doc.text).toBe('## Step 2\n\n## C#\n\nBody.');
   });
 });
 
@@ -466,7 +468,7 @@ describe('html', () => {
       format: 'html',
       title: 'Refund Policy & Terms',
       text: [
-        'Refunds',
+        '# Refunds',
         '',
         'Refunds are issued within 14 days \u2014 no questions <asked>.',
         '',
@@ -485,6 +487,27 @@ describe('html', () => {
     });
   });
 
+  it('marks headings as Markdown does, except in a table cell or preformatted text', async () => {
+    const page =
+      '<table><tr><td><h3>Plan</h3></td><td>Price</td></tr></table><h2> </h2><p>After an empty heading.</p>' +
+      '<ul><li></li></ul><p>After an empty item.</p><h3>Upload<br>limits</h3><pre><h2>kept as typed</h2></pre>';
+    const doc = await parser.parse(utf8(page), { key: 'marks.html' });
+    expect(doc.text.trim()).toBe(
+      [
+        '| Plan | Price |',
+        '',
+        'After an empty heading.',
+        '',
+        'After an empty item.',
+        '',
+        '### Upload',
+        'limits',
+        '',
+        'kept as typed',
+      ].join('\n'),
+    );
+  });
+
   it('takes the title from the first <h1> when there is no <title> (an SVG <title> does not count)', async () => {
     const doc = await parser.parse(
       utf8('<svg><title>Icon</title></svg><h2>Sub</h2><h1>Main heading</h1><p>Text</p>'),
@@ -493,7 +516,7 @@ describe('html', () => {
       },
     );
     expect(doc.title).toBe('Main heading');
-    expect(doc.text).toBe('Sub\n\nMain heading\n\nText');
+    expect(doc.text).toBe('## Sub\n\n# Main heading\n\nText');
   });
 
   // node-html-parser's default repair of unclosed elements took 43 s for the first page below
@@ -503,7 +526,7 @@ describe('html', () => {
     const doc = await parser.parse(utf8(section.repeat(40)), { key: 'sloppy.html' });
     expect(doc.title).toBe('Part');
     expect(doc.text.split(/\s+/).filter((w) => w === 'word')).toHaveLength(40_000);
-    expect(doc.text.split('\n').filter((line) => line === 'Part')).toHaveLength(40);
+    expect(doc.text.split('\n').filter((line) => line === '# Part')).toHaveLength(40);
   });
 
   it('refuses a page of more elements than the limit as too large, before parsing it', async () => {
@@ -520,8 +543,8 @@ describe('html', () => {
       key: 'deep.html',
     });
     expect(doc.title).toBe('Deep');
-    expect(doc.text.startsWith('Deep\n\nx x x')).toBe(true);
-    expect(doc.text.split(' ')).toHaveLength(200_000);
+    expect(doc.text.startsWith('# Deep\n\nx x x')).toBe(true);
+    expect(doc.text.split(' ')).toHaveLength(200_001);
   });
 });
 
@@ -535,7 +558,7 @@ describe('docx', () => {
       format: 'docx',
       title: 'Onboarding Guide',
       text: [
-        'Onboarding Guide',
+        '# Onboarding Guide',
         '',
         'Welcome to the team & the company.',
         '',
@@ -551,7 +574,7 @@ describe('docx', () => {
       key: 'hr/handbook.docx',
     });
     expect(doc.title).toBe('Employee Handbook');
-    expect(doc.text.startsWith('Employee Handbook\n\nOnboarding Guide\n\n')).toBe(true);
+    expect(doc.text.startsWith('# Employee Handbook\n\n# Onboarding Guide\n\n')).toBe(true);
   });
 
   it('rejects random bytes named .docx as a corrupt file', async () => {

@@ -245,6 +245,25 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it('never answers with a marked heading, even one holding a figure, and reads each sentence under its section heading', () => {
+    const troubleshooting = [
+      '# Troubleshooting',
+      '## Uploads to S3 are slow',
+      '- Raise `parallel_uploads` (the default is 4, the maximum 16).\n- Check that the bucket is in a region close to you.',
+      '## Restore fails with "destination not empty"',
+      'The --to folder must be empty. Choose a new folder or empty the existing one.',
+    ].join('\n\n');
+    const blocks = contextOf('troubleshooting', troubleshooting);
+    expect(
+      extractiveAnswer('My S3 uploads are really slow, how can I speed them up?', blocks, one),
+    ).toBe('Raise `parallel_uploads` (the default is 4, the maximum 16). [1]');
+    // The second sentence of a section is read with its heading too: "restore" and "fails" are
+    // in no sentence of the section but its heading.
+    expect(extractiveAnswer('My restore fails, what should I choose instead?', blocks, one)).toBe(
+      'Choose a new folder or empty the existing one. [1]',
+    );
+  });
+
   it('does not answer with a plain-text title set directly above its paragraph', () => {
     const policy =
       'Returns and refunds\nRefunds are issued to the original payment method within 14 days.\n\nWARRANTY\nElectronics carry a two-year warranty.';

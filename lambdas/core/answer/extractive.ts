@@ -15,7 +15,7 @@
  * row is matched and given with its table's header row. It never writes text that is not in the
  * documents.
  */
-import { isTableRow, isTitle } from '../text/lines';
+import { isHeadingLine, isTableRow, isTitle } from '../text/lines';
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
 import {
@@ -39,7 +39,10 @@ const NEGATION_PENALTY = 0.05;
  * "The warranty does not cover wear" says nothing of what the warranty covers.
  */
 const DENIED_WEIGHT = 0.5;
-/** Weight of the question's terms found only in the sentence before. */
+/**
+ * Weight of the question's terms found only in the sentence before, or only in the heading of the
+ * sentence's section ("## Uploads to S3 are slow" over "Raise `parallel_uploads`").
+ */
 const NEAR_WEIGHT = 0.5;
 /** How far after the best sentence the one holding the asked-for kind of answer may be. */
 const FOLLOWING = [1, 2];
@@ -89,6 +92,8 @@ interface Candidate {
   readonly asks: boolean;
   /** A bare "Yes." or "No." just before it in its passage, too short to be a sentence here. */
   readonly verdict: string | null;
+  /** The words of the heading of its section in its passage, if any (none for a heading). */
+  readonly section: ReadonlySet<string> | null;
   /** For a table row, its table's header row: the names of its columns. */
   readonly header: { readonly text: string; readonly words: ReadonlySet<string> } | null;
   score: number;
@@ -135,6 +140,7 @@ const MAX_HEADING_WORDS = 12;
  */
 function isHeading(text: string, s: Sentence): boolean {
   const line = s.text;
+  if (isHeadingLine(line)) return true;
   if (line.includes('\n') || /[\d:]/.test(line) || /[.!?;,…]["'”’)\]]*$/.test(line)) return false;
   if (/^(?:[-*+•–]|\p{L}[.)])\s/u.test(line)) return false;
   if (line.split(/\s+/).length > MAX_HEADING_WORDS) return false;
@@ -180,8 +186,10 @@ function scoreSentences(
       let position = 0;
       let verdict: string | null = null;
       let header: Candidate['header'] = null;
+      let section: ReadonlySet<string> | null = null;
       const all = sentences(p.text);
       for (const [i, s] of all.entries()) {
+        const heading = isHeadingLine(s.text);
         // A table's first row names its columns: never an answer, it is what each row's cells
         // are (the question's "default" is in the header, the value in the row).
         const row = isTableRow(s.text);
@@ -194,6 +202,7 @@ function scoreSentences(
         // and so may a short sentence ("Closed on Mondays.") or an FAQ's short question
         // ("Damaged in transit?"), whose words the answer below it is read with.
         if (
+          !heading &&
           s.text.length < 20 &&
           !/\d/.test(s.text) &&
           (VERDICT.test(s.text) || !SHORT_SENTENCE.test(s.text))
@@ -213,12 +222,14 @@ function scoreSentences(
           answers: mayAnswer(s.text) && !isHeading(p.text, s),
           asks: isQuestion(s.text),
           verdict,
+          section: heading ? null : section,
           header: row ? header : null,
           score: 0,
           named: 0,
           matched: 0,
         });
         verdict = null;
+        if (heading) section = new Set(contentWords(s.text));
       }
     }
   }
@@ -251,6 +262,13 @@ function scoreSentences(
           .filter((w) => !words.has(w) && !context.has(w) && c.header!.words.has(w))
           .reduce((s, w) => s + idf(w), 0) / qWeight
       : 0;
+    const sectioned = c.section
+      ? q
+          .filter(
+            (w) => !words.has(w) && !context.has(w) && !c.header?.words.has(w) && c.section!.has(w),
+          )
+          .reduce((s, w) => s + idf(w), 0) / qWeight
+      : 0;
     c.named = named;
     c.matched = matched;
     const framed = frame.filter((w) => words.has(w)).length;
@@ -259,6 +277,7 @@ function scoreSentences(
       FRAME_WEIGHT * Math.min(framed, 2) +
       (prev?.asks && prev.block === c.block ? 1 : NEAR_WEIGHT) * near +
       named +
+      NEAR_WEIGHT * sectioned +
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
       (!acceptsDenial && isNegated(c.text) ? NEGATION_PENALTY : 0) -
       SOURCE_RANK_PENALTY * (c.block.index - 1) -

@@ -4,6 +4,7 @@
  * index holds exactly the vectors a fresh one would.
  */
 import type { Embedder, TokenCounter } from '../ports';
+import { withoutHeadingMarks } from '../text/lines';
 import { chunkText } from './chunker';
 
 /** The settings of ingestion that shape a chunk's vector. */
@@ -29,13 +30,17 @@ export interface EmbeddingTimings {
 /** Called after each embedding batch with the share of the inputs done (0-1). */
 export type OnEmbedded = (fraction: number) => Promise<void>;
 
-/** The text a chunk is embedded as. */
+/**
+ * The text a chunk is embedded as: without the hashes that mark its headings (a model reads a
+ * heading's words, not its markup), and with its document title first when so configured.
+ */
 export function chunkEmbeddingInput(
   settings: Pick<ChunkEmbeddingSettings, 'embedWithTitle'>,
   title: string | null | undefined,
   text: string,
 ): string {
-  return settings.embedWithTitle && title ? `${title}\n${text}` : text;
+  const words = withoutHeadingMarks(text);
+  return settings.embedWithTitle && title ? `${title}\n${words}` : words;
 }
 
 /** One vector per input; with windows, the normalised mean of the windows' vectors. */

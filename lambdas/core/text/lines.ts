@@ -19,8 +19,8 @@ const ENDS_AS_PROSE =
  * A line break inside a paragraph (hard-wrapped Markdown, plain text, e-mail) becomes a space,
  * so that the segmenter, which ends a sentence at every line break, sees whole sentences. These
  * breaks stay:
- * - at a blank (or whitespace-only) line, and before a line that starts a list item, a heading, a
- *   quote or a table row;
+ * - at a blank (or whitespace-only) line, before a line that starts a list item, a heading, a
+ *   quote or a table row, and after a heading (`## Uploads are slow`);
  * - after a table row (a line that ends with `|`), and around an underline (`=====`);
  * - after a plain-text title ({@link isTitle}): "Returns and refunds" above "Unused items can be…";
  * - between two `Label: value` lines ("Hybrid: $35 a day" above "Road bike: $55 a day").
@@ -70,7 +70,9 @@ const ENDS_SENTENCE = /[.!?]["'”’)\]]*[^\S\n]*$/u;
  * sentence it continues opened with a label.
  */
 function joins(line: string, next: string, startsBlock: boolean, labelled: boolean): boolean {
-  if (isBlank(line) || isBlank(next) || STARTS_BLOCK.test(next)) return false;
+  if (isBlank(line) || isBlank(next) || STARTS_BLOCK.test(next) || isHeadingLine(line)) {
+    return false;
+  }
   // Label lines one under the other are a list of values, each a line of its own; a value wraps
   // onto a next line that is no label ("…, $50 for" above "a full day").
   if (labelled && LABEL_LINE.test(next)) return false;
@@ -134,6 +136,19 @@ function fromCodeUnits(units: Uint16Array): string {
     parts.push(String.fromCharCode(...units.subarray(i, i + 8192)));
   }
   return parts.join('');
+}
+
+/** A heading as the parsers write one: `## Uploads are slow` (Markdown's ATX heading). */
+const ATX_HEADING = /^[^\S\n]{0,3}#{1,6}[^\S\n]+\S/;
+
+/** Whether a line is a heading as the parsers write one: hashes, a blank, its text. */
+export function isHeadingLine(line: string): boolean {
+  return ATX_HEADING.test(line);
+}
+
+/** The text with each heading's hashes removed: `## Uploads are slow` reads `Uploads are slow`. */
+export function withoutHeadingMarks(text: string): string {
+  return text.replace(/^([^\S\n]{0,3})#{1,6}[^\S\n]+(?=\S)/gm, '$1');
 }
 
 /** Whether a line is a table row as the parsers write one: `| cell | cell |`. */
