@@ -6,9 +6,11 @@
  * for 10, as a /search caller would (Recall is then at 10), and `--candidates N` sets the
  * candidates per arm (at least 4 × top_k, as in the product).
  * The index is kept per dataset and settings under the data folder, so a second run only
- * searches (unchanged documents cost nothing).
+ * searches (unchanged documents cost nothing); it is built anew when the code that turns files
+ * into chunks has changed since ({@link ingestionCodeVersion}).
  */
 import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -161,6 +163,8 @@ export async function openEvalIndex(options: {
   const tenant = `eval-${data.name.replace(/[^A-Za-z0-9_-]/g, '-')}`.slice(0, 60);
   const dataDir = path.join(options.dataDir, 'eval', `${data.name}-${settingsKey}`);
   const lock = await acquireLock(dataDir, { command: `evaluation of ${data.name}` });
+  const version = await ingestionCodeVersion();
+  const stamp = path.join(dataDir, 'ingestion-code');
   let stack: LocalStack | null = null;
   const close = async () => {
     try {
@@ -170,6 +174,7 @@ export async function openEvalIndex(options: {
     }
   };
   try {
+    if ((await readFile(stamp, 'utf8').catch(() => null)) !== version) await emptyIndex(dataDir);
     stack = await startLocalStack({
       dataDir,
       logLevel: 'ERROR',
@@ -178,11 +183,43 @@ export async function openEvalIndex(options: {
     });
     const t0 = performance.now();
     await loadCorpus(stack, data, tenant, options.progress ?? false);
+    await writeFile(stamp, version);
     return { stack, data, tenant, ingestSeconds: (performance.now() - t0) / 1000, close };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** Where the code lives that turns a file into stored chunks: parsers, ingestion, line rules. */
+const INGESTION_CODE = ['lambdas/adapters/parsers', 'lambdas/core/ingestion', 'lambdas/core/text'];
+
+/**
+ * A digest of the code that turns a file into stored chunks. Ingestion skips a document whose
+ * bytes it has indexed already, so an index built before a parser changed would keep the old
+ * text and the evaluation would measure the old code.
+ */
+export async function ingestionCodeVersion(): Promise<string> {
+  const root = path.resolve(__dirname, '..', '..');
+  const hash = createHash('sha1');
+  for (const dir of INGESTION_CODE) {
+    const files = (await readdir(path.join(root, dir)))
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .sort();
+    for (const f of files) {
+      hash.update(`${dir}/${f}\0`);
+      hash.update(await readFile(path.join(root, dir, f)));
+    }
+  }
+  return hash.digest('hex');
+}
+
+/** Removes an index's databases and objects; the folder and its lock stay. */
+async function emptyIndex(dataDir: string): Promise<void> {
+  const entries = await readdir(dataDir).catch(() => [] as string[]);
+  for (const entry of entries)
+    if (entry !== 'lock.json')
+      await rm(path.join(dataDir, entry), { recursive: true, force: true });
 }
 
 export function corpusIdOf(sourceUri: string): string {

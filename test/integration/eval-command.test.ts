@@ -9,7 +9,13 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { evalCommand, formatEval, runEval, type EvalReport } from '../../local/commands/eval';
+import {
+  evalCommand,
+  formatEval,
+  ingestionCodeVersion,
+  runEval,
+  type EvalReport,
+} from '../../local/commands/eval';
 import { loadLocalEnv } from '../../local/config';
 import {
   startFakeOpenAiEmbeddings,
@@ -112,6 +118,26 @@ describe('groundwork eval', () => {
     // The run released the folder behind it.
     await expect(readFile(lockFile)).rejects.toThrow();
   }, 120_000);
+
+  it('builds an index again when the code that turned its files into chunks has changed', async () => {
+    await runEval({ datasetDir: dataset, dataDir: dir, modes: ['keyword'], topK: 1 });
+    const [index] = (await readdir(path.join(dir, 'eval'))).filter((f) => f.startsWith('geo-'));
+    const folder = path.join(dir, 'eval', index!);
+    const stamp = path.join(folder, 'ingestion-code');
+    expect(await readFile(stamp, 'utf8')).toBe(await ingestionCodeVersion());
+    // The same code: the index is reused as it is.
+    await writeFile(path.join(folder, 'kept'), '');
+    await runEval({ datasetDir: dataset, dataDir: dir, modes: ['keyword'], topK: 1 });
+    await expect(readFile(path.join(folder, 'kept'), 'utf8')).resolves.toBe('');
+    // Other code (a parser changed since): documents whose bytes did not change would keep the
+    // old text, so the index is emptied and loaded again.
+    await writeFile(stamp, 'an older parser');
+    const report = await runEval({ datasetDir: dataset, dataDir: dir, modes: ['keyword'] });
+    await expect(readFile(path.join(folder, 'kept'))).rejects.toThrow();
+    expect(await readFile(stamp, 'utf8')).toBe(await ingestionCodeVersion());
+    expect(report).toMatchObject({ documents: 5, queries: 4 });
+    expect(report.results[0]!.scores.recall100).toBe(1);
+  }, 180_000);
 
   it('refuses a top_k or candidate count out of range, before loading anything', async () => {
     const errors: string[] = [];
