@@ -264,6 +264,21 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it('reads a sentence that ends with a colon with what it introduces, and gives both', () => {
+    const config = [
+      '## Excluding files',
+      'Use `exclude`, a list of glob patterns, to skip files:',
+      'source = "/home/ana/projects"\nexclude = ["*.tmp", "node_modules/", ".git/"]\nretention_days = 60',
+      'Patterns are matched relative to `source`.',
+      '| Option | Default | Description |\n| source | (none, required) | The directory to back up |\n| keep_last | 5 | Snapshots always kept |',
+    ].join('\n\n');
+    const blocks = contextOf('configuration', config);
+    // "node_modules" is only in the block of code, which is never an answer by itself.
+    expect(extractiveAnswer('How do I stop node_modules from being backed up?', blocks)).toBe(
+      'Use `exclude`, a list of glob patterns, to skip files: [1] source = "/home/ana/projects" exclude = ["*.tmp", "node_modules/", ".git/"] retention_days = 60 [1]',
+    );
+  });
+
   it('does not answer with a plain-text title set directly above its paragraph', () => {
     const policy =
       'Returns and refunds\nRefunds are issued to the original payment method within 14 days.\n\nWARRANTY\nElectronics carry a two-year warranty.';

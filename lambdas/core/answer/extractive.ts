@@ -9,11 +9,12 @@
  * ranked higher (by rank and by how far their cosine falls short of the best source's) and for
  * sentences early in their passage. When the best sentence names the subject but the sentence
  * next to it holds the answer, both are given. A question (an FAQ's heading), a heading and a
- * block of code are never given as the answer, though a question's or a heading's words still
- * count for the sentence after it (an FAQ's question fully: it is that answer's subject). A yes/no
- * question's answer keeps the bare "Yes." or "No." that opens it in the document, and a table
- * row is matched and given with its table's header row. It never writes text that is not in the
- * documents.
+ * block of code are never given as the answer, though a question's words still count for the
+ * sentence after it (fully: it is that answer's subject) and a heading's for every sentence of its
+ * section. A sentence that ends with a colon is read with what it introduces, and given with it,
+ * even when that is a block of code. A yes/no question's answer keeps the bare "Yes." or "No."
+ * that opens it in the document, and a table row is matched and given with its table's header
+ * row. It never writes text that is not in the documents.
  */
 import { isHeadingLine, isTableRow, isTitle } from '../text/lines';
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
@@ -40,10 +41,13 @@ const NEGATION_PENALTY = 0.05;
  */
 const DENIED_WEIGHT = 0.5;
 /**
- * Weight of the question's terms found only in the sentence before, or only in the heading of the
- * sentence's section ("## Uploads to S3 are slow" over "Raise `parallel_uploads`").
+ * Weight of the question's terms found only in the sentence before, only in the heading of the
+ * sentence's section ("## Uploads to S3 are slow" over "Raise `parallel_uploads`"), or only in
+ * what a sentence that ends with a colon introduces.
  */
 const NEAR_WEIGHT = 0.5;
+/** A sentence that introduces what follows it: it ends with a colon. */
+const INTRODUCES = /:["'”’)\]]*$/u;
 /** How far after the best sentence the one holding the asked-for kind of answer may be. */
 const FOLLOWING = [1, 2];
 /** Added for each of the question's frame words a sentence holds (at most two). */
@@ -253,22 +257,28 @@ function scoreSentences(
     const prev = candidates[c.order - 1];
     // Not for a table's row: what precedes a table (a question above an FAQ's table, the row
     // before) is said of every row alike, and its header's words are counted apart (`named`).
-    const context =
-      prev && prev.block === c.block && !c.header ? new Set(prev.words) : new Set<string>();
-    const near =
-      q.filter((w) => !words.has(w) && context.has(w)).reduce((s, w) => s + idf(w), 0) / qWeight;
-    const named = c.header
-      ? q
-          .filter((w) => !words.has(w) && !context.has(w) && c.header!.words.has(w))
-          .reduce((s, w) => s + idf(w), 0) / qWeight
-      : 0;
-    const sectioned = c.section
-      ? q
-          .filter(
-            (w) => !words.has(w) && !context.has(w) && !c.header?.words.has(w) && c.section!.has(w),
-          )
-          .reduce((s, w) => s + idf(w), 0) / qWeight
-      : 0;
+    const context = prev && prev.block === c.block && !c.header ? new Set(prev.words) : null;
+    // A sentence that ends with a colon says what follows it (a block of code, a list, a row):
+    // "Use exclude, a list of glob patterns, to skip files:" above `exclude = ["node_modules/"]`,
+    // all of whose words count, whatever it negates ("exclude" is a negator in prose, not in code).
+    const next = candidates[c.order + 1];
+    const introduced =
+      INTRODUCES.test(c.text) && next && next.block === c.block
+        ? new Set([...next.words, ...next.denied])
+        : null;
+    // Each term the sentence lacks counts once, for the first of these that holds it: the sentence
+    // before, the table's header, what the sentence introduces, its section's heading.
+    let unclaimed = q.filter((w) => !words.has(w));
+    const claim = (source: ReadonlySet<string> | null | undefined): number => {
+      if (!source) return 0;
+      const found = unclaimed.filter((w) => source.has(w));
+      unclaimed = unclaimed.filter((w) => !source.has(w));
+      return found.reduce((s, w) => s + idf(w), 0) / qWeight;
+    };
+    const near = claim(context);
+    const named = claim(c.header?.words);
+    const ahead = claim(introduced);
+    const sectioned = claim(c.section);
     c.named = named;
     c.matched = matched;
     const framed = frame.filter((w) => words.has(w)).length;
@@ -277,7 +287,7 @@ function scoreSentences(
       FRAME_WEIGHT * Math.min(framed, 2) +
       (prev?.asks && prev.block === c.block ? 1 : NEAR_WEIGHT) * near +
       named +
-      NEAR_WEIGHT * sectioned +
+      NEAR_WEIGHT * (sectioned + ahead) +
       (c.typed ? ANSWER_TYPE_BONUS * matched : 0) -
       (!acceptsDenial && isNegated(c.text) ? NEGATION_PENALTY : 0) -
       SOURCE_RANK_PENALTY * (c.block.index - 1) -
@@ -302,13 +312,20 @@ export function extractiveAnswer(
   // names the subject without the kind of answer asked for and one of the next two sentences of
   // its passage holds it: the next one, or the one after, if it also holds a term of the question
   // ("The Harbour Light Hotel is ... Double rooms cost ... Check-out is by 11:00").
+  // A best sentence that ends with a colon is given with what it introduces, even a block of code.
+  const next = candidates[top.order + 1];
+  const introduced =
+    options.maxSentences >= 2 && INTRODUCES.test(top.text) && next?.passage === top.passage
+      ? next
+      : null;
   const adjacent =
-    options.maxSentences >= 2 && type !== null && !top.typed
+    introduced ??
+    (options.maxSentences >= 2 && type !== null && !top.typed
       ? (FOLLOWING.map((k) => candidates[top.order + k]).find(
           (c, i) =>
             c?.passage === top.passage && c.answers && c.typed && (i === 0 || c.matched > 0),
         ) ?? null)
-      : null;
+      : null);
   const chosen = (adjacent ? [top, adjacent] : ranked.slice(0, options.maxSentences)).filter(
     // Every row of a table matches its header's words: a further row must match by its own.
     (c, i) =>
