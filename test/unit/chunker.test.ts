@@ -197,6 +197,35 @@ describe('chunkText examples', () => {
     for (const c of chunks.slice(0, -1)) expect(c.text).toMatch(/words\.\s$/);
   });
 
+  it('starts a chunk at a section heading once the chunk is half full, without overlap', () => {
+    const section = (name: string, n: number) =>
+      `## ${name}\n\n` +
+      Array.from({ length: n }, (_, i) => `The ${name} section says thing ${i + 1} plainly.`).join(
+        ' ',
+      ) +
+      '\n\n';
+    // About 11 tokens a sentence: at "Setup" the chunk is under half of 64 tokens, at "Install"
+    // and "Usage" over it.
+    const text = `# Manual\n\n${section('Intro', 1)}${section('Setup', 2)}${section('Install', 4)}${section('Usage', 4)}`;
+    const chunks = chunkText(text, { targetTokens: 64, overlapTokens: 20 }, gptCounter);
+    expect(chunks.map((c) => c.text.split('\n')[0])).toEqual([
+      '# Manual',
+      '## Install',
+      '## Usage',
+    ]);
+    expect(chunks[0]!.text).toContain('## Setup');
+    // Tiled with no overlap at a section's start.
+    for (let i = 1; i < chunks.length; i += 1) expect(chunks[i]?.start).toBe(chunks[i - 1]?.end);
+    // A section longer than a chunk is still cut between its sentences, with overlap.
+    const long = chunkText(
+      section('Long', 20),
+      { targetTokens: 64, overlapTokens: 20 },
+      gptCounter,
+    );
+    expect(long.length).toBeGreaterThan(3);
+    expect(long[1]!.start).toBeLessThan(long[0]!.end);
+  });
+
   it('makes adjacent chunks when the overlap is 0, filling them close to the target', () => {
     const chunks = chunkText(sentences, { targetTokens: 64, overlapTokens: 0 }, gptCounter);
     for (let i = 1; i < chunks.length; i += 1) expect(chunks[i]?.start).toBe(chunks[i - 1]?.end);

@@ -5,11 +5,15 @@
  * greedily into chunks of at most `targetTokens` tokens, and each next chunk starts early enough
  * to repeat up to `overlapTokens` tokens of the previous chunk's tail.
  *
+ * A marked heading (`## Uploads are slow`, lambdas/core/text/lines.ts) closes a chunk that is at
+ * least half full, and the next chunk starts at it with no overlap: a long page's later sections
+ * are then chunks of their own, whose vectors and terms are those of the section.
+ *
  * Every unit is counted once; packing sums those counts. Because a tokenizer is not exactly
  * additive, each chunk's own text is counted once more, and a chunk is trimmed in the rare case
  * that count exceeds the target, so the bound is hard.
  */
-import { unwrapLines } from '../text/lines';
+import { isHeadingLine, unwrapLines } from '../text/lines';
 import type { TokenCounter } from '../ports';
 import type { Chunk, ChunkingOptions } from './types';
 
@@ -137,10 +141,17 @@ export function chunkText(text: string, options: ChunkingOptions, tokens: TokenC
     const start = unitAt(units, first).start;
     let last = first;
     let sum = 0;
+    let atHeading = false;
     while (last < units.length) {
       const unit = unitAt(units, last);
       const fits = sum + unit.tokens <= target && unit.end - start <= maxChars;
       if (last > fresh && !fits) break;
+      // A section starts a chunk of its own, without overlap, once the chunk is half full
+      // (docs/decisions/0168-sections-start-chunks.md).
+      if (last > fresh && 2 * sum >= target && isHeadingLine(text.slice(unit.start, unit.end))) {
+        atHeading = true;
+        break;
+      }
       sum += unit.tokens;
       last += 1;
     }
@@ -181,7 +192,7 @@ export function chunkText(text: string, options: ChunkingOptions, tokens: TokenC
     const nextUnit = unitAt(units, last);
     let next = last;
     let tail = 0;
-    while (overlap > 0 && next - 1 > first) {
+    while (overlap > 0 && !atHeading && next - 1 > first) {
       const candidate = unitAt(units, next - 1);
       const withCandidate = tail + candidate.tokens;
       if (
