@@ -214,6 +214,10 @@ describe('chunkText examples', () => {
       '## Usage',
     ]);
     expect(chunks[0]!.text).toContain('## Setup');
+    // A comment that opens a block of code is no heading: the chunk goes on through it.
+    const code = `${section('Build', 4)}# compile the assets\nnpm run build\n\n${section('Usage', 1)}`;
+    const built = chunkText(code, { targetTokens: 64, overlapTokens: 20 }, gptCounter);
+    expect(built.map((c) => c.text.split('\n')[0])).toEqual(['## Build', '## Usage']);
     // Tiled with no overlap at a section's start.
     for (let i = 1; i < chunks.length; i += 1) expect(chunks[i]?.start).toBe(chunks[i - 1]?.end);
     // A section longer than a chunk is still cut between its sentences, with overlap.

@@ -2,7 +2,7 @@
  * Markdown to readable plain text: the words stay, the syntax that only adds noise to search
  * goes (link URLs, image markup, emphasis markers, code fence lines, HTML tags). Headings stay
  * marked as ATX headings (`## Uploads are slow`), whatever way the source wrote them, so that the
- * answerer knows a section's title from a sentence (lambdas/core/text/lines.ts, `headingLevel`).
+ * answerer knows a section's title from a sentence (`isHeadingAt` in lambdas/core/text/lines.ts).
  */
 import type { Extracted } from './shared';
 

@@ -16,7 +16,7 @@
  * that opens it in the document, and a table row is matched and given with its table's header
  * row. It never writes text that is not in the documents.
  */
-import { isHeadingLine, isTableRow, isTitle } from '../text/lines';
+import { isHeadingAt, isTableRow, isTitle } from '../text/lines';
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
 import {
@@ -144,7 +144,7 @@ const MAX_HEADING_WORDS = 12;
  */
 function isHeading(text: string, s: Sentence): boolean {
   const line = s.text;
-  if (isHeadingLine(line)) return true;
+  if (isHeadingAt(text, s.start, s.end)) return true;
   if (line.includes('\n') || /[\d:]/.test(line) || /[.!?;,…]["'”’)\]]*$/.test(line)) return false;
   if (/^(?:[-*+•–]|\p{L}[.)])\s/u.test(line)) return false;
   if (line.split(/\s+/).length > MAX_HEADING_WORDS) return false;
@@ -193,7 +193,7 @@ function scoreSentences(
       let section: ReadonlySet<string> | null = null;
       const all = sentences(p.text);
       for (const [i, s] of all.entries()) {
-        const heading = isHeadingLine(s.text);
+        const heading = isHeadingAt(p.text, s.start, s.end);
         // A table's first row names its columns: never an answer, it is what each row's cells
         // are (the question's "default" is in the header, the value in the row).
         const row = isTableRow(s.text);

@@ -1,5 +1,5 @@
 import { chunkEmbeddingInput } from './chunk-embedding';
-import { isHeadingLine, withoutHeadingMarks } from '../text/lines';
+import { isHeadingAt, withoutHeadingMarks } from '../text/lines';
 
 describe('the text a chunk is embedded as', () => {
   it("reads a heading's words without its hashes, and leaves other hashes alone", () => {
@@ -10,12 +10,20 @@ describe('the text a chunk is embedded as', () => {
     expect(chunkEmbeddingInput({ embedWithTitle: true }, 'Tarn', text)).toBe(`Tarn\n${expected}`);
   });
 
-  it('knows a heading line from a line that only starts with a hash', () => {
-    expect(isHeadingLine('## Uploads to S3 are slow')).toBe(true);
-    expect(isHeadingLine('   ###### Six')).toBe(true);
-    expect(isHeadingLine('####### Seven')).toBe(false);
-    expect(isHeadingLine('#hashtag')).toBe(false);
-    expect(isHeadingLine('#')).toBe(false);
-    expect(isHeadingLine('Use # for comments')).toBe(false);
+  it('knows a heading as the parsers write one from a line that only starts with a hash', () => {
+    const at = (text: string, line: string) => {
+      const start = text.indexOf(line);
+      return isHeadingAt(text, start, start + line.length);
+    };
+    const page = '## Uploads to S3 are slow\n\nRaise it.\n\n   ###### Six\n\nText.\n\n# Last';
+    expect(at(page, '## Uploads to S3 are slow')).toBe(true);
+    expect(at(page, '###### Six')).toBe(true);
+    expect(at(page, '# Last')).toBe(true);
+    // A comment in a block of code has code under it (or above it): no paragraph of its own.
+    const code = 'Install:\n\n# install the deps\nnpm ci\n# then build\n\nDone.';
+    expect(at(code, '# install the deps')).toBe(false);
+    expect(at(code, '# then build')).toBe(false);
+    for (const line of ['####### Seven', '#hashtag', '#', 'Use # for comments'])
+      expect(at(`Intro.\n\n${line}\n\nText.`, line)).toBe(false);
   });
 });

@@ -13,7 +13,7 @@
  * additive, each chunk's own text is counted once more, and a chunk is trimmed in the rare case
  * that count exceeds the target, so the bound is hard.
  */
-import { isHeadingLine, unwrapLines } from '../text/lines';
+import { isHeadingAt, unwrapLines } from '../text/lines';
 import type { TokenCounter } from '../ports';
 import type { Chunk, ChunkingOptions } from './types';
 
@@ -148,7 +148,7 @@ export function chunkText(text: string, options: ChunkingOptions, tokens: TokenC
       if (last > fresh && !fits) break;
       // A section starts a chunk of its own, without overlap, once the chunk is half full
       // (docs/decisions/0168-sections-start-chunks.md).
-      if (last > fresh && 2 * sum >= target && isHeadingLine(text.slice(unit.start, unit.end))) {
+      if (last > fresh && 2 * sum >= target && isHeadingAt(text, unit.start, unit.end)) {
         atHeading = true;
         break;
       }

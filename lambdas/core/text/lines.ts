@@ -19,8 +19,8 @@ const ENDS_AS_PROSE =
  * A line break inside a paragraph (hard-wrapped Markdown, plain text, e-mail) becomes a space,
  * so that the segmenter, which ends a sentence at every line break, sees whole sentences. These
  * breaks stay:
- * - at a blank (or whitespace-only) line, before a line that starts a list item, a heading, a
- *   quote or a table row, and after a heading (`## Uploads are slow`);
+ * - at a blank (or whitespace-only) line, and before a line that starts a list item, a heading, a
+ *   quote or a table row;
  * - after a table row (a line that ends with `|`), and around an underline (`=====`);
  * - after a plain-text title ({@link isTitle}): "Returns and refunds" above "Unused items can be…";
  * - between two `Label: value` lines ("Hybrid: $35 a day" above "Road bike: $55 a day").
@@ -70,9 +70,7 @@ const ENDS_SENTENCE = /[.!?]["'”’)\]]*[^\S\n]*$/u;
  * sentence it continues opened with a label.
  */
 function joins(line: string, next: string, startsBlock: boolean, labelled: boolean): boolean {
-  if (isBlank(line) || isBlank(next) || STARTS_BLOCK.test(next) || isHeadingLine(line)) {
-    return false;
-  }
+  if (isBlank(line) || isBlank(next) || STARTS_BLOCK.test(next)) return false;
   // Label lines one under the other are a list of values, each a line of its own; a value wraps
   // onto a next line that is no label ("…, $50 for" above "a full day").
   if (labelled && LABEL_LINE.test(next)) return false;
@@ -138,12 +136,31 @@ function fromCodeUnits(units: Uint16Array): string {
   return parts.join('');
 }
 
-/** A heading as the parsers write one: `## Uploads are slow` (Markdown's ATX heading). */
-const ATX_HEADING = /^[^\S\n]{0,3}#{1,6}[^\S\n]+\S/;
+/** A line of hashes, a blank and its text: `## Uploads are slow` (Markdown's ATX heading). */
+const ATX_HEADING = /^[^\S\n]{0,3}#{1,6}[^\S\n]+\S[^\n]*$/;
 
-/** Whether a line is a heading as the parsers write one: hashes, a blank, its text. */
-export function isHeadingLine(line: string): boolean {
-  return ATX_HEADING.test(line);
+/**
+ * Whether `text[start, end)` is a heading as the parsers write one: a line of hashes, a blank and
+ * its text, in a paragraph of its own (a blank line or the text's start before it, a blank line or
+ * the text's end after it). A `# comment` in a block of code has code under it, so it is none.
+ */
+export function isHeadingAt(text: string, start: number, end: number): boolean {
+  let last = end;
+  while (last > start && /\s/.test(text[last - 1] ?? '')) last -= 1;
+  if (!ATX_HEADING.test(text.slice(start, last))) return false;
+  return blankLineOrEdge(text, start, -1) && blankLineOrEdge(text, last, 1);
+}
+
+/** Whether only whitespace holding two line breaks (or the text's edge) lies from `at` on, in `step`'s direction. */
+function blankLineOrEdge(text: string, at: number, step: 1 | -1): boolean {
+  let breaks = 0;
+  for (let i = step === 1 ? at : at - 1; i >= 0 && i < text.length; i += step) {
+    const c = text[i]!;
+    if (c === '\n') breaks += 1;
+    else if (!/\s/.test(c)) return breaks >= 2;
+    if (breaks >= 2) return true;
+  }
+  return true;
 }
 
 /** The text with each heading's hashes removed: `## Uploads are slow` reads `Uploads are slow`. */
