@@ -766,6 +766,25 @@ describe('pdf', () => {
       bytes: buildPdf({ lines: ['Travel Policy', 'Flights are booked in economy class.'] }),
       hint: { key: 'hr/TP-2024-final.pdf' },
     },
+    {
+      bytes: buildPdf({
+        lines: [],
+        layout: [
+          { text: 'Travel Policy', size: 20, down: 0 },
+          { text: 'Flights are booked in economy class.', size: 12, down: 28 },
+          { text: 'Trains under six hours are booked', size: 12, down: 14 },
+          { text: 'in second class.', size: 12, down: 14 },
+          { text: 'Hotels and meals', size: 16, down: 26 },
+          { text: 'Meals are paid up to 45 EUR a day.', size: 12, down: 22 },
+          { text: 'Receipts are required.', size: 12, down: 14 },
+          { text: 'Wrapped heading in large text', size: 16, down: 26 },
+          { text: 'that runs onto a second line', size: 16, down: 18 },
+          { text: 'A Big Sentence Of Its Own.', size: 16, down: 26 },
+          { text: 'The end of the policy.', size: 12, down: 22 },
+        ],
+      }),
+      hint: { key: 'hr/travel.pdf' },
+    },
   ];
   let outcome: Awaited<ReturnType<typeof parseInNode>>;
 
@@ -790,9 +809,21 @@ describe('pdf', () => {
   it('starts a paragraph at a larger gap, a change of text size or a new column', () => {
     // Without the blank lines the heading, the list and the paragraph would read as one sentence.
     expect(outcome.results[7]?.doc?.text).toBe(
-      'City card\n\nPrices\n\n24 hours: 19 EUR\n48 hours: 29 EUR\n\n' +
+      '## City card\n\n## Prices\n\n24 hours: 19 EUR\n48 hours: 29 EUR\n\n' +
         'Children pay half price.\nCards cannot be refunded\nonce activated.\n\nA second column.',
     );
+  });
+
+  it('marks a line in larger text alone in its block as a heading, and titles the PDF by it', () => {
+    expect(outcome.results[9]?.doc).toEqual({
+      format: 'pdf',
+      title: 'Travel Policy',
+      text:
+        '## Travel Policy\n\nFlights are booked in economy class.\nTrains under six hours are booked\nin second class.\n\n' +
+        '## Hotels and meals\n\nMeals are paid up to 45 EUR a day.\nReceipts are required.\n\n' +
+        // Two lines of large text, and a sentence in large text, are no headings.
+        'Wrapped heading in large text\nthat runs onto a second line\n\nA Big Sentence Of Its Own.\n\nThe end of the policy.',
+    });
   });
 
   it('recognises a PDF by its magic bytes when the key has no extension', () => {

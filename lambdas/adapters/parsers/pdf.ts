@@ -196,18 +196,52 @@ function pageText(items: readonly object[]): string {
     pieces.push(' |');
   }
   const pitch = linePitch(starts.map((s) => s.at));
+  // Whether each line starts a block: the page's first line, or one set apart from the line before.
+  const opens = starts.map(() => true);
   for (let i = 1; i < starts.length; i++) {
     const [above, line] = [starts[i - 1]!.at, starts[i]!.at];
     const { piece } = starts[i]!;
+    opens[i] = false;
     // Only where a line break already stands: text items of one line are never split.
     if (!pieces[piece - 1]?.endsWith('\n')) continue;
     const gap = above.y - line.y;
     const height = Math.max(above.height, line.height);
     if (gap < 0 || !sameSize(above, line) || gap > PARAGRAPH_GAP * pitch * height) {
       pieces[piece] = `\n${pieces[piece]}`;
+      opens[i] = true;
     }
   }
+  markHeadings(pieces, starts, opens);
   return pieces.join('');
+}
+
+/** Words at most in a line read as a heading. */
+const MAX_HEADING_WORDS = 12;
+
+/**
+ * Marks as a heading (`## Prices`, as the other parsers write one: lambdas/core/text/lines.ts) a
+ * line that is a block of its own in text taller than the page's usual text, that holds at most
+ * {@link MAX_HEADING_WORDS} words and no table cells, and that does not end as a sentence or
+ * clause does. A heading of two lines or more stays unmarked.
+ */
+function markHeadings(
+  pieces: string[],
+  starts: readonly { piece: number; at: LineStart }[],
+  opens: readonly boolean[],
+): void {
+  const heights = starts.map((s) => s.at.height).sort((a, b) => a - b);
+  const usual = heights[Math.floor(heights.length / 2)] ?? 0;
+  for (const [i, { piece, at }] of starts.entries()) {
+    const alone = opens[i] && (i === starts.length - 1 || opens[i + 1]);
+    if (!alone || at.height <= usual * (1 + SIZE_CHANGE)) continue;
+    const text = pieces
+      .slice(piece, starts[i + 1]?.piece ?? pieces.length)
+      .join('')
+      .trim();
+    if (text.startsWith('|') || /[.!?,;:]$/.test(text)) continue;
+    if (text.split(/\s+/).length > MAX_HEADING_WORDS) continue;
+    pieces[piece] = pieces[piece]!.replace(/^(\n*)/, '$1## ');
+  }
 }
 
 /**

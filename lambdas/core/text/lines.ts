@@ -113,7 +113,9 @@ export function leadingTitle(text: string): string | undefined {
     if (end === -1) break;
     start = end + 1;
   }
-  const [first, next] = lines;
+  // A first line marked as a heading (a PDF's larger text) is read by its words.
+  const first = lines[0] === undefined ? undefined : withoutHeadingMarks(lines[0]);
+  const next = lines[1];
   return first !== undefined && next !== undefined && isTitle(first, next) ? first : undefined;
 }
 
