@@ -9,6 +9,9 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileWhole } from './write-whole';
 
+/** The lock's file inside the data folder it locks. */
+export const LOCK_FILE = 'lock.json';
+
 export interface LockInfo {
   readonly pid: number;
   /** Which process had the pid ({@link processIdentity}), where the system tells it. */
@@ -57,7 +60,7 @@ function gone(info: LockInfo): boolean {
 
 /** The live process, other than this one, that holds a data folder, if any. */
 export async function readLock(dataDir: string): Promise<LockInfo | null> {
-  const state = await lockState(path.join(dataDir, 'lock.json'));
+  const state = await lockState(path.join(dataDir, LOCK_FILE));
   return state.stale ? null : state.holder;
 }
 
@@ -102,7 +105,7 @@ function inUse(dataDir: string, holder: LockInfo | null): Error {
   return new Error(
     `${dataDir} is in use by "groundwork ${holder?.command ?? 'another command'}"` +
       `${holder ? ` (pid ${holder.pid})` : ''}. Stop it first, or set GROUNDWORK_DATA_DIR to ` +
-      `another folder (if no such command is running, delete ${path.join(dataDir, 'lock.json')}).`,
+      `another folder (if no such command is running, delete ${path.join(dataDir, LOCK_FILE)}).`,
   );
 }
 
@@ -140,7 +143,7 @@ export async function acquireLock(
   info: Omit<LockInfo, 'pid'>,
 ): Promise<{ update(extra: Partial<LockInfo>): Promise<void>; release(): Promise<void> }> {
   await mkdir(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'lock.json');
+  const file = path.join(dataDir, LOCK_FILE);
   const key = path.resolve(dataDir);
   const holding = held.get(key);
   if (holding) throw inUse(dataDir, holding);

@@ -22,7 +22,7 @@ import type { IngestionSettings } from '../../lambdas/core/ingestion/ingest';
 import type { SearchMode } from '../../lambdas/core/retrieval/types';
 import { loadBeir, sampleIds, type BeirDataset } from '../evaluation/beir';
 import { stackOptionsFromEnv, type LocalEnv } from '../config';
-import { acquireLock } from '../data-dir-lock';
+import { acquireLock, LOCK_FILE } from '../data-dir-lock';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../stack';
 
 export interface EvalOptions {
@@ -218,8 +218,7 @@ export async function ingestionCodeVersion(): Promise<string> {
 async function emptyIndex(dataDir: string): Promise<void> {
   const entries = await readdir(dataDir).catch(() => [] as string[]);
   for (const entry of entries)
-    if (entry !== 'lock.json')
-      await rm(path.join(dataDir, entry), { recursive: true, force: true });
+    if (entry !== LOCK_FILE) await rm(path.join(dataDir, entry), { recursive: true, force: true });
 }
 
 export function corpusIdOf(sourceUri: string): string {

@@ -3,6 +3,7 @@
  * PDF.js bundle (about 1.5 MB) are loaded on the first PDF only.
  */
 import { DocumentRejectedError } from '../../core/ingestion/types';
+import { MAX_HEADING_WORDS } from '../../core/text/lines';
 import { corruptFile, loadLibrary, type Extracted } from './shared';
 
 /** PDF.js logs warnings to the console unless told otherwise; errors still surface as throws. */
@@ -214,9 +215,6 @@ function pageText(items: readonly object[]): string {
   markHeadings(pieces, starts, opens);
   return pieces.join('');
 }
-
-/** Words at most in a line read as a heading. */
-const MAX_HEADING_WORDS = 12;
 
 /**
  * Marks as a heading (`## Prices`, as the other parsers write one: lambdas/core/text/lines.ts) a

@@ -16,7 +16,7 @@
  * that opens it in the document, and a table row is matched and given with its table's header
  * row. It never writes text that is not in the documents.
  */
-import { isHeadingAt, isTableRow, isTitle } from '../text/lines';
+import { isHeadingAt, isTableRow, isTitle, MAX_HEADING_WORDS } from '../text/lines';
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
 import {
@@ -130,9 +130,6 @@ function mayAnswer(text: string): boolean {
   return code / text.length < CODE_PUNCTUATION_SHARE;
 }
 
-/** Words at most in a heading; a longer line without a full stop is a sentence left unfinished. */
-const MAX_HEADING_WORDS = 12;
-
 /**
  * Whether sentence `s` of `text` is a heading ("The confidence gate and its calibration"): a
  * paragraph of one short line, followed by more text, that does not end as a sentence does and
@@ -144,7 +141,6 @@ const MAX_HEADING_WORDS = 12;
  */
 function isHeading(text: string, s: Sentence): boolean {
   const line = s.text;
-  if (isHeadingAt(text, s.start, s.end)) return true;
   if (line.includes('\n') || /[\d:]/.test(line) || /[.!?;,…]["'”’)\]]*$/.test(line)) return false;
   if (/^(?:[-*+•–]|\p{L}[.)])\s/u.test(line)) return false;
   if (line.split(/\s+/).length > MAX_HEADING_WORDS) return false;
@@ -223,7 +219,7 @@ function scoreSentences(
           order: order++,
           position: position++,
           typed: type !== null && holdsAnswerType(s.text, type),
-          answers: mayAnswer(s.text) && !isHeading(p.text, s),
+          answers: mayAnswer(s.text) && !heading && !isHeading(p.text, s),
           asks: isQuestion(s.text),
           verdict,
           section: heading ? null : section,
@@ -263,7 +259,7 @@ function scoreSentences(
     // all of whose words count, whatever it negates ("exclude" is a negator in prose, not in code).
     const next = candidates[c.order + 1];
     const introduced =
-      INTRODUCES.test(c.text) && next && next.block === c.block
+      INTRODUCES.test(c.text) && next?.passage === c.passage
         ? new Set([...next.words, ...next.denied])
         : null;
     // Each term the sentence lacks counts once, for the first of these that holds it: the sentence

@@ -6,8 +6,9 @@ const STARTS_BLOCK = /^[^\S\n]*(?:[-*+#>|]|\d+[.)])\s/;
 /** A Setext heading's underline, or a rule: `=====`, `-----`. */
 const UNDERLINE = /^[^\S\n]*(?:={3,}|-{3,})[^\S\n]*$/;
 
-/** Words at most in a title; one of at most `SHORT_TITLE_WORDS` may be in sentence case. */
-const MAX_TITLE_WORDS = 12;
+/** Words at most in a heading or title: a longer line is a sentence, finished or not. */
+export const MAX_HEADING_WORDS = 12;
+/** Words at most in a title in sentence case. */
 const SHORT_TITLE_WORDS = 4;
 const MAX_TITLE_LENGTH = 120;
 
@@ -96,7 +97,7 @@ export function isTitle(line: string, next: string): boolean {
   if (words.length <= SHORT_TITLE_WORDS && title.length < following.length) return true;
   const capitalised =
     !/\p{Ll}/u.test(title) || words.every((w) => w.length < 4 || /^[\p{Lu}\p{N}]/u.test(w));
-  return capitalised && words.length <= MAX_TITLE_WORDS;
+  return capitalised && words.length <= MAX_HEADING_WORDS;
 }
 
 /**
@@ -153,7 +154,10 @@ export function isHeadingAt(text: string, start: number, end: number): boolean {
   return blankLineOrEdge(text, start, -1) && blankLineOrEdge(text, last, 1);
 }
 
-/** Whether only whitespace holding two line breaks (or the text's edge) lies from `at` on, in `step`'s direction. */
+/**
+ * Whether, from `at` in `step`'s direction, whitespace holding two line breaks (a blank line) or
+ * only whitespace up to the text's edge comes before any other character.
+ */
 function blankLineOrEdge(text: string, at: number, step: 1 | -1): boolean {
   let breaks = 0;
   for (let i = step === 1 ? at : at - 1; i >= 0 && i < text.length; i += step) {
