@@ -64,8 +64,10 @@ export const DASHBOARD_METRICS = [
   'DocumentsFailed',
   'ChunksIndexed',
   'IngestionErrors',
-  // lambdas/core/ingestion/recovery.ts: a dead letter's document marked failed
+  // lambdas/core/ingestion/recovery.ts: a dead letter's document marked failed; a document an
+  // older ingestion version indexed, indexed again by the sweep
   'DocumentsDeadLettered',
+  'DocumentsReindexed',
 ] as const;
 export type DashboardMetricName = (typeof DASHBOARD_METRICS)[number];
 

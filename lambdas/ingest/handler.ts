@@ -6,7 +6,8 @@
  *
  * The same function consumes that dead-letter queue (the documents a message names are marked
  * `failed` with the reason) and, on a schedule, sweeps the `processing` documents whose lease
- * ran out (core/ingestion/recovery.ts).
+ * ran out and indexes again a few documents an older version of the ingestion code indexed
+ * (core/ingestion/recovery.ts).
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -148,6 +149,9 @@ export function makeHandler(deps: IngestHandlerDeps) {
     if (leaseSweepEventSchema.safeParse(event).success) {
       const outcomes = recovery ? await recovery.sweepExpiredLeases() : [];
       logger.info('lease sweep', { swept: outcomes.length, outcomes });
+      // Documents an older version of the ingestion code indexed, a few per sweep (version.ts).
+      const reindexed = recovery ? await recovery.sweepOutdated() : [];
+      if (reindexed.length > 0) logger.info('outdated documents indexed again', { reindexed });
       if (deps.modelSwitch) await stepModelSwitch(deps.modelSwitch, context);
       return { batchItemFailures: [] };
     }

@@ -330,7 +330,11 @@ export class GroundworkMonitoring extends Construct {
             'Ingestion: documents',
             documentsProcessed
               .map((n) => custom.ingest(n))
-              .concat(custom.ingest('DocumentsDeleted'), custom.ingest('DocumentsDeadLettered')),
+              .concat(
+                custom.ingest('DocumentsDeleted'),
+                custom.ingest('DocumentsDeadLettered'),
+                custom.ingest('DocumentsReindexed'),
+              ),
             {
               right: [custom.ingest('ChunksIndexed')],
               rightYAxis: { label: 'chunks', showUnits: false },

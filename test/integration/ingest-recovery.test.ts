@@ -11,6 +11,7 @@ import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSRecord } from 'aws-lambda';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { TRANSIENT_FAILURE_PREFIX } from '../../lambdas/core/ingestion/ingest';
+import { INGESTION_VERSION } from '../../lambdas/core/ingestion/version';
 import { makeHandler } from '../../lambdas/ingest/handler';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -162,6 +163,90 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
       expect(await row(second, 'tenants/acme/handbook.md')).toEqual(before);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('at start, indexes again a document indexed by an older version of the ingestion code, and only it', async () => {
+    const first = await start();
+    await put(first, 'tenants/acme/old.md', TEXT('old'));
+    await put(first, 'tenants/acme/current.md', TEXT('current'));
+    await first.queue.idle();
+    // What a previous release left: chunks cut by older parsers or an older chunker, recorded
+    // with its version (0: before versions were recorded). Its chunks stand for the old cut.
+    const oldUri = `s3://${first.s3.bucket}/tenants/acme/old.md`;
+    await first.db.query(
+      `UPDATE documents SET ingestion_version = 0, chunk_count = 1 WHERE source_uri = $1`,
+      [oldUri],
+    );
+    await first.db.query(
+      `DELETE FROM chunks WHERE chunk_index > 0
+          AND document_id = (SELECT id FROM documents WHERE source_uri = $1)`,
+      [oldUri],
+    );
+    const current = await row(first, 'tenants/acme/current.md');
+    await first.stop();
+
+    const second = await start();
+    try {
+      await second.queue.idle();
+      expect(second.reconciled).toEqual([
+        { key: 'tenants/acme/old.md', reason: 'outdated', exists: true },
+      ]);
+      const again = await second.db.query<{ ingestion_version: number; chunk_count: number }>(
+        'SELECT ingestion_version, chunk_count FROM documents WHERE source_uri = $1',
+        [oldUri],
+      );
+      expect(again.rows[0]!.ingestion_version).toBe(INGESTION_VERSION);
+      expect(again.rows[0]!.chunk_count).toBeGreaterThan(1);
+      const chunks = await second.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM chunks
+          WHERE document_id = (SELECT id FROM documents WHERE source_uri = $1)`,
+        [oldUri],
+      );
+      expect(chunks.rows[0]!.n).toBe(again.rows[0]!.chunk_count);
+      expect(await row(second, 'tenants/acme/current.md')).toEqual(current);
+      await second.stop();
+      // Indexed by this version now: the next start leaves it alone.
+      const third = await start();
+      await third.queue.idle();
+      expect(third.reconciled).toEqual([]);
+      await third.stop();
+    } finally {
+      await second.stop().catch(() => undefined);
+    }
+  });
+
+  it('in AWS, the scheduled sweep indexes again the documents an older version indexed', async () => {
+    const stack = await start({ reconcile: false });
+    try {
+      const keys = ['a.md', 'b.md', 'c.md'].map((name) => `tenants/acme/${name}`);
+      for (const key of keys) await put(stack, key, TEXT(key));
+      await put(stack, 'tenants/beta/d.md', TEXT('beta'));
+      await stack.queue.idle();
+      await stack.db.query(`UPDATE documents SET ingestion_version = 0 WHERE source_uri <> $1`, [
+        `s3://${stack.s3.bucket}/tenants/beta/d.md`,
+      ]);
+      const handler = makeHandler({
+        ingestion: stack.ingestion,
+        recovery: stack.recovery,
+        logger: new Logger({ logLevel: 'SILENT' }),
+        metrics: new Metrics({ namespace: 'test' }),
+      });
+      const outdated = async () =>
+        (
+          await stack.db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM documents WHERE ingestion_version < $1',
+            [INGESTION_VERSION],
+          )
+        ).rows[0]!.n;
+      expect(await outdated()).toBe(3);
+      await handler({ groundwork: 'lease-sweep' }, lambdaContext('ingest'));
+      expect(await outdated()).toBe(0);
+      for (const key of keys)
+        expect(await row(stack, key)).toMatchObject({ status: 'indexed', failure_reason: null });
+      expect(await stack.recovery.sweepOutdated()).toEqual([]);
+    } finally {
+      await stack.stop();
     }
   });
 

@@ -7,6 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSEvent } from 'aws-lambda';
 import type { Database } from '../../lambdas/adapters/postgres/database';
+import { INGESTION_VERSION } from '../../lambdas/core/ingestion/version';
 import { makeHandler } from '../../lambdas/ingest/handler';
 import { encodeS3EventKey, startLocalStack, type LocalStack } from '../../local/stack';
 import { lambdaContext } from '../../local/ingest-queue';
@@ -139,6 +140,26 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     const after = await doc('tenants/acme/same.txt');
     expect(after!.updated_at.getTime()).toBe(before!.updated_at.getTime());
     expect((await chunks(after!.id)).map((c) => c.id)).toEqual(chunkIds);
+  });
+
+  it('indexes the same bytes again when an older version of the ingestion code indexed them', async () => {
+    // Text of its own: a copy of another document of the tenant would be recorded as a duplicate.
+    await put('tenants/acme/upgraded.txt', `Upgraded.\n\n${LONG_TEXT}`);
+    const before = await doc('tenants/acme/upgraded.txt');
+    await stack.db.query('UPDATE documents SET ingestion_version = 0 WHERE id = $1', [before!.id]);
+    const calls = embedder.calls;
+    const outcome = await stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/upgraded.txt');
+    expect(outcome.action).toBe('indexed');
+    expect(embedder.calls).toBeGreaterThan(calls);
+    const { rows } = await stack.db.query<{ ingestion_version: number }>(
+      'SELECT ingestion_version FROM documents WHERE id = $1',
+      [before!.id],
+    );
+    expect(rows[0]!.ingestion_version).toBe(INGESTION_VERSION);
+    expect(await chunks(before!.id)).toHaveLength(before!.chunk_count);
+    // Now current: the next sync of the same bytes is a no-op again.
+    const next = await stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/upgraded.txt');
+    expect(next.action).toBe('unchanged');
   });
 
   it('replaces all chunks when the content changes', async () => {

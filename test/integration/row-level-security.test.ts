@@ -11,6 +11,7 @@ import type { Database } from '../../lambdas/adapters/postgres/database';
 import { runInDbScope, type DbScope } from '../../lambdas/adapters/postgres/db-scope';
 import { SEARCH_ROLE } from '../../lambdas/adapters/postgres/search-repository';
 import { errorCode } from '../../lambdas/core/errors';
+import { INGESTION_VERSION } from '../../lambdas/core/ingestion/version';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
 import { seedDocuments } from '../support/seed';
@@ -234,6 +235,36 @@ describe.each(ENGINES)('row-level security on %s', (engine) => {
       "SELECT count(*)::int AS n FROM chunks WHERE tenant_id = 'beta'",
     );
     expect(rows[0]!.n).toBe(2);
+  });
+
+  it('lets the sweep name documents an older ingestion version indexed, in every tenant, through its one function', async () => {
+    const id = ids['beta/handbook']!;
+    await db.query('UPDATE documents SET ingestion_version = 0 WHERE id = $1', [id]);
+    try {
+      const named = await db.transaction(
+        async (tx) =>
+          (
+            await tx.query<{ tenant_id: string; source_uri: string }>(
+              'SELECT tenant_id, source_uri FROM gw_outdated_documents($1, 10)',
+              [INGESTION_VERSION],
+            )
+          ).rows,
+        { role: APP_GROUP_ROLE },
+      );
+      expect(named).toEqual([
+        { tenant_id: 'beta', source_uri: expect.stringContaining('beta/handbook') },
+      ]);
+      const { rows } = await db.query<{ public: boolean }>(
+        `SELECT has_function_privilege('public', 'gw_outdated_documents(integer, integer)',
+                'EXECUTE') AS public`,
+      );
+      expect(rows).toEqual([{ public: false }]);
+    } finally {
+      await db.query('UPDATE documents SET ingestion_version = $2 WHERE id = $1', [
+        id,
+        INGESTION_VERSION,
+      ]);
+    }
   });
 
   it('lets the lease sweep claim expired leases of every tenant through its one function', async () => {

@@ -3,6 +3,7 @@ import type { Database } from '../../lambdas/adapters/postgres/database';
 import { createDocumentRepository } from '../../lambdas/adapters/postgres/document-repository';
 import type { DocumentAttributes, Visibility } from '../../lambdas/core/ingestion/document-store';
 import type { Embedder } from '../../lambdas/core/ports';
+import { INGESTION_VERSION } from '../../lambdas/core/ingestion/version';
 
 export interface SeedDoc {
   tenantId: string;
@@ -88,7 +89,12 @@ export async function seedDocuments(
     });
     const { documentId } = await repo.replaceChunks(
       attrs,
-      { contentHash: d.key, attributesHash: d.key, embeddingModel: embedder.modelId },
+      {
+        contentHash: d.key,
+        attributesHash: d.key,
+        embeddingModel: embedder.modelId,
+        ingestionVersion: INGESTION_VERSION,
+      },
       chunks,
     );
     ids.push(documentId);

@@ -17,6 +17,7 @@ interface DocumentRow {
   status: StoredDocument['status'];
   content_hash: string | null;
   embedding_model: string | null;
+  ingestion_version: number;
   attributes_hash: string | null;
   source_updated_at: Date | null;
   chunk_count: number;
@@ -159,8 +160,8 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
   return {
     async find(tenantId, sourceUri) {
       const { rows } = await db.query<DocumentRow>(
-        `SELECT id, status, content_hash, embedding_model, attributes_hash, source_updated_at, chunk_count,
-                failure_reason, uploaded_by IS NOT NULL AS reserved
+        `SELECT id, status, content_hash, embedding_model, ingestion_version, attributes_hash,
+                source_updated_at, chunk_count, failure_reason, uploaded_by IS NOT NULL AS reserved
            FROM documents WHERE tenant_id = $1 AND source_uri = $2`,
         [tenantId, sourceUri],
       );
@@ -171,6 +172,7 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
         status: row.status,
         contentHash: row.content_hash,
         embeddingModel: row.embedding_model,
+        ingestionVersion: row.ingestion_version,
         attributesHash: row.attributes_hash,
         sourceUpdatedAt: row.source_updated_at,
         chunkCount: row.chunk_count,
@@ -201,9 +203,10 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
           const { rows } = await tx.query<{ id: string }>(
             UPSERT_DOCUMENT(
               `, status = 'indexed', failure_reason = NULL, content_hash = $10, attributes_hash = $11,
-               embedding_model = $12, chunk_count = $13, lease_renewed_at = NULL, lease_expiries = 0`,
-              ', status, content_hash, attributes_hash, embedding_model, chunk_count',
-              `, 'indexed', $10, $11, $12, $13`,
+               embedding_model = $12, chunk_count = $13, ingestion_version = $14,
+               lease_renewed_at = NULL, lease_expiries = 0`,
+              ', status, content_hash, attributes_hash, embedding_model, chunk_count, ingestion_version',
+              `, 'indexed', $10, $11, $12, $13, $14`,
             ),
             [
               ...attributeParams(attrs),
@@ -211,6 +214,7 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
               content.attributesHash,
               content.embeddingModel,
               chunks.length,
+              content.ingestionVersion,
             ],
           );
           const documentId = rows[0]?.id;
@@ -316,10 +320,11 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
         failure_reason: string | null;
         source_updated_at: Date | null;
         updated_at: Date;
+        ingestion_version: number;
         reserved: boolean;
       }>(
         `SELECT tenant_id, source_uri, status, failure_reason, source_updated_at, updated_at,
-                uploaded_by IS NOT NULL AS reserved
+                ingestion_version, uploaded_by IS NOT NULL AS reserved
            FROM documents WHERE starts_with(source_uri, $1)`,
         [sourceUriPrefix],
       );
@@ -330,6 +335,7 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
         failureReason: r.failure_reason,
         sourceUpdatedAt: r.source_updated_at,
         updatedAt: r.updated_at,
+        ingestionVersion: r.ingestion_version,
         reserved: r.reserved,
       }));
     },
@@ -347,6 +353,15 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
         sourceUri: r.source_uri,
         expiries: r.lease_expiries,
       }));
+    },
+
+    async listOutdated(version, limit) {
+      // Across tenants, through the migrations' SECURITY DEFINER function (migrations/0022).
+      const { rows } = await db.query<{ tenant_id: string; source_uri: string }>(
+        'SELECT * FROM gw_outdated_documents($1, $2)',
+        [version, limit],
+      );
+      return rows.map((r) => ({ tenantId: r.tenant_id, sourceUri: r.source_uri }));
     },
 
     async failUnfinished(tenantId, sourceUri, reason) {

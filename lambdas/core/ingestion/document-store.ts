@@ -26,6 +26,8 @@ export interface StoredDocument {
   readonly status: DocumentStatus;
   readonly contentHash: string | null;
   readonly embeddingModel: string | null;
+  /** The version of the ingestion code that indexed it (version.ts); 0 before versions. */
+  readonly ingestionVersion: number;
   readonly attributesHash: string | null;
   readonly sourceUpdatedAt: Date | null;
   readonly chunkCount: number;
@@ -45,6 +47,8 @@ export interface SourceState {
   readonly failureReason: string | null;
   readonly sourceUpdatedAt: Date | null;
   readonly updatedAt: Date;
+  /** The version of the ingestion code that indexed it (version.ts); 0 before versions. */
+  readonly ingestionVersion: number;
   /** Announced through POST /api/documents (a `queued` row may be waiting for its file). */
   readonly reserved: boolean;
 }
@@ -108,7 +112,12 @@ export interface DocumentStore {
    */
   replaceChunks(
     attrs: DocumentAttributes,
-    content: { contentHash: string; attributesHash: string; embeddingModel: string },
+    content: {
+      contentHash: string;
+      attributesHash: string;
+      embeddingModel: string;
+      ingestionVersion: number;
+    },
     chunks: readonly ChunkRecord[],
     stillCurrent?: StillCurrent,
   ): Promise<{ documentId: string; written: boolean; duplicateOf?: DuplicateOf }>;
@@ -161,6 +170,14 @@ export interface RecoveryStore {
    * `renewedBefore`: renews their lease (so a concurrent sweep skips them) and counts the expiry.
    */
   claimExpiredLeases(renewedBefore: Date, limit: number): Promise<ExpiredLease[]>;
+  /**
+   * Up to `limit` indexed documents of any tenant that a version of the ingestion code older
+   * than `version` indexed, least recently updated first.
+   */
+  listOutdated(
+    version: number,
+    limit: number,
+  ): Promise<{ readonly tenantId: string; readonly sourceUri: string }[]>;
   /**
    * Fails a document that is not finished (`queued`, `processing` or `failed`) with the reason,
    * removing its chunks; returns its id, or null when it has no such row.

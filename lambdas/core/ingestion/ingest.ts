@@ -30,6 +30,7 @@ import {
 import type { ObjectInfo, ObjectStore } from './object-store';
 import { DocumentRejectedError, type ChunkingOptions, type DocumentParser } from './types';
 import { toStorableText } from '../text/storable';
+import { INGESTION_VERSION } from './version';
 import {
   chunkEmbeddingInput,
   embedChunkInputs,
@@ -303,10 +304,14 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       // One model for the whole document, even if a model switch completes meanwhile (the
       // store refuses the write then, and the retry embeds with the new model).
       const embedder = (await deps.embedder.current?.()) ?? deps.embedder;
+      // Unchanged when the same bytes were indexed by this model and this version of the
+      // ingestion code: after an upgrade that changes what parsing or chunking make of a file,
+      // the same bytes are indexed again (version.ts).
       const contentUnchanged =
         existing?.status === 'indexed' &&
         existing.contentHash === contentHash &&
-        existing.embeddingModel === embedder.modelId;
+        existing.embeddingModel === embedder.modelId &&
+        existing.ingestionVersion === INGESTION_VERSION;
 
       if (contentUnchanged && existing.attributesHash === attributesHash) {
         metrics.count('DocumentsUnchanged');
@@ -375,7 +380,12 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       t0 = performance.now();
       const result = await store.replaceChunks(
         attrs,
-        { contentHash, attributesHash, embeddingModel: embedder.modelId },
+        {
+          contentHash,
+          attributesHash,
+          embeddingModel: embedder.modelId,
+          ingestionVersion: INGESTION_VERSION,
+        },
         chunks.map((c, i) => ({ ...c, embedding: vectors[i] ?? [], metadata: {} })),
         stillCurrent,
       );

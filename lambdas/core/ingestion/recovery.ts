@@ -4,9 +4,12 @@
  *
  * - `reconcile` (the embedded default, at start): compares the bucket with the index and names
  *   the keys to announce again: objects with no row, documents a previous process left `queued`,
- *   `processing` or failed for a transient reason, objects changed or removed while it was down.
+ *   `processing` or failed for a transient reason, objects changed or removed while it was down,
+ *   documents indexed by an older version of the ingestion code (version.ts).
  * - `sweepExpiredLeases` (in AWS, on a schedule): processes again the `processing` documents
  *   whose lease ran out, and fails one whose lease ran out too often.
+ * - `sweepOutdated` (in AWS, on the same schedule): indexes again a few documents that an older
+ *   version of the ingestion code indexed, which the embedded default announces at start.
  * - `deadLettered` (the dead-letter queue's consumer): a message that exhausted its receives
  *   fails the documents it names, with the reason.
  */
@@ -27,6 +30,7 @@ import {
   type KeyLayout,
 } from './object-attributes';
 import type { ObjectStore } from './object-store';
+import { INGESTION_VERSION } from './version';
 
 export interface RecoverySettings {
   /** A `processing` document whose lease is older than this is abandoned. */
@@ -51,7 +55,7 @@ const MAX_ABANDONED_AT_START = 100_000;
 /** A key to announce again, and why. */
 export interface Reannouncement {
   readonly key: string;
-  readonly reason: 'new' | 'unfinished' | 'changed' | 'removed';
+  readonly reason: 'new' | 'unfinished' | 'changed' | 'removed' | 'outdated';
   /** Whether the object exists (an S3 "created" event) or not (a "removed" one). */
   readonly exists: boolean;
 }
@@ -59,6 +63,7 @@ export interface Reannouncement {
 export interface IngestRecovery {
   reconcile(bucket: string): Promise<Reannouncement[]>;
   sweepExpiredLeases(): Promise<SyncOutcome[]>;
+  sweepOutdated(): Promise<SyncOutcome[]>;
   deadLettered(bucket: string, key: string, receiveCount: number | null): Promise<void>;
 }
 
@@ -131,6 +136,8 @@ export function createIngestRecovery(deps: {
           (sidecarModified !== undefined && sidecarModified > row.updatedAt)
         )
           out.push({ key, reason: 'changed', exists: true });
+        else if (row.status === 'indexed' && row.ingestionVersion < INGESTION_VERSION)
+          out.push({ key, reason: 'outdated', exists: true });
       }
       for (const row of rows.values()) {
         const key = keyOf(bucket, row.sourceUri);
@@ -185,6 +192,24 @@ export function createIngestRecovery(deps: {
         });
         outcomes.push(await ingestion.syncObject(bucket, key));
       }
+      return outcomes;
+    },
+
+    async sweepOutdated() {
+      const outdated = await store.listOutdated(INGESTION_VERSION, settings.sweepBatch);
+      const outcomes: SyncOutcome[] = [];
+      for (const doc of outdated) {
+        const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(doc.sourceUri);
+        if (!match) continue;
+        const [, bucket, key] = match as unknown as [string, string, string];
+        try {
+          outcomes.push(await ingestion.syncObject(bucket, key));
+        } catch (err) {
+          // Recorded on the document as a transient failure (ingest.ts); the others go on.
+          log.warn('indexing again for the new ingestion version failed', { key, err });
+        }
+      }
+      if (outdated.length > 0) metrics.count('DocumentsReindexed', outcomes.length);
       return outcomes;
     },
 
