@@ -71,6 +71,14 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
       )
     ).rows[0];
 
+  /** A start that finds nothing to reconcile. */
+  const expectNothingAtStart = async () => {
+    const stack = await start();
+    await stack.queue.idle();
+    expect(stack.reconciled).toEqual([]);
+    await stack.stop();
+  };
+
   const put = (stack: LocalStack, key: string, body: string) =>
     stack.s3.client.send(new PutObjectCommand({ Bucket: stack.s3.bucket, Key: key, Body: body }));
 
@@ -135,10 +143,7 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
 
       // A third start finds nothing to do.
       await second.stop();
-      const third = await start();
-      await third.queue.idle();
-      expect(third.reconciled).toEqual([]);
-      await third.stop();
+      await expectNothingAtStart();
     } finally {
       await second.stop().catch(() => undefined);
     }
@@ -207,10 +212,7 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
       expect(await row(second, 'tenants/acme/current.md')).toEqual(current);
       await second.stop();
       // Indexed by this version now: the next start leaves it alone.
-      const third = await start();
-      await third.queue.idle();
-      expect(third.reconciled).toEqual([]);
-      await third.stop();
+      await expectNothingAtStart();
     } finally {
       await second.stop().catch(() => undefined);
     }

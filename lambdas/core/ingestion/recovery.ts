@@ -73,6 +73,12 @@ function keyOf(bucket: string, sourceUri: string): string | null {
   return sourceUri.startsWith(prefix) ? sourceUri.slice(prefix.length) : null;
 }
 
+/** `s3://bucket/key` → its bucket and key, or null for a source that is not an S3 object. */
+function objectOf(sourceUri: string): { bucket: string; key: string } | null {
+  const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(sourceUri);
+  return match ? { bucket: match[1]!, key: match[2]! } : null;
+}
+
 export function createIngestRecovery(deps: {
   readonly store: RecoveryStore;
   readonly objects: ObjectStore;
@@ -168,9 +174,9 @@ export function createIngestRecovery(deps: {
       const claimed = await store.claimExpiredLeases(cutoff, settings.sweepBatch);
       const outcomes: SyncOutcome[] = [];
       for (const lease of claimed) {
-        const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(lease.sourceUri);
-        if (!match) continue;
-        const [, bucket, key] = match as unknown as [string, string, string];
+        const object = objectOf(lease.sourceUri);
+        if (!object) continue;
+        const { bucket, key } = object;
         metrics.count('LeasesExpired');
         if (lease.expiries > settings.maxLeaseExpiries) {
           const reason =
@@ -199,9 +205,9 @@ export function createIngestRecovery(deps: {
       const outdated = await store.listOutdated(INGESTION_VERSION, settings.sweepBatch);
       const outcomes: SyncOutcome[] = [];
       for (const doc of outdated) {
-        const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(doc.sourceUri);
-        if (!match) continue;
-        const [, bucket, key] = match as unknown as [string, string, string];
+        const object = objectOf(doc.sourceUri);
+        if (!object) continue;
+        const { bucket, key } = object;
         try {
           outcomes.push(await ingestion.syncObject(bucket, key));
         } catch (err) {
