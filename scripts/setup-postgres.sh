@@ -107,9 +107,38 @@ want_mb="${GROUNDWORK_PG_SHARED_BUFFERS_MB:-$((mem_mb / 4))}"
 if [ "$want_mb" -gt 2048 ] && [ -z "${GROUNDWORK_PG_SHARED_BUFFERS_MB:-}" ]; then want_mb=2048; fi
 if [ "$want_mb" -lt 128 ]; then want_mb=128; fi
 have_mb=$(psql_admin -c "SELECT pg_size_bytes(current_setting('shared_buffers')) / 1048576")
+# A cache of 4 GB or more (the 1M-chunk benchmark asks for 14 GB) is mapped in 2 MB huge pages,
+# as Aurora and most production servers map it: in 4 KB pages every connection faults the pages
+# it touches into its own page table. PostgreSQL's default (huge_pages = try) uses them when the
+# kernel has them reserved; reserving them needs root, and memory in one piece, so the page cache
+# is dropped and memory compacted first. Without root the cache uses ordinary pages.
+restart=false
 if [ "$have_mb" -lt "$want_mb" ]; then
   log "raising shared_buffers from ${have_mb} MB to ${want_mb} MB (restarts the cluster)"
   psql_admin -c "ALTER SYSTEM SET shared_buffers = '${want_mb}MB'"
-  $SUDO pg_ctlcluster "${PG_MAJOR}" main restart
+  restart=true
+fi
+if [ "$want_mb" -ge 4096 ] && [ -w /proc/sys/vm/nr_hugepages ]; then
+  # The cache, plus PostgreSQL's other shared memory (a few per cent), in 2 MB pages.
+  need_pages=$(( (want_mb * 105 / 100 + 64) / 2 ))
+  have_pages=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
+  if [ "$have_pages" -lt "$need_pages" ]; then
+    $SUDO pg_ctlcluster "${PG_MAJOR}" main stop
+    sync
+    echo 3 > /proc/sys/vm/drop_caches
+    echo 1 > /proc/sys/vm/compact_memory 2>/dev/null || true
+    echo "$need_pages" > /proc/sys/vm/nr_hugepages
+    got_pages=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
+    log "reserved ${got_pages} of ${need_pages} huge pages (2 MB) for shared_buffers"
+    restart=true
+  fi
+fi
+if [ "$restart" = true ]; then
+  # Started again if the huge pages' reservation stopped it, restarted otherwise.
+  if $SUDO pg_ctlcluster "${PG_MAJOR}" main status > /dev/null 2>&1; then
+    $SUDO pg_ctlcluster "${PG_MAJOR}" main restart
+  else
+    $SUDO pg_ctlcluster "${PG_MAJOR}" main start
+  fi
 fi
 log "ready: postgres://${DB_USER}:***@localhost:5432/${DB_NAME} (pgvector $(psql_admin -d "${DB_NAME}" -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'"))"
