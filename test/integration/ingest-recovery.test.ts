@@ -175,7 +175,13 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
     const first = await start();
     await put(first, 'tenants/acme/old.md', TEXT('old'));
     await put(first, 'tenants/acme/current.md', TEXT('current'));
+    await put(first, 'tenants/acme/deadly.md', TEXT('deadly'));
     await first.queue.idle();
+    // One the process died on in each of three attempts keeps the chunks it has.
+    await first.db.query(
+      `UPDATE documents SET ingestion_version = 0, lease_expiries = 3 WHERE source_uri = $1`,
+      [`s3://${first.s3.bucket}/tenants/acme/deadly.md`],
+    );
     // What a previous release left: chunks cut by older parsers or an older chunker, recorded
     // with its version (0: before versions were recorded). Its chunks stand for the old cut.
     const oldUri = `s3://${first.s3.bucket}/tenants/acme/old.md`;

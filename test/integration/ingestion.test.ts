@@ -147,15 +147,38 @@ describe.each(ENGINES)('ingestion on %s', (engine) => {
     await put('tenants/acme/upgraded.txt', `Upgraded.\n\n${LONG_TEXT}`);
     const before = await doc('tenants/acme/upgraded.txt');
     await stack.db.query('UPDATE documents SET ingestion_version = 0 WHERE id = $1', [before!.id]);
+    const chunkIds = (await chunks(before!.id)).map((c) => c.id);
+    // The model down meanwhile: the document stays indexed and served by its old chunks, its
+    // version old; nothing is recorded as failed, and an attempt that ended so does not count.
+    embedder.failNext = 1;
+    await expect(
+      stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/upgraded.txt'),
+    ).rejects.toThrow(/unavailable/);
+    const during = await stack.db.query<{
+      status: string;
+      ingestion_version: number;
+      lease_expiries: number;
+      failure_reason: string | null;
+    }>(
+      'SELECT status, ingestion_version, lease_expiries, failure_reason FROM documents WHERE id = $1',
+      [before!.id],
+    );
+    expect(during.rows[0]).toEqual({
+      status: 'indexed',
+      ingestion_version: 0,
+      lease_expiries: 0,
+      failure_reason: null,
+    });
+    expect((await chunks(before!.id)).map((c) => c.id)).toEqual(chunkIds);
     const calls = embedder.calls;
     const outcome = await stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/upgraded.txt');
     expect(outcome.action).toBe('indexed');
     expect(embedder.calls).toBeGreaterThan(calls);
-    const { rows } = await stack.db.query<{ ingestion_version: number }>(
-      'SELECT ingestion_version FROM documents WHERE id = $1',
+    const { rows } = await stack.db.query<{ ingestion_version: number; lease_expiries: number }>(
+      'SELECT ingestion_version, lease_expiries FROM documents WHERE id = $1',
       [before!.id],
     );
-    expect(rows[0]!.ingestion_version).toBe(INGESTION_VERSION);
+    expect(rows[0]).toEqual({ ingestion_version: INGESTION_VERSION, lease_expiries: 0 });
     expect(await chunks(before!.id)).toHaveLength(before!.chunk_count);
     // Now current: the next sync of the same bytes is a no-op again.
     const next = await stack.ingestion.syncObject(stack.s3.bucket, 'tenants/acme/upgraded.txt');

@@ -251,6 +251,15 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
       );
     },
 
+    async countReindexAttempt(tenantId, sourceUri, step) {
+      await db.query(
+        `UPDATE documents SET lease_expiries = greatest(lease_expiries + $3, 0),
+                updated_at = CASE WHEN $3 > 0 THEN now() ELSE updated_at END
+          WHERE tenant_id = $1 AND source_uri = $2 AND status = 'indexed'`,
+        [tenantId, sourceUri, step],
+      );
+    },
+
     async recordSourceDate(tenantId, sourceUri, sourceUpdatedAt) {
       await db.query(
         `UPDATE documents SET source_updated_at = $3
@@ -321,10 +330,11 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
         source_updated_at: Date | null;
         updated_at: Date;
         ingestion_version: number;
+        lease_expiries: number;
         reserved: boolean;
       }>(
         `SELECT tenant_id, source_uri, status, failure_reason, source_updated_at, updated_at,
-                ingestion_version, uploaded_by IS NOT NULL AS reserved
+                ingestion_version, lease_expiries, uploaded_by IS NOT NULL AS reserved
            FROM documents WHERE starts_with(source_uri, $1)`,
         [sourceUriPrefix],
       );
@@ -336,6 +346,7 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
         sourceUpdatedAt: r.source_updated_at,
         updatedAt: r.updated_at,
         ingestionVersion: r.ingestion_version,
+        reindexAttempts: r.status === 'indexed' ? r.lease_expiries : 0,
         reserved: r.reserved,
       }));
     },

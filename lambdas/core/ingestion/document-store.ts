@@ -49,6 +49,8 @@ export interface SourceState {
   readonly updatedAt: Date;
   /** The version of the ingestion code that indexed it (version.ts); 0 before versions. */
   readonly ingestionVersion: number;
+  /** Attempts to index it again for a newer version since it was last indexed. */
+  readonly reindexAttempts: number;
   /** Announced through POST /api/documents (a `queued` row may be waiting for its file). */
   readonly reserved: boolean;
 }
@@ -121,6 +123,13 @@ export interface DocumentStore {
     chunks: readonly ChunkRecord[],
     stillCurrent?: StillCurrent,
   ): Promise<{ documentId: string; written: boolean; duplicateOf?: DuplicateOf }>;
+  /**
+   * Counts an attempt to index an indexed document again for a new ingestion version (`step` 1,
+   * which also moves it to the back of the sweep's order), or takes back one that ended in a
+   * failure the process survived (-1). Kept in `lease_expiries`, reset when it is indexed; the
+   * document stays indexed and served meanwhile.
+   */
+  countReindexAttempt(tenantId: string, sourceUri: string, step: 1 | -1): Promise<void>;
   /** Updates attributes only (the sidecar changed, the content did not): no re-embedding. */
   updateAttributes(attrs: DocumentAttributes, attributesHash: string): Promise<void>;
   /**

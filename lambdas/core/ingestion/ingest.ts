@@ -264,6 +264,8 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
     }
 
     let attrs: DocumentAttributes | undefined;
+    /** Indexing the same content again for a new ingestion version: a failure keeps the old. */
+    let reindexing = false;
     let stillCurrent: StillCurrent | undefined;
     try {
       t0 = performance.now();
@@ -304,14 +306,15 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       // One model for the whole document, even if a model switch completes meanwhile (the
       // store refuses the write then, and the retry embeds with the new model).
       const embedder = (await deps.embedder.current?.()) ?? deps.embedder;
+      const sameContent =
+        existing?.status === 'indexed' &&
+        existing.contentHash === contentHash &&
+        existing.embeddingModel === embedder.modelId;
       // Unchanged when the same bytes were indexed by this model and this version of the
       // ingestion code: after an upgrade that changes what parsing or chunking make of a file,
       // the same bytes are indexed again (version.ts).
-      const contentUnchanged =
-        existing?.status === 'indexed' &&
-        existing.contentHash === contentHash &&
-        existing.embeddingModel === embedder.modelId &&
-        existing.ingestionVersion === INGESTION_VERSION;
+      const contentUnchanged = sameContent && existing.ingestionVersion === INGESTION_VERSION;
+      reindexing = sameContent && !contentUnchanged;
 
       if (contentUnchanged && existing.attributesHash === attributesHash) {
         metrics.count('DocumentsUnchanged');
@@ -326,7 +329,15 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       // brings the process down (a decompression bomb) counts as abandoned at the next start or
       // sweep and ends failed (recovery.ts) instead of being parsed again for ever.
       let processingId = '';
-      if (!contentUnchanged) {
+      if (reindexing) {
+        // The same content indexed again for a new ingestion version stays served by its old
+        // chunks until the new ones replace them. The attempt is counted until it ends, so that a
+        // file the new code cannot get through (the process dies on it) is not tried for ever
+        // (recovery.ts).
+        t0 = performance.now();
+        await store.countReindexAttempt(baseAttrs.tenantId, sourceUri, 1);
+        timings.writeMs += elapsed(t0);
+      } else if (!contentUnchanged) {
         t0 = performance.now();
         processingId = await store.markProcessing(baseAttrs);
         timings.writeMs += elapsed(t0);
@@ -407,7 +418,13 @@ export function createIngestion(deps: IngestionDeps): Ingestion {
       if (err instanceof DocumentRejectedError)
         return recordFailure(bucket, key, err, info.lastModified, attrs, stillCurrent);
       // Transient (database, embedding model): record why, then let the caller retry the event.
-      if (attrs) {
+      // A document being indexed again for a new version keeps its old chunks and version, and
+      // is tried again at the next start or sweep: an attempt that ended this way does not count.
+      if (attrs && reindexing) {
+        await store
+          .countReindexAttempt(attrs.tenantId, attrs.sourceUri, -1)
+          .catch((recordErr: unknown) => log.error('could not record failure', { key, recordErr }));
+      } else if (attrs) {
         await store
           .markFailed(
             attrs,

@@ -142,7 +142,12 @@ export function createIngestRecovery(deps: {
           (sidecarModified !== undefined && sidecarModified > row.updatedAt)
         )
           out.push({ key, reason: 'changed', exists: true });
-        else if (row.status === 'indexed' && row.ingestionVersion < INGESTION_VERSION)
+        else if (
+          row.status === 'indexed' &&
+          row.ingestionVersion < INGESTION_VERSION &&
+          // A file the process died on that many times keeps the chunks it has.
+          row.reindexAttempts < settings.maxLeaseExpiries
+        )
           out.push({ key, reason: 'outdated', exists: true });
       }
       for (const row of rows.values()) {
