@@ -216,7 +216,7 @@ export function createIngestRecovery(deps: {
         try {
           outcomes.push(await ingestion.syncObject(bucket, key));
         } catch (err) {
-          // Recorded on the document as a transient failure (ingest.ts); the others go on.
+          // The document keeps its old chunks and is tried again by a later sweep (ingest.ts).
           log.warn('indexing again for the new ingestion version failed', { key, err });
         }
       }
