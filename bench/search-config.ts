@@ -264,6 +264,12 @@ export interface SearchBenchResult {
     readonly loadAfter: number;
     /** What was loaded into shared_buffers before the latency runs (`prewarm`). */
     readonly bufferCache: string;
+    /** The big tenant's hybrid search run twice in a row per query (`measureRepeat`). */
+    readonly repeat: {
+      readonly queries: number;
+      readonly firstP50Ms: number;
+      readonly secondP50Ms: number;
+    };
   };
   readonly wallSeconds: number;
 }

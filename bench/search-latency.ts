@@ -143,3 +143,35 @@ export async function measureLatency(
     };
   });
 }
+
+/** How many queries {@link measureRepeat} runs twice each. */
+export const REPEAT_QUERIES = 30;
+
+/**
+ * Each query run twice in a row, the first time and the second timed apart, after the buffer
+ * cache is loaded: both runs find every page in shared_buffers, so what the first pays more is
+ * the machine's memory (CPU caches and address translation warmed by the first run), not I/O or
+ * the plan. On a machine where it is large, figures of a large corpus are not comparable with a
+ * run on another machine.
+ */
+export async function measureRepeat(
+  run: (tenantId: string, q: BenchQuery) => Promise<string[]>,
+  tenantId: string,
+  queries: readonly BenchQuery[],
+): Promise<{ queries: number; firstP50Ms: number; secondP50Ms: number }> {
+  const first: number[] = [];
+  const second: number[] = [];
+  for (const q of queries) {
+    for (const times of [first, second]) {
+      const t0 = performance.now();
+      await run(tenantId, q);
+      times.push(performance.now() - t0);
+    }
+  }
+  const p50 = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
+  return { queries: first.length, firstP50Ms: p50(first), secondP50Ms: p50(second) };
+}

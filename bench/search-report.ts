@@ -102,6 +102,9 @@ export function report(r: SearchBenchResult): string[] {
     `   buffer cache: ${r.machine.bufferCache}, shared_buffers ${r.corpus.sizes.shared_buffers ?? '?'}`,
   );
   l(
+    `   the same search twice in a row (${r.machine.repeat.queries} queries, ${TENANTS.big}, hybrid, all pages in shared_buffers): first p50 ${f(r.machine.repeat.firstP50Ms)} ms, second ${f(r.machine.repeat.secondP50Ms)} ms (what the first pays more is this machine's memory)`,
+  );
+  l(
     `   ${pad('run', 68)}${lpad('n', 5)}${lpad('p50', 8)}${lpad('p95', 8)}${lpad('p99', 8)}${lpad('mean', 8)}${lpad('hits', 6)}${lpad('steal', 7)}  (ms; steal: CPU time taken by other guests)`,
   );
   const latencyLine = (x: LatencyRun) =>
