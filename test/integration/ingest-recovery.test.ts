@@ -224,7 +224,7 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
     }
   });
 
-  it('in AWS, the scheduled sweep indexes again the documents an older version indexed', async () => {
+  it('in AWS, the scheduled sweep indexes again the documents an older version indexed, but not one the worker died on 3 times', async () => {
     const stack = await start({ reconcile: false });
     try {
       const keys = ['a.md', 'b.md', 'c.md'].map((name) => `tenants/acme/${name}`);
@@ -234,6 +234,15 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
       await stack.db.query(`UPDATE documents SET ingestion_version = 0 WHERE source_uri <> $1`, [
         `s3://${stack.s3.bucket}/tenants/beta/d.md`,
       ]);
+      // Three attempts counted that no worker finished: a file the new code cannot get through.
+      const stuck = 'tenants/acme/stuck.md';
+      await put(stack, stuck, TEXT(stuck));
+      await stack.queue.idle();
+      await stack.db.query(
+        `UPDATE documents SET ingestion_version = 0, lease_expiries = 3 WHERE source_uri = $1`,
+        [`s3://${stack.s3.bucket}/${stuck}`],
+      );
+      const stuckBefore = await row(stack, stuck);
       const handler = makeHandler({
         ingestion: stack.ingestion,
         recovery: stack.recovery,
@@ -247,11 +256,13 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
             [INGESTION_VERSION],
           )
         ).rows[0]!.n;
-      expect(await outdated()).toBe(3);
+      expect(await outdated()).toBe(4);
       await handler({ groundwork: 'lease-sweep' }, lambdaContext('ingest'));
-      expect(await outdated()).toBe(0);
+      expect(await outdated()).toBe(1);
       for (const key of keys)
         expect(await row(stack, key)).toMatchObject({ status: 'indexed', failure_reason: null });
+      // Left as it was: indexed, served by its old chunks.
+      expect(await row(stack, stuck)).toEqual(stuckBefore);
       expect(await stack.recovery.sweepOutdated()).toEqual([]);
     } finally {
       await stack.stop();

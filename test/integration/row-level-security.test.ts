@@ -245,7 +245,7 @@ describe.each(ENGINES)('row-level security on %s', (engine) => {
         async (tx) =>
           (
             await tx.query<{ tenant_id: string; source_uri: string }>(
-              'SELECT tenant_id, source_uri FROM gw_outdated_documents($1, 10)',
+              'SELECT tenant_id, source_uri FROM gw_outdated_documents($1, 3, 10)',
               [INGESTION_VERSION],
             )
           ).rows,
@@ -255,7 +255,7 @@ describe.each(ENGINES)('row-level security on %s', (engine) => {
         { tenant_id: 'beta', source_uri: expect.stringContaining('beta/handbook') },
       ]);
       const { rows } = await db.query<{ public: boolean }>(
-        `SELECT has_function_privilege('public', 'gw_outdated_documents(integer, integer)',
+        `SELECT has_function_privilege('public', 'gw_outdated_documents(integer, integer, integer)',
                 'EXECUTE') AS public`,
       );
       expect(rows).toEqual([{ public: false }]);

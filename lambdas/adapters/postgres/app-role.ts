@@ -107,8 +107,8 @@ async function grantGroup(
           `REVOKE INSERT, UPDATE, DELETE ON ${readOnly} FROM ${g}`,
           `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${s} TO ${g}`,
           `GRANT EXECUTE ON FUNCTION ${s}.gw_claim_expired_leases(timestamptz, integer) TO ${g}`,
-          // Documents an older ingestion version indexed (migrations/0022), for the same sweep.
-          `GRANT EXECUTE ON FUNCTION ${s}.gw_outdated_documents(integer, integer) TO ${g}`,
+          // Documents an older ingestion version indexed (migrations/0022, 0023), for the same sweep.
+          `GRANT EXECUTE ON FUNCTION ${s}.gw_outdated_documents(integer, integer, integer) TO ${g}`,
           // The model switch's job (migrations/0019), run by the ingest function.
           ...[
             'gw_embedding_switch_claim(integer)',

@@ -366,11 +366,11 @@ export function createDocumentRepository(db: Database): DocumentStore & Recovery
       }));
     },
 
-    async listOutdated(version, limit) {
-      // Across tenants, through the migrations' SECURITY DEFINER function (migrations/0022).
+    async listOutdated(version, maxAttempts, limit) {
+      // Across tenants, through the migrations' SECURITY DEFINER function (migrations/0022, 0023).
       const { rows } = await db.query<{ tenant_id: string; source_uri: string }>(
-        'SELECT * FROM gw_outdated_documents($1, $2)',
-        [version, limit],
+        'SELECT * FROM gw_outdated_documents($1, $2, $3)',
+        [version, maxAttempts, limit],
       );
       return rows.map((r) => ({ tenantId: r.tenant_id, sourceUri: r.source_uri }));
     },

@@ -181,10 +181,12 @@ export interface RecoveryStore {
   claimExpiredLeases(renewedBefore: Date, limit: number): Promise<ExpiredLease[]>;
   /**
    * Up to `limit` indexed documents of any tenant that a version of the ingestion code older
-   * than `version` indexed, least recently updated first.
+   * than `version` indexed, least recently updated first, leaving those with `maxAttempts`
+   * re-indexing attempts counted ({@link countReindexAttempt}) that no worker finished.
    */
   listOutdated(
     version: number,
+    maxAttempts: number,
     limit: number,
   ): Promise<{ readonly tenantId: string; readonly sourceUri: string }[]>;
   /**

@@ -207,7 +207,13 @@ export function createIngestRecovery(deps: {
     },
 
     async sweepOutdated() {
-      const outdated = await store.listOutdated(INGESTION_VERSION, settings.sweepBatch);
+      // A file whose re-indexing the worker did not survive that many times keeps the chunks it
+      // has, as at the embedded default's start.
+      const outdated = await store.listOutdated(
+        INGESTION_VERSION,
+        settings.maxLeaseExpiries,
+        settings.sweepBatch,
+      );
       const outcomes: SyncOutcome[] = [];
       for (const doc of outdated) {
         const object = objectOf(doc.sourceUri);
