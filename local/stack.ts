@@ -86,6 +86,7 @@ import {
   createIngestRecovery,
   type IngestRecovery,
   type Reannouncement,
+  type RecoverySettings,
 } from '../lambdas/core/ingestion/recovery';
 import { createDynamoLimitStore } from '../lambdas/adapters/dynamodb/limit-store';
 import { DEFAULT_LIMITS_CONFIG, type LimitsConfig } from '../lambdas/core/limits/config';
@@ -135,6 +136,8 @@ export interface LocalStackOptions {
   /** Rerank stage after fusion; none when undefined. */
   readonly reranker?: Reranker | null;
   readonly answer?: Partial<AnswerSettings>;
+  /** Recovery's lease and sweep settings (tests); the key layout is the stack's. */
+  readonly recovery?: Partial<Omit<RecoverySettings, 'keyLayout'>>;
   /** Quotas and rate limits; defaults to the built-in plans. */
   readonly limits?: LimitsConfig;
   /** The LLM; null or undefined selects the offline extractive answerer. */
@@ -434,7 +437,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       store: documentStore,
       objects: objectStore,
       ingestion,
-      settings: { keyLayout },
+      settings: { ...options.recovery, keyLayout },
       log: logPort(logger),
       metrics: metricsSink(metrics),
       tenantScope: dbTenantScope,

@@ -33,8 +33,11 @@ export interface IngestHandlerDeps {
    * invocation's time (core/embedding/model-switch.ts); absent: never stepped here.
    */
   readonly modelSwitch?: ModelSwitch;
-  /** Time kept back from a scheduled invocation's budget when stepping the switch. @default 60000 */
-  readonly switchReserveMs?: number;
+  /**
+   * Time kept back from a scheduled invocation's budget: the outdated sweep and the switch start
+   * no more work past it. @default 60000
+   */
+  readonly sweepReserveMs?: number;
   /** Records from this queue are dead letters of the ingest queue. */
   readonly deadLetterQueueArn?: string;
   readonly logger: Logger;
@@ -141,6 +144,7 @@ export function makeHandler(deps: IngestHandlerDeps) {
       throw err;
     }
   };
+  const reserveMs = deps.sweepReserveMs ?? 60_000;
   // A scheduled invocation ignores the result: the sweep answers with an empty batch response.
   const base = async (
     event: SQSEvent | LeaseSweepEvent,
@@ -149,8 +153,13 @@ export function makeHandler(deps: IngestHandlerDeps) {
     if (leaseSweepEventSchema.safeParse(event).success) {
       const outcomes = recovery ? await recovery.sweepExpiredLeases() : [];
       logger.info('lease sweep', { swept: outcomes.length, outcomes });
-      // Documents an older version of the ingestion code indexed, a few per sweep (version.ts).
-      const reindexed = recovery ? await recovery.sweepOutdated() : [];
+      // Documents an older version of the ingestion code indexed (version.ts), for as long as the
+      // run may: before a model switch's batches, which then take what time is left.
+      const reindexed = recovery
+        ? await recovery.sweepOutdated({
+            shouldStop: () => context.getRemainingTimeInMillis() < reserveMs,
+          })
+        : [];
       if (reindexed.length > 0) logger.info('outdated documents indexed again', { reindexed });
       if (deps.modelSwitch) await stepModelSwitch(deps.modelSwitch, context);
       return { batchItemFailures: [] };
@@ -180,9 +189,8 @@ export function makeHandler(deps: IngestHandlerDeps) {
   };
   /** Re-embeds batches until the switch completes or the invocation's time runs short. */
   async function stepModelSwitch(modelSwitch: ModelSwitch, context: Context): Promise<void> {
-    const reserve = deps.switchReserveMs ?? 60_000;
     const outcome = await modelSwitch.run({
-      shouldStop: () => context.getRemainingTimeInMillis() < reserve,
+      shouldStop: () => context.getRemainingTimeInMillis() < reserveMs,
     });
     if (outcome === 'no-switch') return;
     const status = await modelSwitch.status();

@@ -224,8 +224,9 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
     }
   });
 
-  it('in AWS, the scheduled sweep indexes again the documents an older version indexed, but not one the worker died on 3 times', async () => {
-    const stack = await start({ reconcile: false });
+  it('in AWS, the scheduled sweep indexes again the documents an older version indexed, batch after batch, but not one the worker died on 3 times', async () => {
+    // Two a batch: the run goes on to the next batch while it has time.
+    const stack = await start({ reconcile: false, recovery: { sweepBatch: 2 } });
     try {
       const keys = ['a.md', 'b.md', 'c.md'].map((name) => `tenants/acme/${name}`);
       for (const key of keys) await put(stack, key, TEXT(key));
@@ -264,6 +265,41 @@ describe.each(ENGINES)('ingestion recovery on %s', (engine: EngineName) => {
       // Left as it was: indexed, served by its old chunks.
       expect(await row(stack, stuck)).toEqual(stuckBefore);
       expect(await stack.recovery.sweepOutdated()).toEqual([]);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it("in AWS, the outdated sweep stops taking up documents when the run's time is short", async () => {
+    const stack = await start({ reconcile: false });
+    try {
+      for (const name of ['a.md', 'b.md', 'c.md'])
+        await put(stack, `tenants/acme/${name}`, TEXT(name));
+      await stack.queue.idle();
+      await stack.db.query('UPDATE documents SET ingestion_version = 0');
+      const handler = makeHandler({
+        ingestion: stack.ingestion,
+        recovery: stack.recovery,
+        logger: new Logger({ logLevel: 'SILENT' }),
+        metrics: new Metrics({ namespace: 'test' }),
+        sweepReserveMs: 60_000,
+      });
+      const outdated = async () =>
+        (
+          await stack.db.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM documents WHERE ingestion_version < $1',
+            [INGESTION_VERSION],
+          )
+        ).rows[0]!.n;
+      // A run with less time left than the reserve takes up nothing.
+      const short = { ...lambdaContext('ingest'), getRemainingTimeInMillis: () => 30_000 };
+      await handler({ groundwork: 'lease-sweep' }, short);
+      expect(await outdated()).toBe(3);
+      // Time for one document: the sweep looks before its first batch and before each document.
+      let looks = 0;
+      const outcomes = await stack.recovery.sweepOutdated({ shouldStop: () => ++looks > 2 });
+      expect(outcomes).toHaveLength(1);
+      expect(await outdated()).toBe(2);
     } finally {
       await stack.stop();
     }

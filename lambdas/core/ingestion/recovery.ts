@@ -8,8 +8,9 @@
  *   documents indexed by an older version of the ingestion code (version.ts).
  * - `sweepExpiredLeases` (in AWS, on a schedule): processes again the `processing` documents
  *   whose lease ran out, and fails one whose lease ran out too often.
- * - `sweepOutdated` (in AWS, on the same schedule): indexes again a few documents that an older
- *   version of the ingestion code indexed, which the embedded default announces at start.
+ * - `sweepOutdated` (in AWS, on the same schedule): indexes again, for as long as the run may,
+ *   the documents that an older version of the ingestion code indexed, which the embedded default
+ *   announces at start.
  * - `deadLettered` (the dead-letter queue's consumer): a message that exhausted its receives
  *   fails the documents it names, with the reason.
  */
@@ -37,7 +38,10 @@ export interface RecoverySettings {
   readonly leaseSeconds: number;
   /** After this many expiries without being indexed, the document fails instead. */
   readonly maxLeaseExpiries: number;
-  /** Documents one sweep processes at most. */
+  /**
+   * Documents one sweep of expired leases processes at most; the outdated sweep lists this many
+   * at a time.
+   */
   readonly sweepBatch: number;
   readonly keyLayout: KeyLayout;
 }
@@ -63,7 +67,11 @@ export interface Reannouncement {
 export interface IngestRecovery {
   reconcile(bucket: string): Promise<Reannouncement[]>;
   sweepExpiredLeases(): Promise<SyncOutcome[]>;
-  sweepOutdated(): Promise<SyncOutcome[]>;
+  /**
+   * Indexes again the documents an older ingestion version indexed, a batch at a time, until none
+   * is left, each tried once, or `shouldStop` says the run's time is short (checked before each).
+   */
+  sweepOutdated(options?: { readonly shouldStop?: () => boolean }): Promise<SyncOutcome[]>;
   deadLettered(bucket: string, key: string, receiveCount: number | null): Promise<void>;
 }
 
@@ -206,27 +214,36 @@ export function createIngestRecovery(deps: {
       return outcomes;
     },
 
-    async sweepOutdated() {
-      // A file whose re-indexing the worker did not survive that many times keeps the chunks it
-      // has, as at the embedded default's start.
-      const outdated = await store.listOutdated(
-        INGESTION_VERSION,
-        settings.maxLeaseExpiries,
-        settings.sweepBatch,
-      );
+    async sweepOutdated({ shouldStop = () => false } = {}) {
       const outcomes: SyncOutcome[] = [];
-      for (const doc of outdated) {
-        const object = objectOf(doc.sourceUri);
-        if (!object) continue;
-        const { bucket, key } = object;
-        try {
-          outcomes.push(await ingestion.syncObject(bucket, key));
-        } catch (err) {
-          // The document keeps its old chunks and is tried again by a later sweep (ingest.ts).
-          log.warn('indexing again for the new ingestion version failed', { key, err });
+      // Each document once per run: one that fails (the model down) goes to the back of the
+      // order, and is not taken up again until the next run.
+      const tried = new Set<string>();
+      while (!shouldStop()) {
+        // A file whose re-indexing the worker did not survive that many times keeps the chunks
+        // it has, as at the embedded default's start.
+        const listed = await store.listOutdated(
+          INGESTION_VERSION,
+          settings.maxLeaseExpiries,
+          settings.sweepBatch,
+        );
+        const batch = listed.filter((d) => !tried.has(`${d.tenantId}\n${d.sourceUri}`));
+        if (batch.length === 0) break;
+        for (const doc of batch) {
+          if (shouldStop()) break;
+          tried.add(`${doc.tenantId}\n${doc.sourceUri}`);
+          const object = objectOf(doc.sourceUri);
+          if (!object) continue;
+          const { bucket, key } = object;
+          try {
+            outcomes.push(await ingestion.syncObject(bucket, key));
+          } catch (err) {
+            // The document keeps its old chunks and is tried again by a later run (ingest.ts).
+            log.warn('indexing again for the new ingestion version failed', { key, err });
+          }
         }
       }
-      if (outdated.length > 0) metrics.count('DocumentsReindexed', outcomes.length);
+      if (outcomes.length > 0) metrics.count('DocumentsReindexed', outcomes.length);
       return outcomes;
     },
 
