@@ -160,7 +160,16 @@ export function makeHandler(deps: IngestHandlerDeps) {
             shouldStop: () => context.getRemainingTimeInMillis() < reserveMs,
           })
         : [];
-      if (reindexed.length > 0) logger.info('outdated documents indexed again', { reindexed });
+      // A run may take up hundreds: their count per outcome, and the failures' reasons.
+      if (reindexed.length > 0)
+        logger.info('outdated documents indexed again', {
+          reindexed: reindexed.length,
+          byAction: reindexed.reduce<Record<string, number>>(
+            (acc, o) => ({ ...acc, [o.action]: (acc[o.action] ?? 0) + 1 }),
+            {},
+          ),
+          failed: reindexed.filter((o) => o.action === 'failed'),
+        });
       if (deps.modelSwitch) await stepModelSwitch(deps.modelSwitch, context);
       return { batchItemFailures: [] };
     }
