@@ -1,11 +1,14 @@
 import { createIngestRecovery } from './recovery';
 import type { RecoveryStore } from './document-store';
-import type { Ingestion } from './ingest';
+import type { SyncOutcome } from './ingest';
 import type { ObjectStore } from './object-store';
 
 describe('sweepOutdated', () => {
-  /** Outdated documents in the store's order; one tried goes to the back, as updated_at moves. */
-  const setup = (count: number, sync: (key: string) => Promise<never>) => {
+  /**
+   * Outdated documents in the store's order; one taken up goes to the back, as its updated_at
+   * moves, and stays outdated (as after a transient failure or a key sync ignores).
+   */
+  const setup = (count: number, sync: (key: string) => Promise<SyncOutcome>) => {
     let order = Array.from({ length: count }, (_, i) => `s3://docs/tenants/acme/${i}.md`);
     const tried: string[] = [];
     let listings = 0;
@@ -23,7 +26,7 @@ describe('sweepOutdated', () => {
         order = [...order.filter((u) => u !== uri), uri];
         return sync(key);
       },
-    } as unknown as Ingestion;
+    };
     const recovery = createIngestRecovery({
       store,
       ingestion,
@@ -33,11 +36,17 @@ describe('sweepOutdated', () => {
     return { recovery, tried };
   };
 
-  it('tries each document once per run when every attempt fails, then stops', async () => {
+  it('takes up each document once per run when sync leaves them outdated, then stops', async () => {
+    const { recovery, tried } = setup(5, async () => ({ action: 'ignored', reason: 'test' }));
+    expect(await recovery.sweepOutdated()).toHaveLength(5);
+    expect([...tried].sort()).toEqual([0, 1, 2, 3, 4].map((i) => `tenants/acme/${i}.md`));
+  });
+
+  it('stops at the first transient failure instead of trying every document against it', async () => {
     const { recovery, tried } = setup(5, async () => {
       throw new Error('the embedding model is unavailable');
     });
     expect(await recovery.sweepOutdated()).toEqual([]);
-    expect([...tried].sort()).toEqual([0, 1, 2, 3, 4].map((i) => `tenants/acme/${i}.md`));
+    expect(tried).toEqual(['tenants/acme/0.md']);
   });
 });

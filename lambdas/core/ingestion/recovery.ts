@@ -69,7 +69,8 @@ export interface IngestRecovery {
   sweepExpiredLeases(): Promise<SyncOutcome[]>;
   /**
    * Indexes again the documents an older ingestion version indexed, a batch at a time, until none
-   * is left, each tried once, or `shouldStop` says the run's time is short (checked before each).
+   * is left, each tried once, one fails for a transient reason, or `shouldStop` says the run's
+   * time is short (checked before each).
    */
   sweepOutdated(options?: { readonly shouldStop?: () => boolean }): Promise<SyncOutcome[]>;
   deadLettered(bucket: string, key: string, receiveCount: number | null): Promise<void>;
@@ -216,10 +217,11 @@ export function createIngestRecovery(deps: {
 
     async sweepOutdated({ shouldStop = () => false } = {}) {
       const outcomes: SyncOutcome[] = [];
-      // Each document once per run: one that fails (the model down) goes to the back of the
-      // order, and is not taken up again until the next run.
+      // Each document once per run: one that sync leaves outdated (a key it ignores) is not
+      // listed again within it.
       const tried = new Set<string>();
-      while (!shouldStop()) {
+      let failed = false;
+      while (!failed && !shouldStop()) {
         // A file whose re-indexing the worker did not survive that many times keeps the chunks
         // it has, as at the embedded default's start.
         const listed = await store.listOutdated(
@@ -238,8 +240,12 @@ export function createIngestRecovery(deps: {
           try {
             outcomes.push(await ingestion.syncObject(bucket, key));
           } catch (err) {
-            // The document keeps its old chunks and is tried again by a later run (ingest.ts).
+            // Sync throws only for a transient failure (the model or database down): the
+            // document keeps its old chunks (ingest.ts), and the run stops rather than try every
+            // other document against the same outage; the next run starts over.
             log.warn('indexing again for the new ingestion version failed', { key, err });
+            failed = true;
+            break;
           }
         }
       }
