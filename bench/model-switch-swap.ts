@@ -42,12 +42,12 @@ export async function benchModelSwitchSwap(options: SwapBenchOptions = {}): Prom
     const graph = await hnswIndexOptions(db);
     await db.exec('DROP INDEX chunks_embedding_next_hnsw_idx');
     await db.exec(
-      `UPDATE chunks SET embedding_next = l2_normalize(subvector(embedding, 1, 256))::vector(256)`,
+      `UPDATE chunks SET embedding_next = l2_normalize(subvector(embedding, 1, 256))::halfvec(256)`,
     );
     await db.transaction(async (tx) => {
       await tx.exec(`SET LOCAL maintenance_work_mem = '2GB'`);
       await tx.exec(
-        `CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops)${graph}`,
+        `CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next halfvec_cosine_ops)${graph}`,
       );
     });
     await db.exec('VACUUM (ANALYZE) chunks');

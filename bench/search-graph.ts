@@ -64,12 +64,15 @@ export async function benchSearchGraph(options: GraphBenchOptions = {}): Promise
   );
   const product = rows[0]?.indexdef;
   if (!product) throw new Error(`${schema} has no chunks_embedding_hnsw_idx`);
+  // The operator class of the column's type (halfvec_cosine_ops since migrations/0024).
+  const ops = /\(embedding (\w+)\)/.exec(product)?.[1];
+  if (!ops) throw new Error(`unexpected definition of chunks_embedding_hnsw_idx: ${product}`);
   const queries = generateQueries(world, 'recall', options.queries ?? 100);
   const table: string[] = [];
   try {
     for (const p of params) {
       const definition =
-        `CREATE INDEX chunks_embedding_hnsw_idx ON chunks USING hnsw (embedding vector_cosine_ops) ` +
+        `CREATE INDEX chunks_embedding_hnsw_idx ON chunks USING hnsw (embedding ${ops}) ` +
         `WITH (m = ${p.m}, ef_construction = ${p.efConstruction})`;
       log(`graph m ${p.m}, ef_construction ${p.efConstruction}: building`);
       const buildSeconds = await rebuild(db, definition);

@@ -172,7 +172,7 @@ export function report(r: SearchBenchResult): string[] {
   const h = r.halfvec;
   const mb = (bytes: number) => `${f(bytes / 2 ** 20, 0)} MB`;
   l(
-    `7. halfvec against vector, ${h.tenantId}, HNSW at ef_search ${h.efSearch}, top_k 8 over ${h.queries} queries (one side table, an index per column; recall@8 against the exact 32-bit answer)`,
+    `7. halfvec against vector, ${h.tenantId}, HNSW at ef_search ${h.efSearch}, top_k 8 over ${h.queries} queries (one side table, an index per column; recall@8 against the exact answer over the stored 16-bit vectors)`,
   );
   if (h.build)
     l(

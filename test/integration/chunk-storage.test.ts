@@ -7,16 +7,19 @@
  * to MAIN and see it stay, so the checks can fail.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
+import { ensureEmbeddingModel } from '../../lambdas/adapters/postgres/embedding-guard';
 import { ENGINES, openTestDatabase } from '../support/databases';
 import { createHashEmbedder } from '../support/hash-embedder';
 import { seedDocuments } from '../support/seed';
 
-const embedder = createHashEmbedder();
+// 1,024 dimensions (Titan v2's default): a 2 KB `halfvec`, as a 512-dimension `vector` was.
+const embedder = createHashEmbedder(1024, 'test/hash-1024');
 
 describe.each(ENGINES)('chunk storage on %s', (engine) => {
   let db: Database;
   beforeAll(async () => {
     db = await openTestDatabase(engine);
+    await ensureEmbeddingModel(db, embedder);
   });
   afterAll(() => db?.close());
 

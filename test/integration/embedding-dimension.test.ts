@@ -27,15 +27,27 @@ describe.each(ENGINES)('embedding dimension on %s', (engine) => {
     const titan1024 = createHashEmbedder(1024, 'amazon.titan-embed-text-v2:0');
     await ensureEmbeddingModel(db, titan1024);
     expect(await embeddingColumns(db)).toEqual([
-      { table: 'chunks', column: 'embedding', dimension: 1024 },
-      { table: 'messages', column: 'embedding', dimension: 1024 },
+      { table: 'chunks', column: 'embedding', type: 'halfvec', dimension: 1024 },
+      { table: 'messages', column: 'embedding', type: 'vector', dimension: 1024 },
     ]);
 
     // PostgreSQL rebuilt the HNSW index with the column.
     const { rows: indexes } = await db.query<{ indexdef: string }>(
       "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'chunks' AND indexdef LIKE '%hnsw%'",
     );
-    expect(indexes.map((i) => i.indexdef).join()).toMatch(/hnsw \(embedding vector_cosine_ops\)/);
+    expect(indexes.map((i) => i.indexdef).join()).toMatch(/hnsw \(embedding halfvec_cosine_ops\)/);
+    // Each column keeps its storage through the change of type (chunks' in the row: 0007).
+    const { rows: storage } = await db.query<{ attname: string; attstorage: string }>(
+      `SELECT c.relname || '.' || a.attname AS attname, a.attstorage FROM pg_attribute a
+         JOIN pg_class c ON c.oid = a.attrelid
+        WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
+          AND a.attname = 'embedding'
+        ORDER BY 1`,
+    );
+    expect(storage).toEqual([
+      { attname: 'chunks.embedding', attstorage: 'm' },
+      { attname: 'messages.embedding', attstorage: 'e' },
+    ]);
     const [id] = await seedDocuments(db, titan1024, [
       { tenantId: 'acme', key: 'acme/returns', texts: ['Returns are accepted within 30 days.'] },
       { tenantId: 'acme', key: 'acme/shipping', texts: ['Parcels ship from Rotterdam daily.'] },

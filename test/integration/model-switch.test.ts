@@ -113,7 +113,7 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
                 format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null
            FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
           WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
-            AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'vector'::regtype
+            AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid IN ('vector'::regtype, 'halfvec'::regtype)
           ORDER BY 1, 2`,
       )
     ).rows;
@@ -200,7 +200,7 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
 
     // One live column per table, at the new dimension, with its HNSW index under its name.
     expect(await embeddingColumns(third)).toEqual([
-      { table: 'chunks', column: 'embedding', type: 'vector(256)', not_null: true },
+      { table: 'chunks', column: 'embedding', type: 'halfvec(256)', not_null: true },
       { table: 'messages', column: 'embedding', type: 'vector(256)', not_null: false },
     ]);
     const index = await third.db.query<{ def: string }>(
@@ -210,7 +210,7 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
     );
     // The graph is built with the live index's options (migrations/0021).
     expect(index.rows[0]?.def).toMatch(
-      /USING hnsw \(embedding vector_cosine_ops\) WITH \((m='16', )?ef_construction='128'/,
+      /USING hnsw \(embedding halfvec_cosine_ops\) WITH \((m='16', )?ef_construction='128'/,
     );
     const models = await third.db.query<{ embedding_model: string }>(
       'SELECT DISTINCT embedding_model FROM documents',
@@ -254,7 +254,7 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
       expect(status.target).toBeNull();
       expect(status.live?.modelId).toBe('test/model-a');
       expect((await embeddingColumns(back)).map((c) => `${c.column} ${c.type}`)).toEqual([
-        'embedding vector(512)',
+        'embedding halfvec(512)',
         'embedding vector(512)',
       ]);
       const { hits } = await back.search.search(SCOPE, query('refunds'));

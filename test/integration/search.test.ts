@@ -132,7 +132,8 @@ describe.each(ENGINES)('search on %s', (engine) => {
         expect(h.score).toBeLessThanOrEqual(1);
         const [v] = await embedder.embed([h.text]);
         const cos = v!.reduce((s, x, i) => s + x * query![i]!, 0);
-        expect(h.score).toBeCloseTo(Math.max(0, cos), 4);
+        // Within 0.0005: the vectors are stored as 16-bit floats (migrations/0024).
+        expect(h.score).toBeCloseTo(Math.max(0, cos), 3);
       }
     }
   });

@@ -4,7 +4,8 @@
  * switch when another one is configured; `ensureEmbeddingModel` only compares, and fails with
  * instructions when they differ.
  *
- * The migrations declare the embedding columns as `vector(512)`. On a fresh index (no model
+ * The migrations declare the embedding columns with 512 dimensions (`chunks.embedding` as
+ * `halfvec`, migrations/0024; `messages.embedding` as `vector`). On a fresh index (no model
  * recorded, no vector stored), the first start fits those columns to the configured model's
  * dimension (256 or 1024 for Titan v2, say), with their HNSW indexes rebuilt by PostgreSQL, so
  * any supported dimension deploys from the same migrations.
@@ -43,17 +44,25 @@ export async function ensureEmbeddingModel(db: Database, model: EmbeddingModelRe
   return ensureSame(db, model, stored);
 }
 
-/** The `vector(N)` columns of the current schema's tables, with their declared dimension. */
-export async function embeddingColumns(
-  db: Queryable,
-): Promise<{ table: string; column: string; dimension: number }[]> {
-  const { rows } = await db.query<{ table: string; column: string; dimension: number }>(
-    `SELECT c.relname AS table, a.attname AS column, a.atttypmod AS dimension
+/** An embedding column: pgvector's `vector` (32-bit floats) or `halfvec` (16-bit). */
+export interface EmbeddingColumn {
+  readonly table: string;
+  readonly column: string;
+  readonly type: 'vector' | 'halfvec';
+  readonly dimension: number;
+}
+
+/** The `vector(N)` and `halfvec(N)` columns of the current schema's tables. */
+export async function embeddingColumns(db: Queryable): Promise<EmbeddingColumn[]> {
+  const { rows } = await db.query<EmbeddingColumn>(
+    `SELECT c.relname AS table, a.attname AS column, t.typname AS type, a.atttypmod AS dimension
        FROM pg_attribute a
        JOIN pg_class c ON c.oid = a.attrelid
        JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_type t ON t.oid = a.atttypid
       WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0
-        AND NOT a.attisdropped AND a.atttypid = 'vector'::regtype
+        AND NOT a.attisdropped AND t.typname IN ('vector', 'halfvec')
+        AND t.typnamespace = (SELECT extnamespace FROM pg_extension WHERE extname = 'vector')
       ORDER BY c.relname, a.attname`,
   );
   return rows;
@@ -61,7 +70,10 @@ export async function embeddingColumns(
 
 /**
  * Changes every embedding column whose dimension differs from `dimension`, when it holds no
- * vector yet; a column that does is a ConfigError (its vectors would have to be re-made).
+ * vector yet; a column that does is a ConfigError (its vectors would have to be re-made). The
+ * column keeps its type and its storage: PostgreSQL resets the storage to the type's default
+ * (EXTERNAL for pgvector's types) on a change of type, and migrations/0007 keeps vectors in the
+ * row.
  */
 async function fitEmbeddingColumns(db: Queryable, dimension: number): Promise<void> {
   checkDimension(dimension);
@@ -76,7 +88,15 @@ async function fitEmbeddingColumns(db: Queryable, dimension: number): Promise<vo
           `cannot change it to ${dimension} dimensions without re-embedding.`,
       );
     }
-    await db.exec(`ALTER TABLE ${table} ALTER COLUMN ${column} TYPE vector(${dimension})`);
+    const { rows: storage } = await db.query<{ attstorage: string }>(
+      `SELECT attstorage FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
+      [col.table, col.column],
+    );
+    const main = storage[0]?.attstorage === 'm' ? `, ALTER COLUMN ${column} SET STORAGE MAIN` : '';
+    // The type is one of two names and the dimension a checked whole number: safe in the statement.
+    await db.exec(
+      `ALTER TABLE ${table} ALTER COLUMN ${column} TYPE ${col.type}(${dimension})${main}`,
+    );
   }
 }
 
@@ -147,7 +167,11 @@ function sameModel(a: Omit<ModelRecord, 'settings'>, b: Omit<ModelRecord, 'setti
   return a.modelId === b.modelId && a.dimension === b.dimension;
 }
 
-/** Records the target and adds the second column, with its own HNSW index, beside the live one. */
+/**
+ * Records the target and adds the second column, with its own HNSW index, beside the live one.
+ * The new column is `halfvec` whatever the live one is (migrations/0024): an index left with
+ * `vector` by that migration moves to `halfvec` with its next switch.
+ */
 async function beginSwitch(tx: Queryable, target: ModelRecord): Promise<void> {
   await tx.query(
     'INSERT INTO embedding_switch (singleton, model_id, dimension, settings) VALUES (true, $1, $2, $3::jsonb)',
@@ -155,9 +179,9 @@ async function beginSwitch(tx: Queryable, target: ModelRecord): Promise<void> {
   );
   // The dimension is checked to be a whole number (checkDimension): safe in the statement.
   await tx.exec(
-    `ALTER TABLE chunks ADD COLUMN embedding_next vector(${target.dimension});
+    `ALTER TABLE chunks ADD COLUMN embedding_next halfvec(${target.dimension});
      ALTER TABLE chunks ALTER COLUMN embedding_next SET STORAGE MAIN;
-     CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next vector_cosine_ops)${await hnswIndexOptions(tx)};`,
+     CREATE INDEX chunks_embedding_next_hnsw_idx ON chunks USING hnsw (embedding_next halfvec_cosine_ops)${await hnswIndexOptions(tx)};`,
   );
 }
 

@@ -135,6 +135,9 @@ export function buildSearchSql(
 ): SearchStatement {
   const options = { ...DEFAULT_SEARCH_SQL, ...overrides };
   const p = new SqlParams();
+  // Sent as `vector` whatever the column stores: against `halfvec` (migrations/0024) the server
+  // converts it with pgvector's implicit cast, once, into a constant of the plan or the HNSW
+  // scan's key, and an index the migration left with `vector` is served by the same text.
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
   const visible = visibilityParts(scope, p);
   const compiled = compileFilters(query.filters, query.allowedSourceTypes, p);
