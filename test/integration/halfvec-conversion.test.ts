@@ -2,10 +2,12 @@
  * The chunks' vectors as `halfvec` (migrations/0024), on both databases. A fresh index stores
  * them so; an index the migration left with `vector` (over 100,000 chunks) is still searched
  * through its HNSW index, by the same statements, and `gw_embeddings_to_halfvec()` converts it
- * in place, keeping the graph's options and the vectors in the row, with the same hits after.
+ * in place, keeping the graph's options and the vectors in the row, with the same hits after;
+ * an index written before the migration is converted by it.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { ensureEmbeddingModel } from '../../lambdas/adapters/postgres/embedding-guard';
+import { loadMigrations, migrate } from '../../lambdas/adapters/postgres/migrate';
 import { searchTransactionSettings } from '../../lambdas/adapters/postgres/search-plan';
 import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
 import { buildSearchSql } from '../../lambdas/adapters/postgres/search-statement';
@@ -30,8 +32,8 @@ describe.each(ENGINES)('halfvec embeddings on %s', (engine) => {
   afterAll(() => db?.close());
 
   /** The chunks' embedding column: its type, storage and HNSW index definition. */
-  const column = async () => {
-    const { rows } = await db.query<{ type: string; storage: string; index: string }>(
+  const column = async (d: Database = db) => {
+    const { rows } = await d.query<{ type: string; storage: string; index: string }>(
       `SELECT format_type(a.atttypid, a.atttypmod) AS type, a.attstorage AS storage,
               pg_get_indexdef('chunks_embedding_hnsw_idx'::regclass) AS index
          FROM pg_attribute a WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding'`,
@@ -40,20 +42,20 @@ describe.each(ENGINES)('halfvec embeddings on %s', (engine) => {
   };
 
   /** Bytes in the TOAST table of `chunks`. */
-  const toastBytes = async () => {
-    const { rows } = await db.query<{ bytes: string }>(
+  const toastBytes = async (d: Database = db) => {
+    const { rows } = await d.query<{ bytes: string }>(
       `SELECT pg_relation_size(reltoastrelid)::text AS bytes FROM pg_class WHERE oid = 'chunks'::regclass`,
     );
     return Number(rows[0]!.bytes);
   };
 
   /** Every topic's hits in the large tenant, through the index and by an exact scan. */
-  const hits = async () => {
+  const hits = async (d: Database = db) => {
     const out: string[][] = [];
     for (const indexCrossover of [0, 1e9])
       for (const mode of ['vector', 'hybrid'] as SearchMode[]) {
         const search = createSearch({
-          store: createSearchRepository(db, { indexCrossover }),
+          store: createSearchRepository(d, { indexCrossover }),
           embedder,
         });
         for (const queryText of NOTE_TOPICS) {
@@ -74,9 +76,9 @@ describe.each(ENGINES)('halfvec embeddings on %s', (engine) => {
    * computed per row would show. A sort is disabled: on a table this small the planner would
    * rather sort than read the graph, and the question is whether the graph can serve the order.
    */
-  const plan = async (indexCrossover: number) => {
+  const plan = async (indexCrossover: number, d: Database = db) => {
     const scope = { tenantId: 'large', userId: 'u1', globalTenants: [] };
-    const { statistics } = await createSearchRepository(db).prepare(scope);
+    const { statistics } = await createSearchRepository(d).prepare(scope);
     const [embedding = []] = await embedder.embed(['refund policy']);
     const query = {
       text: 'refund policy',
@@ -90,7 +92,7 @@ describe.each(ENGINES)('halfvec embeddings on %s', (engine) => {
       fusion: { denseWeight: 1, candidates: 100 },
     };
     const stmt = buildSearchSql(scope, query, statistics, { indexCrossover });
-    const root = await db.transaction(
+    const root = await d.transaction(
       async (tx) =>
         explained(
           (
@@ -153,5 +155,37 @@ describe.each(ENGINES)('halfvec embeddings on %s', (engine) => {
     expect(await hits()).toEqual(expected);
     // Nothing left to convert.
     expect(await convert()).toBe(0);
+  });
+
+  it('is what the migration makes of an index written before it', async () => {
+    const old = await openTestDatabase(engine, { migrate: false });
+    try {
+      const all = await loadMigrations();
+      await migrate(
+        old,
+        all.filter((m) => m.version < '0024'),
+      );
+      await ensureEmbeddingModel(old, embedder);
+      expect((await column(old)).type).toBe('vector(1024)');
+      await seedDocuments(old, embedder, largeAndSmallTenants());
+      const scores = (h: string[][]) => h.map((r) => r.map((x) => Number(x.split(' ')[1])));
+      const before = await hits(old);
+
+      const { applied } = await migrate(old);
+      expect(applied).toEqual(['0024']);
+      expect(await column(old)).toEqual(HALFVEC_COLUMN);
+      // Each query's hits score as before, within rounding (scores to 2 decimals; 16 bits move a
+      // cosine far less). The hash embedder's near-ties may change places, so the chunks
+      // themselves are not compared.
+      const after = scores(await hits(old));
+      expect(after).toHaveLength(scores(before).length);
+      scores(before).forEach((row, q) =>
+        row.forEach((score, k) =>
+          expect(Math.abs(after[q]![k]! - score)).toBeLessThanOrEqual(0.01),
+        ),
+      );
+    } finally {
+      await old.close();
+    }
   });
 });
