@@ -1,14 +1,15 @@
 -- 0024: the chunks' vectors are stored as `halfvec` (16-bit floats), half the bytes of `vector`
 -- in the row and in the HNSW graph. On the 1M-chunk search benchmark the graph went from 2,730 to
--- 1,366 MB at recall@8 0.986 against 0.983 (each against the exact 32-bit answer), so about 2.3 GB
--- less per million chunks must stay in cache for search to stay fast
+-- 1,366 MB at recall@8 0.986 against 0.983 (each against the exact 32-bit answer); with the heap,
+-- about 2.6 GB less per million chunks must stay in cache for search to stay fast
 -- (docs/decisions/0170-halfvec-embeddings.md). Queries still send a `vector`: against a `halfvec`
 -- column pgvector converts it (an implicit cast), once per search.
 --
 -- `gw_embeddings_to_halfvec()` converts `chunks.embedding`, and `embedding_next` while a model
 -- switch is in progress: it drops the HNSW index, rewrites the column (kept in the row, as 0007
 -- set it) and builds the index again with the same options. Chunk reads and writes wait for it.
--- It converts here an index of at most 100,000 chunks (seconds); a larger one is left as it is,
+-- It converts here an index of at most 100,000 chunks (122 s at 100k on 2 cores with the server's
+-- default maintenance_work_mem); a larger one is left as it is,
 -- and search goes on reading its `vector` column: convert it at a quiet time with
 -- `SELECT gw_embeddings_to_halfvec();` as the migrating role (docs/retrieval.md, "Vector arm",
 -- gives its time at 1M chunks). A model switch always adds its new column as `halfvec`.
