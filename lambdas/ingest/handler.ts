@@ -20,7 +20,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeS3EventKey } from '../core/ingestion/object-attributes';
 import type { Ingestion, SyncOutcome } from '../core/ingestion/ingest';
-import type { IngestRecovery } from '../core/ingestion/recovery';
+import { countBy, type IngestRecovery } from '../core/ingestion/recovery';
 import type { ModelSwitch } from '../core/embedding/model-switch';
 import { leaseSweepEventSchema, s3EventMessageSchema, s3TestEventSchema } from './s3-event';
 
@@ -164,10 +164,7 @@ export function makeHandler(deps: IngestHandlerDeps) {
       if (reindexed.length > 0)
         logger.info('outdated documents indexed again', {
           reindexed: reindexed.length,
-          byAction: reindexed.reduce<Record<string, number>>(
-            (acc, o) => ({ ...acc, [o.action]: (acc[o.action] ?? 0) + 1 }),
-            {},
-          ),
+          byAction: countBy(reindexed, (o) => o.action),
           failed: reindexed.filter((o) => o.action === 'failed'),
         });
       if (deps.modelSwitch) await stepModelSwitch(deps.modelSwitch, context);

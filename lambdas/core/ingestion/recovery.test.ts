@@ -1,4 +1,4 @@
-import { createIngestRecovery } from './recovery';
+import { countBy, createIngestRecovery } from './recovery';
 import type { RecoveryStore } from './document-store';
 import type { SyncOutcome } from './ingest';
 import type { ObjectStore } from './object-store';
@@ -48,5 +48,13 @@ describe('sweepOutdated', () => {
     });
     expect(await recovery.sweepOutdated()).toEqual([]);
     expect(tried).toEqual(['tenants/acme/0.md']);
+  });
+});
+
+describe('countBy', () => {
+  it('counts the items under each key, and nothing for an empty list', () => {
+    const outcomes = [{ action: 'indexed' }, { action: 'failed' }, { action: 'indexed' }];
+    expect(countBy(outcomes, (o) => o.action)).toEqual({ indexed: 2, failed: 1 });
+    expect(countBy([], String)).toEqual({});
   });
 });

@@ -33,6 +33,13 @@ import {
 import type { ObjectStore } from './object-store';
 import { INGESTION_VERSION } from './version';
 
+/** How many of `items` fall under each key: a sweep's outcomes by kind, for its log line. */
+export function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+  return counts;
+}
+
 export interface RecoverySettings {
   /** A `processing` document whose lease is older than this is abandoned. */
   readonly leaseSeconds: number;
@@ -173,10 +180,7 @@ export function createIngestRecovery(deps: {
       if (out.length > 0) {
         log.warn('reconciling the index with the bucket', {
           reannounced: out.length,
-          byReason: out.reduce<Record<string, number>>(
-            (acc, r) => ({ ...acc, [r.reason]: (acc[r.reason] ?? 0) + 1 }),
-            {},
-          ),
+          byReason: countBy(out, (r) => r.reason),
         });
         metrics.count('DocumentsReconciled', out.length);
       }
