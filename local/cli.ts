@@ -20,7 +20,9 @@ const USAGE = `Usage: groundwork <command> [options]
 
 Commands:
   start [--no-samples]                            run the embedded default (API, S3 emulator, ingestion)
-  ingest <folder> --tenant <id> [--prefix <p>]   upload a folder, wait for indexing, report
+  ingest <folder> --tenant <id> [--prefix <p>] [--prune]
+                                                  upload a folder, wait for indexing, report (--prune:
+                                                  remove documents no longer in the folder)
   search "<question>" [--tenant <id>] [--user <id>] [--mode m] [--top-k N] [--json]
                                                   ranked results with scores and snippets
   ask "<question>" [--tenant <id>] [--user <id>] [--thread <id>] [--profile p] [--json]
@@ -48,11 +50,16 @@ async function ingestCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { tenant: { type: 'string' }, prefix: { type: 'string' }, user: { type: 'string' } },
+    options: {
+      tenant: { type: 'string' },
+      prefix: { type: 'string' },
+      user: { type: 'string' },
+      prune: { type: 'boolean' },
+    },
   });
   const folder = positionals[0];
   if (!folder || !values.tenant) {
-    console.error('Usage: groundwork ingest <folder> --tenant <id> [--prefix <p>]');
+    console.error('Usage: groundwork ingest <folder> --tenant <id> [--prefix <p>] [--prune]');
     return 2;
   }
   const env = loadLocalEnv();
@@ -62,6 +69,7 @@ async function ingestCommand(args: string[]): Promise<number> {
     const report = await ingestFolder(session, env.GROUNDWORK_BUCKET, folder, values.tenant, {
       ...(values.prefix ? { prefix: values.prefix } : {}),
       ...(values.user ? { userId: values.user } : {}),
+      prune: values.prune === true,
       progress: process.stderr.isTTY === true,
     });
     console.log(formatReport(report));

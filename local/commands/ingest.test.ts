@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { unreachable } from '../client';
-import { uploadFolder } from './ingest';
+import { ingestFolder, uploadFolder } from './ingest';
 
 describe('uploadFolder', () => {
   let folder: string;
@@ -33,6 +33,29 @@ describe('uploadFolder', () => {
     expect(result.vanished).toHaveLength(1);
     expect(result.vanished[0]).toMatch(/^tenants\/acme\/[abc]\.md$/);
     expect(sent).not.toContain(result.vanished[0]);
+  });
+});
+
+describe('ingestFolder', () => {
+  it('says which server did not answer when its S3 endpoint goes away during the upload', async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'gw-ingest-'));
+    try {
+      await writeFile(path.join(folder, 'a.md'), '# A');
+      // Port 9 (discard): nothing listens there, as when `groundwork start` was killed.
+      const session = {
+        url: 'http://127.0.0.1:9',
+        s3Endpoint: 'http://127.0.0.1:9',
+        s3Credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'secret' },
+        stack: null,
+        token: () => 'token',
+        close: async () => {},
+      };
+      await expect(ingestFolder(session, 'docs', folder, 'acme')).rejects.toThrow(
+        'the server at http://127.0.0.1:9 did not answer (ECONNREFUSED)',
+      );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 

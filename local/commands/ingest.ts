@@ -1,14 +1,15 @@
 /**
- * `groundwork ingest <folder> --tenant <id>`: uploads a folder to the bucket (the local emulator,
- * or a real bucket with `--bucket`), shows progress, waits for indexing and reports documents,
- * chunks and failures with their reasons.
+ * `groundwork ingest <folder> --tenant <id>`: uploads a folder to the local emulator's bucket,
+ * shows progress, waits for indexing and reports documents, chunks and failures with their
+ * reasons, and the documents under the same prefix that the folder no longer holds (removed with
+ * `--prune`).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SingleBar, Presets } from 'cli-progress';
 import { isSidecarKey, TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
-import { callApi, type ApiSession } from '../client';
+import { callApi, unreachable, type ApiSession } from '../client';
 import { localS3Client } from '../stack';
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -42,6 +43,13 @@ export interface IngestReport {
   indexed: number;
   chunks: number;
   failed: { key: string; reason: string }[];
+  /**
+   * Keys of documents under the folder's prefix that the folder does not hold (deleted from it
+   * since an earlier run, or uploaded otherwise): still indexed, unless `pruned`.
+   */
+  notInFolder: string[];
+  /** Whether the documents of `notInFolder` were removed (`--prune`). */
+  pruned: boolean;
 }
 
 export interface UploadTarget {
@@ -143,11 +151,21 @@ export async function ingestFolder(
   bucket: string,
   folder: string,
   tenant: string,
-  options: { prefix?: string; progress?: boolean; userId?: string } = {},
+  options: { prefix?: string; progress?: boolean; userId?: string; prune?: boolean } = {},
 ): Promise<IngestReport> {
   const client = localS3Client(session.s3Endpoint, session.s3Credentials);
   try {
-    const { keys, vanished } = await uploadFolder(folder, tenant, { client, bucket }, options);
+    const { keys, vanished } = await uploadFolder(
+      folder,
+      tenant,
+      { client, bucket },
+      options,
+    ).catch((err: unknown) => {
+      // The server (and its S3 endpoint) went away mid-upload: say which, as for the API.
+      const code = networkErrorCode(err);
+      if (code) throw new Error(unreachable(session.url, { cause: { code } }));
+      throw err;
+    });
     const token = session.token(options.userId ?? 'cli', tenant);
     const stack = session.stack;
     await waitForQueue(
@@ -160,6 +178,7 @@ export async function ingestFolder(
     const wanted = new Set(keys.map((k) => `s3://${bucket}/${k}`));
     const prefix = `s3://${bucket}/tenants/${tenant}/${options.prefix ? `${options.prefix.replace(/^\/+|\/+$/g, '')}/` : ''}`;
     const rows: DocumentSummary[] = [];
+    const others: DocumentSummary[] = [];
     let cursor: string | null = null;
     do {
       const page: { documents: DocumentSummary[]; next_cursor: string | null } = await callApi(
@@ -169,8 +188,23 @@ export async function ingestFolder(
         `/api/documents?limit=100&prefix=${encodeURIComponent(prefix)}${cursor ? `&cursor=${cursor}` : ''}`,
       );
       rows.push(...page.documents.filter((d) => wanted.has(d.source_uri)));
+      others.push(
+        ...page.documents.filter(
+          (d) => !wanted.has(d.source_uri) && d.status !== 'deleted' && !isSidecarKey(d.source_uri),
+        ),
+      );
       cursor = page.next_cursor;
     } while (cursor);
+    // Files of an earlier run since deleted from the folder: removed only when asked, as a tenant
+    // admin (a document the folder's upload made has no owner).
+    const notInFolder = others.filter(
+      (d) => !vanished.includes(d.source_uri.replace(`s3://${bucket}/`, '')),
+    );
+    if (options.prune) {
+      const admin = session.token(options.userId ?? 'cli', tenant, { admin: true });
+      for (const d of notInFolder)
+        await callApi(session, admin, 'DELETE', `/api/documents/${encodeURIComponent(d.id)}`);
+    }
     const indexed = rows.filter((r) => r.status === 'indexed');
     return {
       documents: keys.length + vanished.filter((k) => !isSidecarKey(k)).length,
@@ -185,6 +219,8 @@ export async function ingestFolder(
             reason: r.failure_reason ?? 'unknown',
           })),
       ],
+      notInFolder: notInFolder.map((d) => d.source_uri.replace(`s3://${bucket}/`, '')),
+      pruned: options.prune === true,
     };
   } finally {
     client.destroy();
@@ -192,6 +228,7 @@ export async function ingestFolder(
 }
 
 interface DocumentSummary {
+  id: string;
   source_uri: string;
   status: string;
   failure_reason: string | null;
@@ -203,5 +240,30 @@ export function formatReport(report: IngestReport): string {
     `documents: ${report.documents}  indexed: ${report.indexed}  chunks: ${report.chunks}  failed: ${report.failed.length}`,
   ];
   for (const f of report.failed) lines.push(`  failed ${f.key}: ${f.reason}`);
+  if (report.notInFolder.length > 0) {
+    const n = report.notInFolder.length;
+    lines.push(
+      report.pruned
+        ? `removed ${n} document${n === 1 ? '' : 's'} no longer in the folder:`
+        : `${n} document${n === 1 ? '' : 's'} under this tenant and prefix ${n === 1 ? 'is' : 'are'} not in the folder and still indexed (--prune removes them):`,
+    );
+    for (const key of report.notInFolder) lines.push(`  ${key}`);
+  }
   return lines.join('\n');
+}
+
+/**
+ * The code of an error of the connection itself (refused, reset, timed out), or null for an answer
+ * of S3. The SDK may wrap the socket's error, keeping its code only in the message.
+ */
+function networkErrorCode(err: unknown): string | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const e = err as { $metadata?: { httpStatusCode?: unknown }; code?: unknown; message?: unknown };
+  if (typeof e.$metadata?.httpStatusCode === 'number') return null;
+  if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) return e.code;
+  const m =
+    typeof e.message === 'string'
+      ? /\b(E(?:CONN[A-Z]+|TIMEDOUT|PIPE|HOSTUNREACH|NOTFOUND|AI_AGAIN))\b/.exec(e.message)
+      : null;
+  return m ? m[1]! : null;
 }
