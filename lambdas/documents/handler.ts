@@ -129,7 +129,7 @@ export function makeDocumentHandlers(
       { route: 'documents.delete', schema: noBody },
       async ({ identity, pathParameters }) => {
         const doc = await documents.remove(identity, pathParameters.id ?? '');
-        // Accepted: the removal event removes the chunks shortly.
+        // 202 as the route has always answered; the document and its chunks are already removed.
         return { status: 202, body: toDetail(doc) };
       },
     ),

@@ -28,6 +28,7 @@ import { startLocalApi, type LocalApi } from '../../local/api';
 import { createLocalHttpServer } from '../../local/http-server';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
+import { buildDocx } from '../support/documents';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { createHashEmbedder } from '../support/hash-embedder';
 
@@ -40,6 +41,9 @@ const run = promisify(execFile);
 const TEST_TXT =
   'The test query procedure. Every test query is logged with its author and date. ' +
   'A test query that fails is retried once before anyone is paged.';
+const BULKY_WASTE_MD =
+  '# Bulky waste collection\n\nSofas, mattresses and fridges are collected on request. ' +
+  'Book a collection online; the crew comes within ten working days.\n';
 const ANSWER = 'Every test query is logged with its author and date [1].';
 
 const waitFor = async <T>(
@@ -92,6 +96,9 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
     tokens.mallory = api.issuer.issueToken({ sub: 'mallory', tenantId: 'globex' });
     dir = await mkdtemp(path.join(tmpdir(), 'seed-004-'));
     await writeFile(path.join(dir, 'test.txt'), TEST_TXT);
+    await writeFile(path.join(dir, 'bulky-waste.md'), BULKY_WASTE_MD);
+    await writeFile(path.join(dir, 'onboarding.docx'), await buildDocx());
+    await writeFile(path.join(dir, 'tool.exe'), 'MZ');
   });
   afterAll(async () => {
     await api?.close();
@@ -375,6 +382,50 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
     const json = (await res.json()) as Json;
     expectError({ status: res.status, body: json }, 400, 'validation_error');
     expect(json.error.message).toMatch(/content_type/);
+  });
+
+  it('curl -F "file=@bulky-waste.md" and a .docx, which curl sends as application/octet-stream: typed by their extension and indexed', async () => {
+    // curl types a part by the few extensions it knows; .md and .docx are not among them.
+    for (const [file, title] of [
+      ['bulky-waste.md', 'Bulky waste collection'],
+      ['onboarding.docx', 'Onboarding Guide'],
+    ] as const) {
+      const res = await curl(
+        'alice',
+        '-X',
+        'POST',
+        `${api.server.url}/api/upload`,
+        '-F',
+        `file=@${file}`,
+      );
+      expect(res.status).toBe(202);
+      expect(res.body.filename).toBe(file);
+      const done = await documentStatus(res.body.document.id as string);
+      expect(done).toMatchObject({ status: 'indexed', failure_reason: null, title });
+    }
+  });
+
+  it('an unknown extension sent as application/octet-stream stays a 400; a declared type still wins', async () => {
+    const unknown = await curl(
+      'alice',
+      '-X',
+      'POST',
+      `${api.server.url}/api/upload`,
+      '-F',
+      'file=@tool.exe',
+    );
+    expectError(unknown, 400, 'validation_error');
+    expect(unknown.body.error.message).toContain('".exe" is not supported; supported types are');
+    const declared = await curl(
+      'alice',
+      '-X',
+      'POST',
+      `${api.server.url}/api/upload`,
+      '-F',
+      'file=@bulky-waste.md;type=application/pdf',
+    );
+    expectError(declared, 400, 'validation_error');
+    expect(declared.body.error.message).toContain('does not match the file\'s extension ".md"');
   });
 
   it('4xx for a wrong type, a wrong field, an empty file, or a body that is not a form', async () => {

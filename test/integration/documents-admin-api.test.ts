@@ -188,6 +188,20 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(search.body.results.map((r: Json) => r.source_id)).toEqual([id]);
     });
 
+    it('takes the format from the extension when the type is application/octet-stream, and signs the type the client declared', async () => {
+      const { created, done } = await upload(
+        'alice',
+        'bulky-waste.md',
+        '# Bulky waste collection\n\nSofas and mattresses are collected within ten working days.',
+        {},
+        'application/octet-stream',
+      );
+      // The client PUTs with the type it announced (upload() sends these headers), so that is
+      // what is signed; ingestion reads an octet-stream object by its extension.
+      expect(created.upload.headers).toEqual({ 'content-type': 'application/octet-stream' });
+      expect(done).toMatchObject({ status: 'indexed', title: 'Bulky waste collection' });
+    });
+
     it('signs the exact length and type, so S3 refuses a PUT with another', async () => {
       const bucket = createUploadBucket(
         new S3Client({
@@ -234,6 +248,14 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
     it.each([
       [{ filename: 'photo.png', content_type: 'image/png', size_bytes: 10 }, 'content_type'],
       [{ filename: 'report.pdf', content_type: 'text/plain', size_bytes: 10 }, 'content_type'],
+      [
+        { filename: 'tool.exe', content_type: 'application/octet-stream', size_bytes: 10 },
+        '".exe"',
+      ],
+      [
+        { filename: 'notes', content_type: 'application/octet-stream', size_bytes: 10 },
+        'content_type',
+      ],
       [{ filename: 'notes', content_type: 'text/plain', size_bytes: 10 }, 'filename'],
       // The name of another file's metadata sidecar, which ingestion never indexes as a file.
       [
@@ -415,6 +437,8 @@ describe.each(ENGINES)('documents and admin API on %s', (engine) => {
       expect(forbidden.body.error.code).toBe('forbidden');
       const accepted = await call('DELETE', `/api/documents/${id}`, 'alice');
       expect(accepted.status).toBe(202);
+      // The answer shows the document as the removal left it.
+      expect(accepted.body).toMatchObject({ id, status: 'deleted', chunk_count: 0 });
       const gone = await waitFor(
         () => call('GET', `/api/documents/${id}`, 'alice'),
         (r) => r.body.status === 'deleted',

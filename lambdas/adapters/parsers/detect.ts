@@ -2,19 +2,14 @@
  * Which format an object is in: its content type when that says something, else its key's
  * extension; PDF and DOCX magic bytes override both, so a misnamed file is still read right.
  */
-import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../../core/ingestion/formats';
+import {
+  CONTENT_TYPES,
+  EXTENSIONS,
+  GENERIC_CONTENT_TYPES,
+  SUPPORTED_TYPES,
+} from '../../core/ingestion/formats';
 import { DocumentRejectedError, type SourceFormat } from '../../core/ingestion/types';
 import { looksBinary } from './text';
-
-// Content types that say nothing about the format (S3's default, or what tools send when they
-// do not know): the extension decides instead.
-const GENERIC_CONTENT_TYPES = new Set([
-  '',
-  'application/octet-stream',
-  'binary/octet-stream',
-  'application/binary',
-  'application/unknown',
-]);
 
 /** The format, and the charset the content type names (if any). */
 export interface Detected {

@@ -668,6 +668,24 @@ describe('pdf', () => {
       }),
       hint: { key: 'hr/travel.pdf' },
     },
+    // Titles that stand in for a missing one: the file's own name, a placeholder, Word's export of
+    // an unsaved document.
+    ...['noise.pdf', 'Untitled', 'Microsoft Word - Document1', 'C:\\Users\\ann\\noise.docx'].map(
+      (title) => ({
+        bytes: buildPdf({
+          title,
+          lines: ['Noise Complaints', 'Loud music after eleven can be reported to the council.'],
+        }),
+        hint: { key: 'council/noise.pdf' },
+      }),
+    ),
+    {
+      bytes: buildPdf({
+        title: 'noise.pdf',
+        lines: ['Loud music after eleven can be reported to the council.', 'Call the noise line.'],
+      }),
+      hint: { key: 'council/noise.pdf' },
+    },
   ];
   let outcome: Awaited<ReturnType<typeof parseInNode>>;
 
@@ -721,6 +739,22 @@ describe('pdf', () => {
     expect(outcome.results[8]?.doc).toMatchObject({ format: 'pdf', title: 'Travel Policy' });
     // The City card's first line is a heading over another one, not a title over text.
     expect(outcome.results[7]?.doc?.title).toBeUndefined();
+  });
+
+  it.each([
+    ['its own file name', 10],
+    ['"Untitled"', 11],
+    ['Word\'s "Document1"', 12],
+    ['a path to the file it was exported from', 13],
+  ])('calls a PDF whose recorded title is %s by its first line instead', (_what, i) => {
+    expect(outcome.results[i]?.doc).toMatchObject({ format: 'pdf', title: 'Noise Complaints' });
+  });
+
+  it('leaves the title out (the file name stands) when neither the recorded title nor the first line is one', () => {
+    expect(outcome.results[14]?.doc).toEqual({
+      format: 'pdf',
+      text: 'Loud music after eleven can be reported to the council.\nCall the noise line.',
+    });
   });
 
   it('rejects a PDF with no text layer as empty, suggesting OCR', () => {

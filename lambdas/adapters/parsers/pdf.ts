@@ -2,6 +2,7 @@
  * PDF text extraction with unpdf (a serverless build of PDF.js, pure JavaScript). unpdf and its
  * PDF.js bundle (about 1.5 MB) are loaded on the first PDF only.
  */
+import { EXTENSIONS } from '../../core/ingestion/formats';
 import { DocumentRejectedError } from '../../core/ingestion/types';
 import { MAX_HEADING_WORDS } from '../../core/text/lines';
 import { corruptFile, loadLibrary, type Extracted } from './shared';
@@ -308,21 +309,60 @@ export function withoutRunningLines(pages: readonly string[]): string[] {
   });
 }
 
-/** The Info dictionary's /Title, else XMP dc:title; a broken metadata block is not fatal. */
+/**
+ * The Info dictionary's /Title, else XMP dc:title, when it names the document
+ * ({@link isMeaningfulTitle}); a broken metadata block is not fatal. Without one the parser calls
+ * the PDF by its first line, as a plain text file (index.ts).
+ */
 async function readTitle(pdf: {
   getMetadata(): Promise<{ info: object; metadata: { get(name: string): unknown } | null }>;
 }): Promise<string | undefined> {
   try {
     const { info, metadata } = await pdf.getMetadata();
-    const infoTitle: unknown = (info as { Title?: unknown }).Title;
-    if (typeof infoTitle === 'string' && infoTitle.trim() !== '') {
-      return stripProducerPrefix(infoTitle);
-    }
+    const recorded: unknown = (info as { Title?: unknown }).Title;
+    const infoTitle = typeof recorded === 'string' ? stripProducerPrefix(recorded) : undefined;
+    if (infoTitle !== undefined && isMeaningfulTitle(infoTitle)) return infoTitle;
     const xmpTitle = metadata?.get('dc:title');
-    return typeof xmpTitle === 'string' && xmpTitle.trim() !== '' ? xmpTitle : undefined;
+    return typeof xmpTitle === 'string' && isMeaningfulTitle(xmpTitle) ? xmpTitle : undefined;
   } catch {
     return undefined; // the text is what matters; a document without a title is still indexed
   }
+}
+
+/** What a tool records when the author set no title: "Untitled", "Untitled-1", Word's "Document1". */
+const PLACEHOLDER_TITLE = /^(?:untitled(?:[\s_-]*document)?|document|no title)(?:[\s_-]*\d+)?$/i;
+
+/** Formats a PDF is often exported from, besides those Groundwork reads (EXTENSIONS). */
+const AUTHORING_EXTENSIONS: ReadonlySet<string> = new Set([
+  'doc',
+  'rtf',
+  'odt',
+  'pages',
+  'ppt',
+  'pptx',
+  'odp',
+  'key',
+  'xls',
+  'xlsx',
+  'ods',
+  'tex',
+  'ps',
+  'indd',
+]);
+
+/**
+ * Whether a recorded title names the document rather than standing in for a missing one: neither
+ * blank, nor a placeholder, nor a file name ("noise.pdf", "C:\\Reports\\q3.docx"), which print
+ * drivers and converters record when the source has no title of its own.
+ */
+function isMeaningfulTitle(title: string): boolean {
+  const trimmed = title.trim();
+  if (trimmed === '' || PLACEHOLDER_TITLE.test(trimmed)) return false;
+  const extension = /\S\.([a-z0-9]{1,5})$/i.exec(trimmed)?.[1]?.toLowerCase();
+  return (
+    extension === undefined ||
+    !(Object.hasOwn(EXTENSIONS, extension) || AUTHORING_EXTENSIONS.has(extension))
+  );
 }
 
 /** Word's PDF export sets titles like "Microsoft Word - report.docx": keep the useful part. */

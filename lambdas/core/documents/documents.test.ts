@@ -79,3 +79,40 @@ describe('the size limit', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe('the upload type rule', () => {
+  const upload = (filename: string, contentType: string) => {
+    const { catalog } = recordingCatalog();
+    const store = bucket(() => false);
+    const documents = createDocuments({ catalog, bucket: store, newId: () => 'd' });
+    return documents.createUpload(caller, { ...request, filename, contentType, sizeBytes: 5 });
+  };
+
+  it.each(['notes.md', 'notes.markdown', 'page.htm', 'page.html', 'memo.txt', 'a.pdf', 'b.docx'])(
+    'takes the format of %s from its extension when the type is application/octet-stream',
+    async (filename) => {
+      const ticket = await upload(filename, 'application/octet-stream');
+      // The signature covers the type the client declared, which is the type it will PUT.
+      expect(ticket.upload.headers).toEqual({ 'content-type': 'application/octet-stream' });
+    },
+  );
+
+  it.each([
+    ['tool.exe', 'its extension ".exe" is not supported'],
+    ['README', 'its name has no extension'],
+  ])(
+    'refuses %s sent as application/octet-stream, naming the type and the name',
+    async (name, why) => {
+      await expect(upload(name, 'application/octet-stream')).rejects.toThrow(
+        `content_type: "application/octet-stream" does not say which format the file is in, and ${why}`,
+      );
+    },
+  );
+
+  it('lets a declared specific type win over the extension', async () => {
+    await expect(upload('notes.md', 'application/pdf')).rejects.toThrow(
+      'content_type: "application/pdf" does not match the file\'s extension ".md"',
+    );
+    await expect(upload('b.docx', 'text/plain')).rejects.toThrow('does not match');
+  });
+});

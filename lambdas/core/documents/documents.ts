@@ -18,7 +18,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
-import { CONTENT_TYPES, EXTENSIONS, SUPPORTED_TYPES } from '../ingestion/formats';
+import {
+  CONTENT_TYPES,
+  EXTENSIONS,
+  GENERIC_CONTENT_TYPES,
+  SUPPORTED_TYPES,
+} from '../ingestion/formats';
 import {
   isSidecarKey,
   reservedAttributeName,
@@ -302,7 +307,12 @@ function safeFileName(name: string): string {
   return cleaned;
 }
 
-/** Checks that the file's extension and declared type are a supported, matching pair. */
+/**
+ * Checks that the file's extension and declared type are a supported, matching pair. A declared
+ * type that names no format (`application/octet-stream`, what curl sends for a .md or .docx)
+ * leaves the format to the extension, as ingestion's detector does (GENERIC_CONTENT_TYPES); the
+ * declared type itself is kept, so a presigned PUT is signed for what the client sends.
+ */
 function checkUploadType(fileName: string, contentType: string): void {
   // Such an object is read as the metadata of the file its name ends in, never as a document.
   if (isSidecarKey(fileName)) {
@@ -311,15 +321,25 @@ function checkUploadType(fileName: string, contentType: string): void {
     );
   }
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  const dot = fileName.lastIndexOf('.');
+  const extension = dot > 0 ? fileName.slice(dot + 1).toLowerCase() : '';
+  const byExtension = EXTENSIONS[extension];
+  if (GENERIC_CONTENT_TYPES.has(mediaType)) {
+    if (byExtension) return;
+    throw new ValidationError(
+      `content_type: "${mediaType}" does not say which format the file is in, and ${
+        extension === ''
+          ? 'its name has no extension'
+          : `its extension ".${extension}" is not supported`
+      }; supported types are ${SUPPORTED_TYPES}`,
+    );
+  }
   const byType = CONTENT_TYPES[mediaType];
   if (!byType) {
     throw new ValidationError(
       `content_type: "${mediaType}" is not supported; supported types are ${SUPPORTED_TYPES}`,
     );
   }
-  const dot = fileName.lastIndexOf('.');
-  const extension = dot > 0 ? fileName.slice(dot + 1).toLowerCase() : '';
-  const byExtension = EXTENSIONS[extension];
   if (!byExtension) {
     throw new ValidationError(
       `filename: the extension ".${extension}" is not supported; supported types are ${SUPPORTED_TYPES}`,
@@ -537,7 +557,9 @@ export function createDocuments(deps: {
       // not arrived has no object to remove, and the file that arrives later is then not indexed
       // (ingest.ts).
       await catalog.markDeleted(doc.tenantId, doc.sourceUri);
-      return doc;
+      // As it is now (deleted, its chunks gone), not as it was before the removal.
+      const removed = await catalog.findVisible(reader(caller), id);
+      return removed ? seenBy(caller, removed) : { ...doc, status: 'deleted', chunkCount: 0 };
     },
 
     async retry(caller, id) {
@@ -561,7 +583,8 @@ export function createDocuments(deps: {
         throw new ConflictError('not_failed', 'The document is already being retried.');
       }
       if (!(await bucket.touch(key))) {
-        const reason = 'The file is no longer in the bucket; upload it again.';
+        const reason =
+          'The file is not in the bucket: it never arrived, or was removed since. Upload it again.';
         await catalog.markFailed(doc.id, reason);
         throw new ConflictError('object_missing', reason);
       }

@@ -34,6 +34,19 @@ export const CONTENT_TYPES: Readonly<Record<string, SourceFormat>> = {
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
 };
 
+/**
+ * Content types that say nothing about the format (S3's default, or what clients send for a name
+ * they do not know: curl sends `application/octet-stream` for .md and .docx): the extension
+ * decides instead.
+ */
+export const GENERIC_CONTENT_TYPES: ReadonlySet<string> = new Set([
+  '',
+  'application/octet-stream',
+  'binary/octet-stream',
+  'application/binary',
+  'application/unknown',
+]);
+
 /** The supported types, for messages. */
 export const SUPPORTED_TYPES =
   '.txt, .md, .html, .pdf and .docx (and .csv, .json and .log as plain text)';
