@@ -8,20 +8,18 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SingleBar, Presets } from 'cli-progress';
+import { EXTENSIONS, UPLOAD_CONTENT_TYPES } from '../../lambdas/core/ingestion/formats';
 import { isSidecarKey, TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
 import { callApi, unreachable, type ApiSession } from '../client';
 import { localS3Client } from '../stack';
 
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  '.txt': 'text/plain; charset=utf-8',
-  '.md': 'text/markdown; charset=utf-8',
-  '.markdown': 'text/markdown; charset=utf-8',
-  '.html': 'text/html; charset=utf-8',
-  '.htm': 'text/html; charset=utf-8',
-  '.pdf': 'application/pdf',
-  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  '.json': 'application/json',
-};
+/** The content type a file is uploaded with: its format's, read from its extension. */
+function contentType(file: string): string {
+  // A metadata sidecar is JSON; a document is read by the format its extension names.
+  if (isSidecarKey(file)) return 'application/json';
+  const format = EXTENSIONS[path.extname(file).slice(1).toLowerCase()];
+  return format ? UPLOAD_CONTENT_TYPES[format] : 'application/octet-stream';
+}
 
 /** Every regular, non-hidden file below `root`, as paths relative to it (with `/`). */
 async function listFiles(root: string): Promise<string[]> {
@@ -106,7 +104,7 @@ export async function uploadFolder(
         Bucket: target.bucket,
         Key: prefix + file,
         Body: body,
-        ContentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+        ContentType: contentType(file),
       }),
     );
     if (!isSidecarKey(file)) keys.push(prefix + file);

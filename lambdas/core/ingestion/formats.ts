@@ -34,6 +34,15 @@ export const CONTENT_TYPES: Readonly<Record<string, SourceFormat>> = {
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
 };
 
+/** The content type a file of each format is uploaded with (`groundwork ingest`). */
+export const UPLOAD_CONTENT_TYPES: Readonly<Record<SourceFormat, string>> = {
+  text: 'text/plain; charset=utf-8',
+  markdown: 'text/markdown; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+};
+
 /**
  * Content types that say nothing about the format (S3's default, or what clients send for a name
  * they do not know: curl sends `application/octet-stream` for .md and .docx): the extension
