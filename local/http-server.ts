@@ -83,9 +83,14 @@ export interface LocalRoute {
   readonly maxBodyBytes?: number;
 }
 
-/** Powertools Logger satisfies this. */
+/**
+ * Powertools Logger satisfies this. `error` is for the server's own failures; what a client did
+ * (went away, stalled, sent something that is not HTTP) is `info` or `warn`, with a short reason.
+ */
 interface LocalServerLogger {
   error(message: string, ...extra: Record<string, unknown>[]): void;
+  warn(message: string, ...extra: Record<string, unknown>[]): void;
+  info(message: string, ...extra: Record<string, unknown>[]): void;
 }
 
 export interface LocalHttpServerOptions {
@@ -193,31 +198,65 @@ function bearerToken(header: string | undefined): string | null {
   return match?.[1] ?? null;
 }
 
-/** Reads the body, refusing more than `limit` bytes (413) before or while it arrives. */
+/**
+ * How long a request body may stop arriving (no byte for this long) before the request is
+ * answered 408 `request_timeout` and its connection closed. Loopback and local networks deliver a
+ * body in well under a second; a client that stalls longer holds a connection for nothing. Node's
+ * own `requestTimeout` (5 minutes for the whole request) still bounds a body that trickles in.
+ */
+export const BODY_IDLE_TIMEOUT_MS = 15_000;
+
+/** The client went away (reset or closed the connection) before its request body arrived. */
+class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+}
+
+/**
+ * Reads the body, refusing more than `limit` bytes (413) before or while it arrives, and a body
+ * that stops arriving for BODY_IDLE_TIMEOUT_MS (408). A client that goes away rejects with
+ * ClientGoneError: there is nobody left to answer.
+ */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   // The rest of the body is not read, so the connection cannot be reused.
   const tooLarge = () => new PayloadTooLargeError(limit, { connection: 'close' });
   if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
   // Listeners rather than `for await`: leaving that loop early destroys the socket, and with it
-  // the chance to answer 413.
+  // the chance to answer 413 or 408.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const stalled = () =>
+      new AppError(
+        'request_timeout',
+        `The request body stopped arriving: no data for ${BODY_IDLE_TIMEOUT_MS / 1000} s`,
+        408,
+        { headers: { connection: 'close' } },
+      );
+    const stop = (err: Error) => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      reject(err);
+    };
+    const timer = setTimeout(() => stop(stalled()), BODY_IDLE_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
+      timer.refresh();
       size += chunk.length;
       if (size <= limit) {
         chunks.push(chunk);
         return;
       }
-      req.off('data', onData);
-      req.off('end', onEnd);
+      stop(tooLarge());
       req.resume();
-      reject(tooLarge());
     };
-    const onEnd = () => resolve(Buffer.concat(chunks));
+    const onEnd = () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.once('error', reject);
+    // Node reports a connection reset or closed mid-body as `aborted` (ECONNRESET).
+    req.once('error', (err) => stop(new ClientGoneError(err.message, { cause: err })));
   });
 }
 
@@ -318,6 +357,8 @@ const healthRoute: LocalRoute = {
 
 const consoleLogger: LocalServerLogger = {
   error: (message, ...extra) => console.error(message, ...extra),
+  warn: (message, ...extra) => console.warn(message, ...extra),
+  info: (message, ...extra) => console.info(message, ...extra),
 };
 
 /** Starts the server; resolves once it listens. */
@@ -501,6 +542,18 @@ export async function createLocalHttpServer(
             : result.body;
       send(res, result.statusCode, { ...responseHeaders, ...baseHeaders }, payload);
     } catch (err) {
+      if (err instanceof ClientGoneError) {
+        // Nobody is left to answer: a client event, not a server failure.
+        logger.info('connection closed before the request body arrived', {
+          reason: err.message,
+          ...log,
+        });
+        res.destroy();
+        return;
+      }
+      if (err instanceof AppError && err.code === 'request_timeout') {
+        logger.warn('request body stalled', { reason: err.message, ...log });
+      }
       sendError(res, err, baseHeaders, log);
     }
   }
@@ -513,18 +566,21 @@ export async function createLocalHttpServer(
     });
   });
   // Requests the HTTP parser refuses before any route sees them get the error model too.
+  // Each is the client's doing, logged as a client event with the parser's reason.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) socket.destroy();
-    else
-      socket.end(
-        refusedRequest(
-          err.code === 'HPE_HEADER_OVERFLOW'
-            ? 431
-            : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-              ? 408
-              : 400,
-        ),
-      );
+    // A reset mid-request is logged where the request is read; between requests it is routine.
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? 431
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 408
+          : 400;
+    logger.warn('request refused', { status, reason: err.code ?? err.message });
+    socket.end(refusedRequest(status));
   });
   // An expectation other than 100-continue: refused in the error model, the connection closed
   // (the client may already be sending the body it was waiting to send).

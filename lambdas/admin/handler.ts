@@ -13,7 +13,7 @@ import type {
   StoredSourceTypePolicy,
 } from '../core/admin/admin';
 import { cursorCodec } from '../http/cursor';
-import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { createHttpHandler, parseQuery, type HttpHandlerDeps } from '../http/http-handler';
 import {
   createPromptRequestSchema,
   feedbackQuerySchema,
@@ -97,7 +97,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
       deps,
       { route: 'admin.stats', schema: noBody },
       async ({ identity, query }) => {
-        const q = parseOrThrow(statsQuerySchema, query);
+        const q = parseQuery(statsQuerySchema, query);
         const s = await admin.stats(identity, q.window_days);
         return {
           body: {
@@ -144,7 +144,7 @@ export function makeAdminHandlers(deps: HttpHandlerDeps & { admin: Admin }) {
         const { rows, nextCursor } = await feedbackPage(
           admin,
           identity,
-          parseOrThrow(feedbackQuerySchema, query),
+          parseQuery(feedbackQuerySchema, query),
         );
         return {
           body: {

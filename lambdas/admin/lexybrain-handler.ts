@@ -19,7 +19,7 @@
  */
 import * as z from '../core/zod';
 import type { Admin, NewPromptVersion, PromptVersion } from '../core/admin/admin';
-import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { createHttpHandler, parseQuery, type HttpHandlerDeps } from '../http/http-handler';
 import { feedbackPage } from './handler';
 import {
   lexyConfigSchema,
@@ -105,7 +105,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
       deps,
       { route: 'lexybrain.admin.stats', schema: noBody },
       async ({ identity, query }) => {
-        const q = parseOrThrow(lexyStatsQuerySchema, query);
+        const q = parseQuery(lexyStatsQuerySchema, query);
         const s = await admin.stats(identity, q.window_days);
         return {
           body: {
@@ -143,7 +143,7 @@ export function makeLexyBrainAdminHandlers(deps: HttpHandlerDeps & { admin: Admi
         const { rows, nextCursor } = await feedbackPage(
           admin,
           identity,
-          parseOrThrow(lexyFeedbackQuerySchema, query),
+          parseQuery(lexyFeedbackQuerySchema, query),
         );
         return {
           body: {

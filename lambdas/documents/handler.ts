@@ -7,7 +7,7 @@ import * as z from '../core/zod';
 import type { DocumentView, Documents } from '../core/documents/documents';
 import type { Database } from '../adapters/postgres/database';
 import { cursorCodec } from '../http/cursor';
-import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { createHttpHandler, parseQuery, type HttpHandlerDeps } from '../http/http-handler';
 import {
   createDocumentRequestSchema,
   listDocumentsQuerySchema,
@@ -55,7 +55,7 @@ function makeListHandler(deps: HttpHandlerDeps & { db: Database; documents: Docu
     deps,
     { route: 'documents.list', schema: z.looseObject({}) },
     async ({ identity, query }) => {
-      const q = parseOrThrow(listDocumentsQuerySchema, query);
+      const q = parseQuery(listDocumentsQuerySchema, query);
       await deps.documents.expireStaleUploads(identity);
       const rows = await deps.documents.list(identity, {
         ...(q.status ? { status: q.status } : {}),
@@ -147,7 +147,7 @@ export function makeDocumentHandlers(
       deps,
       { route: 'documents.passage', schema: noBody },
       async ({ identity, pathParameters, query }) => {
-        const range = parseOrThrow(passageQuerySchema, query);
+        const range = parseQuery(passageQuerySchema, query);
         const { document, chunks } = await documents.passage(
           identity,
           pathParameters.id ?? '',

@@ -2,7 +2,8 @@ import { parseEnv, lambdaEnvSchema } from '../adapters/aws/lambda-env';
 import { ConfigError, ValidationError } from '../core/errors';
 import { answerRequestSchema } from '../rag-answer/schema';
 import { searchRequestSchema } from '../rag-search/schema';
-import { parseJsonBody, parseOrThrow } from './http-handler';
+import { statsQuerySchema } from '../admin/schema';
+import { parseJsonBody, parseOrThrow, parseQuery } from './http-handler';
 import { MAX_BODY_BYTES } from './request-limits';
 
 /** The error `fn` throws (the test fails if it throws none). */
@@ -80,6 +81,76 @@ describe('parseOrThrow with the schemas the handlers validate with', () => {
       mode: 'hybrid',
       filters: {},
     });
+  });
+});
+
+describe('the query string', () => {
+  it('names an unknown parameter as part of the query, not the body', () => {
+    const err = thrownBy(() => parseQuery(statsQuerySchema, { tenant: 'demo' }));
+
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err).toMatchObject({
+      status: 422,
+      message: 'query: Unrecognized key: "tenant"',
+      options: { details: [{ path: 'query', message: 'Unrecognized key: "tenant"' }] },
+    });
+  });
+
+  it('names a bad parameter by its name', () => {
+    expect(thrownBy(() => parseQuery(statsQuerySchema, { window_days: 'x' }))).toMatchObject({
+      message: expect.stringMatching(/^window_days: /),
+    });
+  });
+});
+
+describe('the value lists of in and notIn filters', () => {
+  const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
+  const body = (filter: unknown) => ({ query_text: 'x', filters: { metadata: filter } });
+
+  it.each([
+    [
+      'in of 101 values',
+      { in: { key: 'a', value: values(101) } },
+      'filters.metadata: in.value: at most 100 values',
+    ],
+    [
+      'notIn of 101 values',
+      { notIn: { key: 'a', value: values(101) } },
+      'filters.metadata: notIn.value: at most 100 values',
+    ],
+    [
+      'in of 101 values inside andAll and orAll',
+      {
+        andAll: [
+          { equals: { key: 'b', value: 1 } },
+          { orAll: [{ in: { key: 'a', value: values(101) } }] },
+        ],
+      },
+      'filters.metadata: andAll.1.orAll.0.in.value: at most 100 values',
+    ],
+    [
+      'an unknown operator',
+      { within: { key: 'a', value: values(3) } },
+      'filters.metadata: unknown or malformed metadata filter: use one of equals, notEquals, in, notIn, greaterThan, greaterThanOrEquals, lessThan, lessThanOrEquals, startsWith, andAll, orAll',
+    ],
+    [
+      'two operators in one object',
+      { in: { key: 'a', value: values(3) }, equals: { key: 'a', value: 1 } },
+      'filters.metadata: unknown or malformed metadata filter',
+    ],
+  ])('refuses %s with a 422 that says what is wrong', (_case, filter, message) => {
+    for (const schema of [searchRequestSchema, answerRequestSchema]) {
+      const err = thrownBy(() => parseOrThrow(schema, body(filter)));
+
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(message);
+    }
+  });
+
+  it('takes 100 values', () => {
+    const filter = { in: { key: 'a', value: values(100) } };
+
+    expect(parseOrThrow(searchRequestSchema, body(filter)).filters.metadata).toEqual(filter);
   });
 });
 

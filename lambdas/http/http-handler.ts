@@ -81,22 +81,26 @@ function clip(text: string): string {
   return `${text.slice(0, end)}…`;
 }
 
-function fieldOf(issue: z.core.$ZodIssue): string {
-  return clip(issue.path.length > 0 ? issue.path.join('.') : 'body');
+/** The field an issue is about: its path, or `where` (the value itself) for the root. */
+function fieldOf(issue: z.core.$ZodIssue, where: string): string {
+  return clip(issue.path.length > 0 ? issue.path.join('.') : where);
 }
 
-/** Turns the first zod issue into a message that names the field. */
-export function describeZodError(error: z.core.$ZodError): string {
+/**
+ * Turns the first zod issue into a message that names the field; `where` names the value itself
+ * (`body`, or `query` for the query string).
+ */
+export function describeZodError(error: z.core.$ZodError, where = 'body'): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request';
-  return `${fieldOf(issue)}: ${clip(issue.message)}`;
+  return `${fieldOf(issue, where)}: ${clip(issue.message)}`;
 }
 
 /** The first problems of a failed parse, each naming its field, and how many were left out. */
-function listIssues(error: z.core.$ZodError): { path: string; message: string }[] {
+function listIssues(error: z.core.$ZodError, where: string): { path: string; message: string }[] {
   const listed = error.issues
     .slice(0, MAX_LISTED_ISSUES)
-    .map((i) => ({ path: fieldOf(i), message: clip(i.message) }));
+    .map((i) => ({ path: fieldOf(i, where), message: clip(i.message) }));
   const more = error.issues.length - listed.length;
   const problems = more === 1 ? 'problem' : 'problems';
   return more > 0
@@ -126,17 +130,36 @@ export function assertStorable(value: unknown, where = 'body'): void {
 }
 
 /**
- * Parses with a zod schema, throwing a 422 ValidationError that names the field. The value is
- * checked for unstorable text and depth first, so no schema (the recursive metadata filter
- * included) ever walks a hostile value.
+ * Parses with a zod schema, throwing a 422 ValidationError that names the field; `where` names
+ * the value itself (a problem with the whole of it, such as an unknown key). The value is checked
+ * for unstorable text and depth first, so no schema (the recursive metadata filter included)
+ * ever walks a hostile value.
  */
-export function parseOrThrow<S extends z.ZodMiniType>(schema: S, value: unknown): z.infer<S> {
-  assertStorable(value);
+export function parseOrThrow<S extends z.ZodMiniType>(
+  schema: S,
+  value: unknown,
+  where = 'body',
+): z.infer<S> {
+  assertStorable(value, where);
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new ValidationError(describeZodError(result.error), listIssues(result.error));
+    throw new ValidationError(
+      describeZodError(result.error, where),
+      listIssues(result.error, where),
+    );
   }
   return result.data;
+}
+
+/**
+ * Parses a request's query parameters with their route's schema (api-routes.ts): a 422 names
+ * the parameter, or `query` for the query string as a whole (an unknown parameter).
+ */
+export function parseQuery<S extends z.ZodMiniType>(
+  schema: S,
+  query: Readonly<Record<string, string | undefined>>,
+): z.infer<S> {
+  return parseOrThrow(schema, query, 'query');
 }
 
 /**

@@ -9,7 +9,7 @@ import { NotFoundError } from '../core/errors';
 import {
   createHttpHandler,
   parseJsonBody,
-  parseOrThrow,
+  parseQuery,
   type HttpHandlerDeps,
 } from '../http/http-handler';
 import { SSE_HEADERS, sseEvent } from '../http/request-lifecycle';
@@ -204,7 +204,7 @@ function makeThreadHandlers(deps: HttpHandlerDeps & { conversations: Conversatio
       deps,
       { route: 'threads.list', schema: noBody },
       async ({ identity, query }) => {
-        const q = parseOrThrow(listThreadsQuerySchema, query);
+        const q = parseQuery(listThreadsQuerySchema, query);
         const threads = await conversations.listThreads(identity, {
           limit: q.limit,
           includeArchived: q.include_archived === 'true',

@@ -15,7 +15,7 @@ import { ValidationError } from '../core/errors';
 import type { Search } from '../core/retrieval/search';
 import type { SearchHit } from '../core/retrieval/types';
 import * as z from '../core/zod';
-import { createHttpHandler, parseOrThrow, type HttpHandlerDeps } from '../http/http-handler';
+import { createHttpHandler, parseQuery, type HttpHandlerDeps } from '../http/http-handler';
 import { normaliseEvent } from '../http/api-event';
 import type { RouteHandler } from '../http/route-dispatch';
 import { chargeAnswer, debugFor } from '../rag-answer/handler';
@@ -49,7 +49,7 @@ export function parseSeedQuery(
   for (const [name, values] of Object.entries(queryValues)) {
     if (values.length > 1) throw new ValidationError(`${name}: given more than once`);
   }
-  return parseOrThrow(seedSearchQuerySchema, query);
+  return parseQuery(seedSearchQuerySchema, query);
 }
 
 /** The file name of a source URI: the last segment of its object key. */

@@ -8,6 +8,7 @@ import { errorStatus } from '../support/route-statuses';
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import { toErrorResponse } from '../../lambdas/core/errors';
 import { parseLimitsConfig } from '../../lambdas/core/limits/config';
+import { API_ROUTES } from '../../lambdas/http/api-routes';
 import { MAX_BODY_BYTES } from '../../lambdas/http/request-limits';
 import { startLocalApi, type LocalApi } from '../../local/api';
 import { startLocalStack, type LocalStack } from '../../local/stack';
@@ -193,6 +194,42 @@ describe.each(ENGINES)('input hardening on %s', (engine) => {
     expect(at.status).toBe(errorStatus('POST', '/api/rag/search', 'validation'));
     expect(at.body.error.message).toMatch(/pad/);
   });
+
+  it('refuses an in filter of 101 values naming the limit, and searches with 100', async () => {
+    const values = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
+    const search = (n: number) =>
+      call('POST', '/api/rag/search', {
+        query_text: 'x',
+        filters: { metadata: { in: { key: 'a', value: values(n) } } },
+      });
+
+    const over = await search(101);
+    expect(over.status).toBe(errorStatus('POST', '/api/rag/search', 'validation'));
+    expect(over.body.error.message).toBe('filters.metadata: in.value: at most 100 values');
+    expect((await search(100)).status).toBe(200);
+  });
+
+  // Every route that reads a query string (API_ROUTES `query`), so a new one is covered too.
+  it.each(API_ROUTES.filter((r) => r.query).map((r) => [r.method, r.path] as const))(
+    'names an unknown parameter of %s %s as part of the query, not the body',
+    async (method, path) => {
+      const url = `${path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000')}?tenant=acme`;
+
+      const res = await call(method, url, undefined, admin);
+
+      expect(res.status).toBe(errorStatus(method, path, 'validation'));
+      expect(res.body.error.code).toBe('validation_error');
+      // A route with a required parameter names that one first; the unknown one is still listed.
+      const problems = [
+        res.body.error.message,
+        ...(res.body.error.details ?? []).map(
+          (d: { path: string; message: string }) => `${d.path}: ${d.message}`,
+        ),
+      ];
+      expect(problems).toContain('query: Unrecognized key: "tenant"');
+      expect(problems.join('\n')).not.toMatch(/^body:/m);
+    },
+  );
 
   it('still searches, with a filter at the caps', async () => {
     const atCaps = {

@@ -4,7 +4,7 @@
  * the `groundwork token` command whose output the server accepts.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { STATUS_CODES } from 'node:http';
+import { request, STATUS_CODES } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { createHttpHandler } from '../../lambdas/http/http-handler';
 import type { Identity } from '../../lambdas/http/identity';
 import { localKeyDir, tokenCommand } from '../../local/commands/token';
 import {
+  BODY_IDLE_TIMEOUT_MS,
   createLocalHttpServer,
   type LocalHttpServer,
   type LocalRoute,
@@ -83,7 +84,10 @@ describe('local HTTP server', () => {
   let issuer: LocalIssuer;
   let verifier: TokenVerifier;
   let server: LocalHttpServer;
+  /** What the server logged at ERROR level: its own failures. */
   const logged: { message: string; extra: Record<string, unknown>[] }[] = [];
+  /** What it logged at INFO and WARN: what clients did. */
+  const clientEvents: { level: string; message: string; extra: Record<string, unknown>[] }[] = [];
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'groundwork-http-'));
@@ -97,7 +101,11 @@ describe('local HTTP server', () => {
       routes,
       verifier,
       corsOrigins: ['http://localhost:5173'],
-      logger: { error: (message, ...extra) => logged.push({ message, extra }) },
+      logger: {
+        error: (message, ...extra) => logged.push({ message, extra }),
+        warn: (message, ...extra) => clientEvents.push({ level: 'warn', message, extra }),
+        info: (message, ...extra) => clientEvents.push({ level: 'info', message, extra }),
+      },
     });
   });
 
@@ -108,6 +116,7 @@ describe('local HTTP server', () => {
 
   beforeEach(() => {
     logged.length = 0;
+    clientEvents.length = 0;
   });
 
   function call(
@@ -223,6 +232,89 @@ describe('local HTTP server', () => {
       const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as ErrorBody;
       expect(body.error).toEqual(expect.objectContaining({ code, retryable: false }));
     }
+    expect((await call('GET', '/api/health')).status).toBe(200);
+  });
+
+  /** The start of a POST /echo that announces 100 bytes of body: 13 of them. */
+  const partialHead = () =>
+    [
+      'POST /echo HTTP/1.1',
+      'Host: x',
+      `Authorization: Bearer ${token()}`,
+      'Content-Type: application/json',
+      'Content-Length: 100',
+      '',
+      '',
+    ].join('\r\n');
+  const PARTIAL_BODY = '{"message":"h';
+
+  it(
+    'answers 408 request_timeout to a body that stops arriving, and logs it as a client event',
+    async () => {
+      const response = await new Promise<{ status?: number; type?: string; body: string }>(
+        (resolve, reject) => {
+          const req = request(
+            `${server.url}/echo`,
+            {
+              method: 'POST',
+              headers: {
+                authorization: `Bearer ${token()}`,
+                'content-type': 'application/json',
+                'content-length': 100,
+              },
+            },
+            (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => (body += chunk));
+              res.on('end', () => {
+                resolve({ status: res.statusCode, type: res.headers['content-type'], body });
+                req.destroy();
+              });
+            },
+          );
+          req.on('error', reject);
+          req.write(PARTIAL_BODY);
+        },
+      );
+
+      expect(response.status).toBe(408);
+      expect(response.type).toMatch(/^application\/json/);
+      expect(JSON.parse(response.body)).toEqual({
+        error: {
+          code: 'request_timeout',
+          message: `The request body stopped arriving: no data for ${BODY_IDLE_TIMEOUT_MS / 1000} s`,
+          retryable: false,
+        },
+      });
+      expect(logged).toEqual([]);
+      expect(clientEvents).toEqual([
+        expect.objectContaining({ level: 'warn', message: 'request body stalled' }),
+      ]);
+    },
+    // A functional bound, not a latency measurement: Node's own limit takes over 5 minutes.
+    BODY_IDLE_TIMEOUT_MS + 30_000,
+  );
+
+  it('logs a client that goes away mid-body as a client event, not an error', async () => {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname, () =>
+      socket.write(partialHead() + PARTIAL_BODY),
+    );
+    // Long enough for the server to be reading the body, then the client resets.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.resetAndDestroy();
+
+    for (let i = 0; i < 100 && clientEvents.length + logged.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(logged).toEqual([]);
+    expect(clientEvents).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        message: 'connection closed before the request body arrived',
+      }),
+    ]);
     expect((await call('GET', '/api/health')).status).toBe(200);
   });
 

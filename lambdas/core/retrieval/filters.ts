@@ -21,8 +21,16 @@ const key = z
 const scalar = z.union([z.string().check(z.maxLength(1000)), z.number(), z.boolean()]);
 const comparable = z.union([z.string().check(z.maxLength(1000)), z.number()]);
 const comparison = <V extends z.ZodMiniType>(value: V) => z.strictObject({ key, value });
+/** How many values the list of `in` and `notIn` may hold. */
+const MAX_FILTER_VALUES = 100;
 /** The values of `in` and `notIn`. */
-const scalars = () => z.array(scalar).check(z.minLength(1), z.maxLength(100));
+const scalars = () =>
+  z
+    .array(scalar)
+    .check(
+      z.minLength(1, 'at least 1 value'),
+      z.maxLength(MAX_FILTER_VALUES, `at most ${MAX_FILTER_VALUES} values`),
+    );
 /** The operands of `andAll` and `orAll` (built inside the lazy schema, which they refer to). */
 const nested = () => z.array(metadataFilterNodeSchema).check(z.minLength(1), z.maxLength(20));
 
@@ -72,6 +80,49 @@ function filterBudgetExceeded(raw: unknown): string | null {
   return null;
 }
 
+/** The operators, in the order of the union's branches in {@link metadataFilterNodeSchema}. */
+const OPERATORS = [
+  'equals',
+  'notEquals',
+  'in',
+  'notIn',
+  'greaterThan',
+  'greaterThanOrEquals',
+  'lessThan',
+  'lessThanOrEquals',
+  'startsWith',
+  'andAll',
+  'orAll',
+] as const;
+
+const UNKNOWN_FILTER = `unknown or malformed metadata filter: use one of ${OPERATORS.join(', ')}`;
+/** The start of a message {@link describeFilterIssue} made: an operator's path. */
+const OPERATOR_PATH = new RegExp(`^(${OPERATORS.join('|')})[.:]`);
+
+/**
+ * The message of a metadata filter no branch of the union accepts. A filter that names exactly one
+ * known operator is judged by that operator's branch alone, so the caller reads what is wrong with
+ * it (`in.value: at most 100 values`), not that every other operator is missing; a nested filter's
+ * message extends the path (`andAll.0.in.value: ...`). Anything else is an unknown filter.
+ */
+function describeFilterIssue(issue: {
+  readonly input?: unknown;
+  readonly errors?: readonly (readonly z.core.$ZodIssue[])[];
+}): string {
+  const input = issue.input;
+  const keys =
+    typeof input === 'object' && input !== null && !Array.isArray(input) ? Object.keys(input) : [];
+  const branch = keys.length === 1 ? OPERATORS.indexOf(keys[0] as never) : -1;
+  const first = branch === -1 ? undefined : issue.errors?.[branch]?.[0];
+  if (!first) return UNKNOWN_FILTER;
+  const path = first.path.map(String).join('.');
+  if (path === '') return first.message;
+  // A nested filter's message made here starts with its own path, which continues this one.
+  return OPERATOR_PATH.test(first.message)
+    ? `${path}.${first.message}`
+    : `${path}: ${first.message}`;
+}
+
 /** One operator per object, nested; bounded by {@link metadataFilterSchema}, which wraps it. */
 export const metadataFilterNodeSchema: z.ZodMiniType<MetadataFilter> = z.lazy(() =>
   z.union(
@@ -90,10 +141,7 @@ export const metadataFilterNodeSchema: z.ZodMiniType<MetadataFilter> = z.lazy(()
       z.strictObject({ andAll: nested() }),
       z.strictObject({ orAll: nested() }),
     ],
-    {
-      error:
-        'unknown or malformed metadata filter: use one of equals, notEquals, in, notIn, greaterThan, greaterThanOrEquals, lessThan, lessThanOrEquals, startsWith, andAll, orAll',
-    },
+    { error: describeFilterIssue },
   ),
 );
 
