@@ -44,6 +44,7 @@ describe('natural question sets', () => {
     const sets = await loadNaturalSets(path.join(__dirname, '../../eval/natural'));
     expect(sets.map((s) => s.name)).toEqual([
       'clinical-lab',
+      'council-services',
       'espresso-manual',
       'hr-handbook',
       'project-meetings',

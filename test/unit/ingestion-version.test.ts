@@ -21,6 +21,8 @@ import { buildDocx, buildPdf } from '../support/documents';
 /** The fingerprint of each version's output; a new version adds its own line. */
 const FINGERPRINTS: Readonly<Record<number, string>> = {
   1: 'bd5b596186d53b67077d74fbe8149e1359f7f2acb40045924f5590e1fd866173',
+  // A PDF whose recorded title is a file name or a placeholder is called by its first line.
+  2: '9452bcfc77edfa52940b7a142dc7db0eb3a078c5218246b641cc671edbbb0988',
 };
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -53,6 +55,14 @@ async function documents(): Promise<{ key: string; bytes: Uint8Array }[]> {
   }
   out.push({ key: 'built/page.html', bytes: new Uint8Array(Buffer.from(HTML, 'utf8')) });
   out.push({ key: 'built/guide.docx', bytes: await buildDocx({ title: 'Onboarding' }) });
+  // A PDF whose recorded title is its file name, as print drivers record it: called by its first line.
+  out.push({
+    key: 'built/export.pdf',
+    bytes: buildPdf({
+      title: 'export.pdf',
+      lines: ['Bin collections', 'Grey bins are emptied every two weeks.'],
+    }),
+  });
   out.push({
     key: 'built/manual.pdf',
     bytes: buildPdf({
