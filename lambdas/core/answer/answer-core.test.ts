@@ -264,6 +264,23 @@ describe('extractive answerer: what is not an answer', () => {
     );
   });
 
+  it("reads every sentence of a document with its title, past the first section's end", () => {
+    const centre = [
+      '# Millbrook Recycling Centre',
+      'The recycling centre on Quarry Lane is open to Millbrook residents only. Bring proof of address, such as a council tax bill.',
+      '## Charges',
+      'Household waste is free. Tyres are accepted at £5 each, up to four per visit.',
+    ].join('\n\n');
+    const blocks = buildContext(
+      [hit('centre', centre, 0, { title: 'Millbrook Recycling Centre' })],
+      words,
+    );
+    // "recycling centre" is in the title and the first section only; "bring" in the first section.
+    expect(
+      extractiveAnswer('How many tyres can I bring to the recycling centre?', blocks, one),
+    ).toBe('Tyres are accepted at £5 each, up to four per visit. [1]');
+  });
+
   it('reads a sentence that ends with a colon with what it introduces, and gives both', () => {
     const config = [
       '## Excluding files',

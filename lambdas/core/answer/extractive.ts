@@ -10,8 +10,8 @@
  * sentences early in their passage. When the best sentence names the subject but the sentence
  * next to it holds the answer, both are given. A question (an FAQ's heading), a heading and a
  * block of code are never given as the answer, though a question's words still count for the
- * sentence after it (fully: it is that answer's subject) and a heading's for every sentence of its
- * section. A sentence that ends with a colon is read with what it introduces, and given with it,
+ * sentence after it (fully: it is that answer's subject), a heading's for every sentence of its
+ * section and the document's title for every sentence of the document. A sentence that ends with a colon is read with what it introduces, and given with it,
  * even when that is a block of code. A yes/no question's answer keeps the bare "Yes." or "No."
  * that opens it in the document, and a table row is matched and given with its table's header
  * row. It never writes text that is not in the documents.
@@ -181,12 +181,14 @@ function scoreSentences(
   let order = 0;
   let passage = 0;
   for (const block of blocks) {
+    // A document's title names the subject of every sentence in it, wherever its sections begin.
+    const title = contentWords(block.title ?? '');
     for (const p of block.passages) {
       passage += 1;
       let position = 0;
       let verdict: string | null = null;
       let header: Candidate['header'] = null;
-      let section: ReadonlySet<string> | null = null;
+      let section: ReadonlySet<string> | null = title.length > 0 ? new Set(title) : null;
       const all = sentences(p.text);
       for (const [i, s] of all.entries()) {
         const heading = isHeadingAt(p.text, s.start, s.end);
@@ -229,7 +231,7 @@ function scoreSentences(
           matched: 0,
         });
         verdict = null;
-        if (heading) section = new Set(contentWords(s.text));
+        if (heading) section = new Set([...title, ...contentWords(s.text)]);
       }
     }
   }
