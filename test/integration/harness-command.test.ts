@@ -7,7 +7,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { main } from '../../local/cli';
+import { runCli } from '../support/cli';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -19,21 +19,7 @@ describe('groundwork harness', () => {
   let fake: FakeOpenAi;
   const saved = { ...process.env };
 
-  /** Runs the CLI, returning its exit code and what it printed. */
-  const run = async (argv: string[]) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const log = jest.spyOn(console, 'log').mockImplementation((...a) => void out.push(a.join(' ')));
-    const error = jest
-      .spyOn(console, 'error')
-      .mockImplementation((...a) => void err.push(a.join(' ')));
-    try {
-      return { code: await main(argv), stdout: out.join('\n'), stderr: err.join('\n') };
-    } finally {
-      log.mockRestore();
-      error.mockRestore();
-    }
-  };
+  const run = runCli;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'groundwork-harness-'));
