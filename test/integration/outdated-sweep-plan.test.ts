@@ -24,21 +24,29 @@ describe.each(ENGINES)('the outdated sweep on %s', (engine) => {
   }, 120_000);
   afterAll(() => db?.close());
 
-  /** The sweep's rows, and the scans of `documents` it made (this transaction's statistics). */
+  /**
+   * The sweep's rows, and the scans of `documents` it made: this backend's counters read before and
+   * after it in one transaction (they may still hold earlier transactions' scans, not yet flushed).
+   */
   async function sweep(): Promise<{ uris: string[]; seqScans: number; indexScans: number }> {
     return db.transaction(async (tx) => {
+      const scans = async () => {
+        const { rows } = await tx.query<{ seq: string; idx: string }>(
+          `SELECT coalesce(seq_scan, 0)::text AS seq, coalesce(idx_scan, 0)::text AS idx
+             FROM pg_stat_xact_user_tables WHERE relid = 'documents'::regclass`,
+        );
+        return { seq: Number(rows[0]?.seq ?? 0), idx: Number(rows[0]?.idx ?? 0) };
+      };
+      const before = await scans();
       const { rows } = await tx.query<{ source_uri: string }>(
         'SELECT source_uri FROM gw_outdated_documents($1, 3, 10)',
         [CURRENT],
       );
-      const stats = await tx.query<{ seq: string; idx: string }>(
-        `SELECT coalesce(seq_scan, 0)::text AS seq, coalesce(idx_scan, 0)::text AS idx
-           FROM pg_stat_xact_user_tables WHERE relid = 'documents'::regclass`,
-      );
+      const after = await scans();
       return {
         uris: rows.map((r) => r.source_uri),
-        seqScans: Number(stats.rows[0]?.seq ?? 0),
-        indexScans: Number(stats.rows[0]?.idx ?? 0),
+        seqScans: after.seq - before.seq,
+        indexScans: after.idx - before.idx,
       };
     });
   }
