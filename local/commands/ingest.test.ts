@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { unreachable } from '../client';
-import { ingestFolder, uploadFolder } from './ingest';
+import { documentsNotInFolder, ingestFolder, uploadFolder, type DocumentSummary } from './ingest';
 
 describe('uploadFolder', () => {
   let folder: string;
@@ -56,6 +56,36 @@ describe('ingestFolder', () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe('documentsNotInFolder', () => {
+  const doc = (name: string, extra: Partial<DocumentSummary> = {}): DocumentSummary => ({
+    id: name,
+    source_uri: `s3://docs/tenants/acme/${name}`,
+    status: 'indexed',
+    failure_reason: null,
+    chunk_count: 1,
+    ...extra,
+  });
+
+  it('names only files of an earlier run, never an upload made through the documents API', () => {
+    const listed = [
+      doc('kept.md'),
+      doc('deleted-from-folder.md'),
+      doc('failed-and-gone.md', { status: 'failed' }),
+      doc('removed.md', { status: 'deleted' }),
+      doc('uploads/123/report.pdf'),
+      doc('users/alice/uploads/456/notes.md'),
+      doc('vanished.md'),
+      doc('kept.md.metadata.json'),
+    ];
+    const stale = documentsNotInFolder(
+      listed,
+      new Set(['s3://docs/tenants/acme/kept.md']),
+      new Set(['s3://docs/tenants/acme/vanished.md']),
+    );
+    expect(stale.map((d) => d.id)).toEqual(['deleted-from-folder.md', 'failed-and-gone.md']);
   });
 });
 

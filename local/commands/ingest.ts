@@ -8,6 +8,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SingleBar, Presets } from 'cli-progress';
+import { isApiUploadKey } from '../../lambdas/core/documents/documents';
 import { EXTENSIONS, UPLOAD_CONTENT_TYPES } from '../../lambdas/core/ingestion/formats';
 import { isSidecarKey, TENANT_ID_PATTERN } from '../../lambdas/core/ingestion/object-attributes';
 import { callApi, unreachable, type ApiSession } from '../client';
@@ -176,7 +177,7 @@ export async function ingestFolder(
     const wanted = new Set(keys.map((k) => `s3://${bucket}/${k}`));
     const prefix = `s3://${bucket}/tenants/${tenant}/${options.prefix ? `${options.prefix.replace(/^\/+|\/+$/g, '')}/` : ''}`;
     const rows: DocumentSummary[] = [];
-    const others: DocumentSummary[] = [];
+    const listed: DocumentSummary[] = [];
     let cursor: string | null = null;
     do {
       const page: { documents: DocumentSummary[]; next_cursor: string | null } = await callApi(
@@ -186,17 +187,14 @@ export async function ingestFolder(
         `/api/documents?limit=100&prefix=${encodeURIComponent(prefix)}${cursor ? `&cursor=${cursor}` : ''}`,
       );
       rows.push(...page.documents.filter((d) => wanted.has(d.source_uri)));
-      others.push(
-        ...page.documents.filter(
-          (d) => !wanted.has(d.source_uri) && d.status !== 'deleted' && !isSidecarKey(d.source_uri),
-        ),
-      );
+      listed.push(...page.documents);
       cursor = page.next_cursor;
     } while (cursor);
-    // Files of an earlier run since deleted from the folder: removed only when asked, as a tenant
-    // admin (a document the folder's upload made has no owner).
-    const notInFolder = others.filter(
-      (d) => !vanished.includes(d.source_uri.replace(`s3://${bucket}/`, '')),
+    // Removed only when asked, as a tenant admin (a document the folder's upload made has no owner).
+    const notInFolder = documentsNotInFolder(
+      listed,
+      wanted,
+      new Set(vanished.map((k) => `s3://${bucket}/${k}`)),
     );
     if (options.prune) {
       const admin = session.token(options.userId ?? 'cli', tenant, { admin: true });
@@ -225,12 +223,34 @@ export async function ingestFolder(
   }
 }
 
-interface DocumentSummary {
+/** A document as `GET /api/documents` lists it, the fields the report reads. */
+export interface DocumentSummary {
   id: string;
   source_uri: string;
   status: string;
   failure_reason: string | null;
   chunk_count: number;
+}
+
+/**
+ * The listed documents (under the folder's prefix) that the folder no longer holds: files of an
+ * earlier run since deleted from it. Not those this run uploaded or found vanished, not removed
+ * ones or metadata sidecars, and not those uploaded through the documents API (under the keys it
+ * chooses), which no folder holds.
+ */
+export function documentsNotInFolder(
+  listed: readonly DocumentSummary[],
+  uploaded: ReadonlySet<string>,
+  vanished: ReadonlySet<string>,
+): DocumentSummary[] {
+  return listed.filter(
+    (d) =>
+      !uploaded.has(d.source_uri) &&
+      !vanished.has(d.source_uri) &&
+      d.status !== 'deleted' &&
+      !isApiUploadKey(d.source_uri.replace(/^s3:\/\/[^/]+\//, '')) &&
+      !isSidecarKey(d.source_uri),
+  );
 }
 
 export function formatReport(report: IngestReport): string {

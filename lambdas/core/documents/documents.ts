@@ -308,6 +308,15 @@ function safeFileName(name: string): string {
 }
 
 /**
+ * Whether an object key is one the documents API chose for an upload
+ * (`tenants/<tenant>/[users/<user>/]uploads/<id>/<name>`, built in `reserve`): a file no folder
+ * holds, which `groundwork ingest --prune` leaves alone.
+ */
+export function isApiUploadKey(key: string): boolean {
+  return /^tenants\/[^/]+\/(?:users\/[^/]+\/)?uploads\/[^/]+\/[^/]/.test(key);
+}
+
+/**
  * Checks that the file's extension and declared type are a supported, matching pair. A declared
  * type that names no format (`application/octet-stream`, what curl sends for a .md or .docx)
  * leaves the format to the extension, as ingestion's detector does (GENERIC_CONTENT_TYPES); the
