@@ -147,6 +147,24 @@ describe('the value lists of in and notIn filters', () => {
     }
   });
 
+  it.each([
+    'equals',
+    'notEquals',
+    'in',
+    'notIn',
+    'greaterThan',
+    'greaterThanOrEquals',
+    'lessThan',
+    'lessThanOrEquals',
+    'startsWith',
+    'andAll',
+    'orAll',
+  ])('judges a malformed %s filter by its own operator', (operator) => {
+    const err = thrownBy(() => parseOrThrow(searchRequestSchema, body({ [operator]: {} })));
+
+    expect((err as Error).message).toMatch(new RegExp(`filters\\.metadata: ${operator}[.:]`));
+  });
+
   it('takes 100 values', () => {
     const filter = { in: { key: 'a', value: values(100) } };
 

@@ -1,4 +1,9 @@
-import { createDocuments, type DocumentCatalog, type UploadBucket } from './documents';
+import {
+  createDocuments,
+  isApiUploadKey,
+  type DocumentCatalog,
+  type UploadBucket,
+} from './documents';
 
 const caller = { tenantId: 'acme', userId: 'alice', isAdmin: false };
 const request = { filename: 'notes.txt', contentType: 'text/plain', visibility: 'tenant' as const };
@@ -114,5 +119,25 @@ describe('the upload type rule', () => {
       'content_type: "application/pdf" does not match the file\'s extension ".md"',
     );
     await expect(upload('b.docx', 'text/plain')).rejects.toThrow('does not match');
+  });
+});
+
+describe('the keys the documents API stores uploads under', () => {
+  it('are recognised as its own, a tenant upload and a private one alike, and no folder file is', async () => {
+    const store = bucket(() => false);
+    const { catalog } = recordingCatalog();
+    const documents = createDocuments({ catalog, bucket: store, newId: () => 'doc-1' });
+    const bytes = new TextEncoder().encode('hello');
+    await documents.storeUpload(caller, request, bytes);
+    await documents.storeUpload(caller, { ...request, visibility: 'user' }, bytes);
+    const uploads = store.stored.filter((key) => !key.endsWith('.metadata.json'));
+
+    expect(uploads).toEqual([
+      'tenants/acme/uploads/doc-1/notes.txt',
+      'tenants/acme/users/alice/uploads/doc-1/notes.txt',
+    ]);
+    for (const key of uploads) expect(isApiUploadKey(key)).toBe(true);
+    for (const key of ['tenants/acme/notes.txt', 'tenants/acme/handbook/uploads.md'])
+      expect(isApiUploadKey(key)).toBe(false);
   });
 });

@@ -308,9 +308,17 @@ function safeFileName(name: string): string {
 }
 
 /**
- * Whether an object key is one the documents API chose for an upload
- * (`tenants/<tenant>/[users/<user>/]uploads/<id>/<name>`, built in `reserve`): a file no folder
- * holds, which `groundwork ingest --prune` leaves alone.
+ * The key the documents API stores an upload under: `tenants/<tenant>/[users/<user>/]uploads/<id>/
+ * <name>`, the user's own folder for a private one. The caller never chooses it.
+ */
+function apiUploadKey(tenantId: string, privateTo: string | null, id: string, fileName: string) {
+  const owner = privateTo === null ? '' : `users/${privateTo}/`;
+  return `tenants/${tenantId}/${owner}uploads/${id}/${fileName}`;
+}
+
+/**
+ * Whether an object key is one {@link apiUploadKey} makes: a file no folder holds, which
+ * `groundwork ingest --prune` leaves alone.
  */
 export function isApiUploadKey(key: string): boolean {
   return /^tenants\/[^/]+\/(?:users\/[^/]+\/)?uploads\/[^/]+\/[^/]/.test(key);
@@ -474,8 +482,12 @@ export function createDocuments(deps: {
     }
     const id = newId();
     // The caller never chooses the prefix: it is built from the verified identity.
-    const owner = request.visibility === 'user' ? `users/${caller.userId}/` : '';
-    const key = `tenants/${caller.tenantId}/${owner}uploads/${id}/${fileName}`;
+    const key = apiUploadKey(
+      caller.tenantId,
+      request.visibility === 'user' ? caller.userId : null,
+      id,
+      fileName,
+    );
     const sourceUri = `s3://${bucket.name}/${key}`;
     // Custom attributes first, then the fields the server decides: the reserved names are
     // refused above, and the visibility is always written, so the sidecar alone cannot move

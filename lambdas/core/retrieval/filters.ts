@@ -80,7 +80,10 @@ function filterBudgetExceeded(raw: unknown): string | null {
   return null;
 }
 
-/** The operators, in the order of the union's branches in {@link metadataFilterNodeSchema}. */
+/**
+ * The operators, in the order of the union's branches in {@link metadataFilterNodeSchema}
+ * (http-handler.test.ts checks that each malformed operator is judged by its own branch).
+ */
 const OPERATORS = [
   'equals',
   'notEquals',
