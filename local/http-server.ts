@@ -200,9 +200,10 @@ function bearerToken(header: string | undefined): string | null {
 
 /**
  * How long a request body may stop arriving (no byte for this long) before the request is
- * answered 408 `request_timeout` and its connection closed. Loopback and local networks deliver a
- * body in well under a second; a client that stalls longer holds a connection for nothing. Node's
- * own `requestTimeout` (5 minutes for the whole request) still bounds a body that trickles in.
+ * answered 408 `request_timeout` and its connection closed, and how long a request's headers may
+ * take in all. Loopback and local networks deliver a request in well under a second; a client
+ * that stalls longer holds a connection for nothing. Node's own `requestTimeout` (5 minutes for
+ * the whole request) still bounds a body that trickles in.
  */
 export const BODY_IDLE_TIMEOUT_MS = 15_000;
 
@@ -558,13 +559,19 @@ export async function createLocalHttpServer(
     }
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      logger.error('response failed', { err });
-      if (!res.headersSent) res.writeHead(500);
-      res.destroy();
-    });
-  });
+  // Headers that stop arriving get the body's bound too (408 in the error model, from the
+  // `clientError` handler below), checked every second: Node's own defaults wait 60 s, checked
+  // every 30 s.
+  const server = createServer(
+    { headersTimeout: BODY_IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        logger.error('response failed', { err });
+        if (!res.headersSent) res.writeHead(500);
+        res.destroy();
+      });
+    },
+  );
   // Requests the HTTP parser refuses before any route sees them get the error model too.
   // Each is the client's doing, logged as a client event with the parser's reason.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

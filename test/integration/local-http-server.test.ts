@@ -296,6 +296,36 @@ describe('local HTTP server', () => {
     BODY_IDLE_TIMEOUT_MS + 30_000,
   );
 
+  it(
+    'answers 408 request_timeout to headers that stop arriving, within the body idle bound',
+    async () => {
+      const started = performance.now();
+      // The request line and one header, then nothing: the blank line never comes.
+      const response = await rawRequest('GET /api/health HTTP/1.1\r\nHost: x\r\n');
+      const waited = performance.now() - started;
+
+      expect(response.split('\r\n')[0]).toBe(`HTTP/1.1 408 ${STATUS_CODES[408]}`);
+      const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as ErrorBody;
+      expect(body.error).toEqual({
+        code: 'request_timeout',
+        message: 'The request was not received in time',
+        retryable: false,
+      });
+      // Node's default would wait 60 s and check every 30 s: a functional bound, not a latency figure.
+      expect(waited).toBeLessThan(BODY_IDLE_TIMEOUT_MS + 10_000);
+      expect(logged).toEqual([]);
+      expect(clientEvents).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          message: 'request refused',
+          extra: [{ status: 408, reason: 'ERR_HTTP_REQUEST_TIMEOUT' }],
+        }),
+      ]);
+      expect((await call('GET', '/api/health')).status).toBe(200);
+    },
+    BODY_IDLE_TIMEOUT_MS + 30_000,
+  );
+
   it('logs a client that goes away mid-body as a client event, not an error', async () => {
     const { hostname, port } = new URL(server.url);
     const socket = connect(Number(port), hostname, () =>
