@@ -6,6 +6,7 @@
  * seeing it, the upload's size limit (413) and type rules, hostile query parameters (400 with the
  * error model, never a 5xx) and the monthly cap (429).
  */
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { createJwtVerifier } from '../../lambdas/adapters/auth/jwt-verifier';
 import { createLocalIssuer } from '../../lambdas/adapters/auth/local-issuer';
 import { createOpenAiCompatibleLlm } from '../../lambdas/adapters/llm/openai-compatible';
 import type { Database } from '../../lambdas/adapters/postgres/database';
+import { UPLOAD_CONTENT_TYPES } from '../../lambdas/core/ingestion/formats';
 import { parseLimitsConfig } from '../../lambdas/core/limits/config';
 import {
   LAMBDA_SYNC_PAYLOAD_BYTES,
@@ -28,7 +30,7 @@ import { startLocalApi, type LocalApi } from '../../local/api';
 import { createLocalHttpServer } from '../../local/http-server';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase } from '../support/databases';
-import { buildDocx } from '../support/documents';
+import { buildDocx, buildPdf } from '../support/documents';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { createHashEmbedder } from '../support/hash-embedder';
 
@@ -403,6 +405,49 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
       const done = await documentStatus(res.body.document.id as string);
       expect(done).toMatchObject({ status: 'indexed', failure_reason: null, title });
     }
+  });
+
+  it('a PDF or DOCX file part with no Content-Type (text/plain by RFC 7578, as Python requests sends it) is stored as what its bytes are, and indexed', async () => {
+    const boundary = 'untyped-boundary';
+    const cases = [
+      ['handbook.pdf', buildPdf({ lines: ['Refunds are paid within 14 days.'] }), 'pdf'],
+      ['onboarding.docx', await buildDocx(), 'docx'],
+    ] as const;
+    for (const [name, bytes, format] of cases) {
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n\r\n`;
+      const res = await fetch(`${api.server.url}/api/upload`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens.alice}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+        },
+        body: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+      });
+      const json = (await res.json()) as Json;
+      expect([res.status, json]).toEqual([202, expect.objectContaining({ filename: name })]);
+      const done = await documentStatus(json.document.id as string);
+      expect(done).toMatchObject({ status: 'indexed', failure_reason: null });
+      const key = (done.source_uri as string).replace(/^s3:\/\/[^/]+\//, '');
+      const stored = await stack.s3.client.send(
+        new HeadObjectCommand({ Bucket: stack.s3.bucket, Key: key }),
+      );
+      expect(stored.ContentType).toBe(UPLOAD_CONTENT_TYPES[format]);
+    }
+    // Text under a .pdf name is still refused for its type.
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="fake.pdf"\r\n\r\n`;
+    const fake = await fetch(`${api.server.url}/api/upload`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.alice}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+      body: `${head}plain words\r\n--${boundary}--\r\n`,
+    });
+    expectError(
+      { status: fake.status, body: (await fake.json()) as Json },
+      400,
+      'validation_error',
+    );
   });
 
   it('an unknown extension sent as application/octet-stream stays a 400; a declared type still wins', async () => {

@@ -3,6 +3,7 @@
  * extension; PDF and DOCX magic bytes override both, so a misnamed file is still read right.
  */
 import {
+  containerFormat,
   CONTENT_TYPES,
   EXTENSIONS,
   GENERIC_CONTENT_TYPES,
@@ -29,7 +30,7 @@ export function detectFormat(
   const withCharset = (format: SourceFormat): Detected =>
     charset !== undefined ? { format, charset } : { format };
 
-  const sniffed = sniffContainer(bytes);
+  const sniffed = containerFormat(bytes);
   if (sniffed !== undefined) return { format: sniffed };
 
   const extension = extensionOf(hint.key);
@@ -85,21 +86,6 @@ function extensionOf(key: string): string | undefined {
   const dot = name.lastIndexOf('.');
   if (dot <= 0 || dot === name.length - 1) return undefined;
   return name.slice(dot + 1).toLowerCase();
-}
-
-const PDF_MAGIC = Buffer.from('%PDF-', 'latin1');
-const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
-const DOCX_MAIN_PART = Buffer.from('word/document.xml', 'latin1');
-
-/**
- * PDF (the header at the very start: a text that merely mentions "%PDF-" stays text) or DOCX
- * (a ZIP whose entry names, stored uncompressed, include word/document.xml).
- */
-function sniffContainer(bytes: Uint8Array): 'pdf' | 'docx' | undefined {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buffer.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) return 'pdf';
-  if (buffer.subarray(0, 4).equals(ZIP_MAGIC) && buffer.includes(DOCX_MAIN_PART)) return 'docx';
-  return undefined;
 }
 
 function looksLikeHtml(bytes: Uint8Array): boolean {

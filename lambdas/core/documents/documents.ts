@@ -19,10 +19,12 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors';
 import {
+  containerFormat,
   CONTENT_TYPES,
   EXTENSIONS,
   GENERIC_CONTENT_TYPES,
   SUPPORTED_TYPES,
+  UPLOAD_CONTENT_TYPES,
 } from '../ingestion/formats';
 import {
   isSidecarKey,
@@ -373,6 +375,18 @@ function checkUploadType(fileName: string, contentType: string): void {
   }
 }
 
+/**
+ * The type an uploaded file is stored with: the declared one, unless it is plain text and the
+ * bytes are a PDF or DOCX. A multipart file part without a Content-Type is text/plain (RFC 7578),
+ * and common clients send none (Python's `requests` with `files={"file": f}`): such a PDF is
+ * stored as the PDF it is, and its name's extension must still agree.
+ */
+function storedContentType(declared: string, bytes: Uint8Array): string {
+  const mediaType = declared.split(';')[0]?.trim().toLowerCase() ?? '';
+  const format = mediaType === 'text/plain' ? containerFormat(bytes) : undefined;
+  return format ? UPLOAD_CONTENT_TYPES[format] : declared;
+}
+
 /** The object key of an S3 URI in this bucket, or null for a URI elsewhere. */
 function keyOf(bucket: string, sourceUri: string): string | null {
   const prefix = `s3://${bucket}/`;
@@ -546,12 +560,14 @@ export function createDocuments(deps: {
     },
 
     async storeUpload(caller, request, bytes) {
+      const contentType = storedContentType(request.contentType, bytes);
       const { id, key, sourceUri, document } = await reserveUpload(caller, {
         ...request,
+        contentType,
         sizeBytes: bytes.byteLength,
       });
       try {
-        await bucket.put(key, bytes, request.contentType);
+        await bucket.put(key, bytes, contentType);
       } catch (err) {
         // Recorded, not left queued until it expires as if the caller never sent it.
         await catalog

@@ -59,3 +59,30 @@ export const GENERIC_CONTENT_TYPES: ReadonlySet<string> = new Set([
 /** The supported types, for messages. */
 export const SUPPORTED_TYPES =
   '.txt, .md, .html, .pdf and .docx (and .csv, .json and .log as plain text)';
+
+const PDF_MAGIC = [...'%PDF-'].map((c) => c.charCodeAt(0));
+const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
+const DOCX_MAIN_PART = [...'word/document.xml'].map((c) => c.charCodeAt(0));
+
+function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
+  return prefix.every((b, i) => bytes[i] === b);
+}
+
+function holds(bytes: Uint8Array, needle: readonly number[]): boolean {
+  const first = needle[0]!;
+  for (let i = bytes.indexOf(first); i !== -1; i = bytes.indexOf(first, i + 1)) {
+    if (needle.every((b, k) => bytes[i + k] === b)) return true;
+  }
+  return false;
+}
+
+/**
+ * The format the bytes themselves declare, whatever the name or type says: PDF (its header at
+ * the very start: a text that merely mentions "%PDF-" stays text) or DOCX (a ZIP whose entry
+ * names, stored uncompressed, include word/document.xml); undefined for anything else.
+ */
+export function containerFormat(bytes: Uint8Array): 'pdf' | 'docx' | undefined {
+  if (startsWith(bytes, PDF_MAGIC)) return 'pdf';
+  if (startsWith(bytes, ZIP_MAGIC) && holds(bytes, DOCX_MAIN_PART)) return 'docx';
+  return undefined;
+}
