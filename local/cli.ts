@@ -42,7 +42,7 @@ Commands:
   reembed                                         switch the index to the configured embedding model in the foreground
   training consent --tenant <id> [--user <id>] on|off
   training export [--tenant <id>] [--out f.jsonl]  opted-in answers with feedback, as JSONL
-  help                                            this text
+  help                                            this text (<command> --help: one command's usage)
 
 Environment: GROUNDWORK_DATA_DIR (default .groundwork), PORT (default 3000), GROUNDWORK_LOG_LEVEL.`;
 
@@ -80,9 +80,38 @@ async function ingestCommand(args: string[]): Promise<number> {
   }
 }
 
+/**
+ * The usage lines of one command (its entries in USAGE, with their continuation lines), or null
+ * for a name USAGE does not list.
+ */
+export function usageOf(command: string): string | null {
+  const lines = USAGE.split('\n');
+  const out: string[] = [];
+  for (const [i, line] of lines.entries()) {
+    if (!line.startsWith(`  ${command} `) && line !== `  ${command}`) continue;
+    out.push(line);
+    for (const next of lines.slice(i + 1)) {
+      if (!/^ {3,}\S/.test(next)) break;
+      out.push(next);
+    }
+  }
+  return out.length > 0 ? `Usage: groundwork ${command} [options]\n\n${out.join('\n')}` : null;
+}
+
+/** Whether the arguments ask for help (`--help` or `-h` before any `--`). */
+function asksHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
 /** Runs one subcommand; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const help = command !== undefined && asksHelp(rest) ? usageOf(command) : null;
+  if (help !== null) {
+    console.log(help);
+    return 0;
+  }
   switch (command) {
     case 'start':
       return startCommand(rest, loadLocalEnv());
