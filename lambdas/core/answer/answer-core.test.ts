@@ -206,6 +206,22 @@ describe('extractive answerer', () => {
     });
     expect(answer).toBe('Refunds are issued within 14 days after the return arrives. [1]');
   });
+
+  it('gives a sentence said twice once, and the next best beside it', () => {
+    const example = 'Install it with npm install busboy.';
+    const blocks = buildContext(
+      [
+        hit('a', `Busboy parses forms. ${example} It needs Node 10.16 or newer to install.`, 0),
+        hit('b', `A second example.\n\n${example}`, 0),
+      ],
+      words,
+    );
+    const answer = extractiveAnswer('How do I install busboy with npm?', blocks, {
+      maxSentences: 2,
+      minRelativeScore: 0.1,
+    });
+    expect(answer).toBe(`${example} [1] It needs Node 10.16 or newer to install. [1]`);
+  });
 });
 
 describe('extractive answerer: what is not an answer', () => {

@@ -302,7 +302,15 @@ export function extractiveAnswer(
   options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
 ): string {
   const { candidates, type } = scoreSentences(question, blocks);
-  const ranked = candidates.filter((c) => c.answers).sort((a, b) => b.score - a.score);
+  // A sentence repeated (in the overlap of two chunks, or said twice) is given once.
+  const seen = new Set<string>();
+  const ranked = candidates
+    .filter((c) => c.answers)
+    .sort((a, b) => b.score - a.score)
+    .filter((c) => {
+      const key = c.text.replace(/\s+/g, ' ');
+      return !seen.has(key) && Boolean(seen.add(key));
+    });
   const top = ranked[0];
   if (!top) return '';
   const best = top.score;
