@@ -23,6 +23,9 @@ const FINGERPRINTS: Readonly<Record<number, string>> = {
   1: 'bd5b596186d53b67077d74fbe8149e1359f7f2acb40045924f5590e1fd866173',
   // A PDF whose recorded title is a file name or a placeholder is called by its first line.
   2: '9452bcfc77edfa52940b7a142dc7db0eb3a078c5218246b641cc671edbbb0988',
+  // Markdown: an <h1> or an opening heading names the document, linked images (badges) and tags
+  // over several lines go, bold over a line break loses its markers.
+  3: 'bf07700039bca428d9681ca18746518fe0012d583db0b397859ea73e55dc2404',
 };
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -35,6 +38,27 @@ const HTML = `<!doctype html><html><head><title>Field guide</title></head><body>
 <pre># not a heading
 make camp</pre>
 <script>ignored()</script></body></html>`;
+
+/** A project README as they are written: an HTML header, badges, a tag and bold over two lines. */
+const README = `<div align="center">
+  <h1>tarn</h1>
+  <a href="https://ci.example/tarn"><img src="https://ci.example/tarn/badge.svg
+?branch=main" alt="CI status"></a>
+</div>
+
+[![NPM Version][npm-image]][npm-url]
+
+Tarn backs up folders to S3. **Snapshots are
+encrypted** before they leave the machine.
+
+## Install
+
+\`\`\`sh
+npm install -g tarn
+\`\`\`
+
+[npm-url]: https://npmjs.org/package/tarn
+`;
 
 /** The sample handbook, the natural question sets' documents and one of every other format. */
 async function documents(): Promise<{ key: string; bytes: Uint8Array }[]> {
@@ -55,6 +79,7 @@ async function documents(): Promise<{ key: string; bytes: Uint8Array }[]> {
   }
   out.push({ key: 'built/page.html', bytes: new Uint8Array(Buffer.from(HTML, 'utf8')) });
   out.push({ key: 'built/guide.docx', bytes: await buildDocx({ title: 'Onboarding' }) });
+  out.push({ key: 'built/README.md', bytes: new Uint8Array(Buffer.from(README, 'utf8')) });
   // A PDF whose recorded title is its file name, as print drivers record it: called by its first line.
   out.push({
     key: 'built/export.pdf',

@@ -19,11 +19,20 @@ const LINK_DEFINITION = /^ {0,3}\[[^\]]+\]:[ \t]*\S+.*$/;
 const TABLE_DELIMITER_ROW =
   /^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*(?:\|[ \t]*)?$/;
 const BLOCKQUOTE_MARKERS = /^ {0,3}(?:>[ \t]?)+/;
+/** A line that is one HTML heading element (`<h1 align="center">Zod</h1>`), as READMEs write titles. */
+const HTML_HEADING = /^[ \t]*<h([1-6])(?:\s[^<>]*)?>(.*)<\/h\1>[ \t]*$/i;
+/** A tag still open at the end of its line: its attributes go on over the next lines. */
+const UNCLOSED_TAG = /<[A-Za-z][A-Za-z0-9-]*\s[^<>]*$/;
+/** How many further lines a tag's attributes may run over before the line is read as text. */
+const MAX_TAG_LINES = 10;
 
 /**
  * Converts Markdown to plain text. The title is front matter's `title:` if any, else the first
- * `# ` heading (or `===`-underlined heading). Code blocks keep their content verbatim without
- * the fence lines; images become their alt text; links become their text.
+ * `# ` heading (or `===`-underlined heading, or `<h1>` element), else a heading of any level that
+ * opens the document (`## iconv-lite: Pure JS character encoding conversion`). Code blocks keep
+ * their content verbatim without the fence lines; images become their alt text, except an image
+ * that is all of a link's text (a badge: "Build Status", "NPM Downloads"), which goes; links
+ * become their text; an HTML tag whose attributes run over several lines goes whole.
  */
 export function markdownToText(source: string): Extracted {
   let body = source.replace(/\r\n?/g, '\n');
@@ -40,11 +49,18 @@ export function markdownToText(source: string): Extracted {
   let fenceQuoted = false;
   // A heading has just ended its paragraph with a blank line, which stands for the source's own.
   let afterHeading = false;
-  for (const raw of body.split('\n')) {
+  // A heading that opens the document and has text under it (not a group of sections whose first
+  // line is another heading, as a changelog's "## Branch 3.x" above "### 3.12.0"): the title when
+  // nothing else names one. Undefined until the first heading or text, null when there is none.
+  let opening: string | null | undefined;
+  let openingHasText = false;
+  const lines = body.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!;
     // A block quote's lines are read without their markers ("> ## Note" is a heading, a bare ">"
     // a blank line); a fence opened outside a quote keeps its lines as written.
     const quoted = BLOCKQUOTE_MARKERS.test(raw);
-    const line = fence !== undefined && !fenceQuoted ? raw : raw.replace(BLOCKQUOTE_MARKERS, '');
+    let line = fence !== undefined && !fenceQuoted ? raw : raw.replace(BLOCKQUOTE_MARKERS, '');
     const blankAfterHeading = afterHeading && line.trim() === '';
     afterHeading = false;
     if (blankAfterHeading) continue;
@@ -59,11 +75,21 @@ export function markdownToText(source: string): Extracted {
       fenceQuoted = quoted;
       continue;
     }
-    const heading = ATX_HEADING.exec(line);
+    const joined = withTagClosed(lines, i);
+    if (joined) {
+      line = joined.line;
+      i = joined.last;
+    }
+    const html = HTML_HEADING.exec(line);
+    const heading = html
+      ? ['', '#'.repeat(Number(html[1])), html[2] ?? '']
+      : ATX_HEADING.exec(line);
     if (heading) {
       const text = inlineToText(atxHeadingText(heading[2] ?? ''));
       // A quoted heading (a note, a citation) does not name the document.
       if (title === undefined && heading[1] === '#' && text !== '' && !quoted) title = text;
+      if (opening === undefined && text !== '' && !quoted) opening = text;
+      else if (!openingHasText) opening = null;
       // A heading is a paragraph of its own, blank lines around it, even where the source puts
       // its text on the next line: otherwise it reads as the first words of that text.
       if ((out[out.length - 1] ?? '').trim() !== '') out.push('');
@@ -89,9 +115,35 @@ export function markdownToText(source: string): Extracted {
     if (RULE_OR_SETEXT_H2.test(line) || LINK_DEFINITION.test(line)) continue;
 
     if (TABLE_DELIMITER_ROW.test(line) && line.includes('-') && line.includes('|')) continue;
-    out.push(inlineToText(line));
+    const text = inlineToText(line);
+    if (text.trim() !== '') {
+      opening ??= null;
+      openingHasText = true;
+    }
+    out.push(text);
   }
-  return { text: out.join('\n'), title };
+  return {
+    text: out.join('\n'),
+    title: title ?? (openingHasText ? (opening ?? undefined) : undefined),
+  };
+}
+
+/**
+ * When line `i` ends inside a tag (`<img src="https://...badge.svg` with `?branch=main" alt="CI">`
+ * on the next line), that line joined with the lines up to the one that closes the tag, and the
+ * index of that last line; null when no tag is left open, or when it is not closed within
+ * MAX_TAG_LINES lines of text (then it is prose with a "<" in it).
+ */
+function withTagClosed(lines: readonly string[], i: number): { line: string; last: number } | null {
+  let line = lines[i]!;
+  if (!UNCLOSED_TAG.test(line)) return null;
+  for (let j = i + 1; j < lines.length && j <= i + MAX_TAG_LINES; j++) {
+    const next = lines[j]!;
+    if (next.trim() === '') return null;
+    line = `${line} ${next.trim()}`;
+    if (!UNCLOSED_TAG.test(line)) return { line, last: j };
+  }
+  return null;
 }
 
 /**
@@ -140,6 +192,10 @@ const ENTITIES: Record<string, string> = {
   nbsp: ' ',
 };
 
+/** An image, inline or by reference, that is all of a link's text, with the link. */
+const LINKED_IMAGE =
+  /\[\s*!\[[^[\]]*\](?:\((?:[^()]|\([^()]*\))*\)|\[[^[\]]*\])\s*\](?:\((?:[^()]|\([^()]*\))*\)|\[[^[\]]*\])/g;
+
 /** Strips inline Markdown from one line. */
 function inlineToText(line: string): string {
   const held: string[] = [];
@@ -149,6 +205,8 @@ function inlineToText(line: string): string {
       .replace(/(`+)(.+?)\1/g, (_m, _ticks: string, code: string) => hold(code.trim()))
       .replace(/\\([!-/:-@[-`{-~])/g, (_m, c: string) => hold(c))
       .replace(/<!--(?:(?!<!--).)*?-->/g, '')
+      // A link whose text is an image alone is a badge or a logo: its alt text is no content.
+      .replace(LINKED_IMAGE, '')
       // Images (inline and by reference) become their alt text; links become their text.
       .replace(/!\[([^[\]]*)\]\((?:[^()]|\([^()]*\))*\)/g, '$1')
       .replace(/!\[([^[\]]*)\]\[[^[\]]*\]/g, '$1')
@@ -160,6 +218,8 @@ function inlineToText(line: string): string {
       .replace(/(?<![\w*])\*(?=[^\s*])(.{1,500}?)(?<=[^\s*])\*(?![\w*])/g, '$1')
       .replace(/(?<![\w_])_(?=[^\s_])(.{1,500}?)(?<=[^\s_])_(?![\w_])/g, '$1')
       .replace(/~~(?=\S)(.{1,500}?)(?<=\S)~~/g, '$1')
+      // What is left of bold that runs over a line break: its marker at the start or end of a word.
+      .replace(/(^|[\s(])\*\*(?=\S)|(?<=\S)\*\*(?=[\s.,;:!?)]|$)/g, '$1')
       .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, decodeEntity)
       .replace(HELD, (_m, i: string) => held[Number(i)] ?? '')
   );

@@ -285,6 +285,48 @@ describe('markdown', () => {
     expect(doc.text).toBe('> npm ci\n# comment');
   });
 
+  it("reads a README's HTML header: its <h1> is the title, badges and multi-line tags go", async () => {
+    const source = [
+      '<div align="center">',
+      '  <h1 align="center">Middy Core</h1>',
+      '  <a href="https://github.com/middyjs/middy/actions/workflows/sast.yml">',
+      '    <img src="https://github.com/middyjs/middy/actions/workflows/sast.yml/badge.svg',
+      '?branch=main&event=push" alt="CodeQL" style="max-width:100%;">',
+      '  </a>',
+      '</div>',
+      '',
+      '[![NPM Version][npm-version-image]][npm-url] [![Build Status](https://ci.example/b.svg)](https://ci.example)',
+      '',
+      'Middleware for **AWS',
+      'Lambda**, see ![the diagram](flow.png) and 2 ** 10 bytes.',
+      '',
+      '[npm-url]: https://npmjs.org/package/x',
+    ].join('\n');
+    const doc = await parser.parse(utf8(source), { key: 'README.md' });
+    expect(doc.title).toBe('Middy Core');
+    expect(doc.text.replace(/\n\s*\n(\s*\n)+/g, '\n\n').trim()).toBe(
+      '# Middy Core\n\n' + 'Middleware for AWS\nLambda, see the diagram and 2 ** 10 bytes.',
+    );
+  });
+
+  it('takes a heading that opens the document as its title, unless a heading follows it at once', async () => {
+    const lead =
+      '## iconv-lite: Pure JS encoding\n\n[![NPM][i]][u]\n\n* Fast.\n\n## Usage\n\nCall it.';
+    expect((await parser.parse(utf8(lead), { key: 'README.md' })).title).toBe(
+      'iconv-lite: Pure JS encoding',
+    );
+    const changes = '## Branch 3.x ##\n\n### 3.12.0 ###\n\n* Added: options.';
+    expect((await parser.parse(utf8(changes), { key: 'CHANGES.md' })).title).toBeUndefined();
+    const prose = 'Some text first.\n\n## Usage\n\nCall it.';
+    expect((await parser.parse(utf8(prose), { key: 'notes.md' })).title).toBeUndefined();
+  });
+
+  it('leaves prose with a "<" that no ">" closes as it is', async () => {
+    const source = 'Keep a <b and c\nbelow ten.\n\nNext paragraph.';
+    const doc = await parser.parse(utf8(source), { key: 'x.md' });
+    expect(doc.text).toBe(source);
+  });
+
   it("cuts a heading's closing hashes only after a blank", async () => {
     const doc = await parser.parse(utf8('## Step 2 ##  \n\n## C#\n\nBody.'), { key: 'h.md' });
     expect(doc.text).toBe('## Step 2\n\n## C#\n\nBody.');

@@ -11,4 +11,4 @@
  * them over the repository's sample documents and fails until the version and its fingerprint
  * are raised together.
  */
-export const INGESTION_VERSION = 2;
+export const INGESTION_VERSION = 3;
