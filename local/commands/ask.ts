@@ -14,7 +14,7 @@ function formatAnswer(res: AnswerResponseBody): string {
   // A source is listed under the numbers that cite it in the text ("[2]" may be the first listed).
   res.citations.forEach((c, i) =>
     lines.push(
-      `[${c.markers?.length ? c.markers.join(', ') : i + 1}] ${c.source_title ?? c.source_uri}  ${c.source_uri}  (score ${c.relevance_score})`,
+      `[${c.markers?.length ? c.markers.join(', ') : i + 1}] ${c.source_title ?? c.source_uri}  ${c.source_uri}  (relevance ${c.relevance_score})`,
     ),
   );
   lines.push(`thread: ${res.thread_id}`);
