@@ -47,6 +47,7 @@ describe('natural question sets', () => {
       'council-services',
       'espresso-manual',
       'hr-handbook',
+      'package-readmes',
       'project-meetings',
       'saas-help-centre',
       'sample-handbook',
@@ -61,6 +62,16 @@ describe('natural question sets', () => {
     const all = sets.flatMap((s) => s.questions);
     expect(all.filter((q) => q.facts !== null).length).toBeGreaterThanOrEqual(90);
     expect(all.filter((q) => q.facts === null).length).toBeGreaterThanOrEqual(30);
+  });
+
+  it('reads the documents a corpus.json names: a folder, or files under names of their own', async () => {
+    const sets = await loadNaturalSets(path.join(__dirname, '../../eval/natural'));
+    const readmes = sets.find((s) => s.name === 'package-readmes')!;
+    const { corpus } = await naturalCorpus(readmes);
+    expect(corpus.map((d) => d.id)).toContain('middy-core-README');
+    expect(corpus.find((d) => d.id === 'busboy-README')!.text).toContain('busboy');
+    const handbook = sets.find((s) => s.name === 'sample-handbook')!;
+    expect((await naturalCorpus(handbook)).corpus.length).toBe(5);
   });
 
   it("states every answerable question's fact in one of its set's documents", async () => {

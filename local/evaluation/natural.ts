@@ -2,7 +2,9 @@
  * The natural question sets (eval/natural): small corpora with questions phrased as people ask
  * them, some answered by the text and some not. Each set is a folder with `questions.jsonl`
  * (`{"q": "...", "a": ["fact", ...]}`, or `"a": null` for a question the corpus does not answer)
- * and its documents in `docs/`, or a `corpus.json` (`{"docs": "<folder>"}`) naming them.
+ * and its documents in `docs/`, or a `corpus.json` naming them: `{"docs": "<folder>"}`, or
+ * `{"files": {"<name>.md": "<path>"}}` for files that live elsewhere under names of their own (the
+ * README of each of several packages). Paths are relative to the set's folder.
  *
  * The split is fixed by position: within each set, the answerable questions and the unanswerable
  * ones are each numbered in file order from 0; even numbers are the fit split, odd numbers are
@@ -22,9 +24,15 @@ export interface NaturalQuestion {
   readonly split: Split;
 }
 
+/** One document of a set: its name in the corpus (`.md` or `.txt`) and where it is read from. */
+interface NaturalDocument {
+  readonly name: string;
+  readonly path: string;
+}
+
 export interface NaturalSet {
   readonly name: string;
-  readonly docsDir: string;
+  readonly documents: readonly NaturalDocument[];
   readonly questions: readonly NaturalQuestion[];
 }
 
@@ -49,12 +57,7 @@ async function loadSet(dir: string): Promise<NaturalSet> {
   const lines = (await readFile(path.join(dir, 'questions.jsonl'), 'utf8'))
     .split('\n')
     .filter((l) => l.trim() !== '');
-  let docsDir = path.join(dir, 'docs');
-  const corpusFile = path.join(dir, 'corpus.json');
-  if (await stat(corpusFile).catch(() => null)) {
-    const corpus = JSON.parse(await readFile(corpusFile, 'utf8')) as { docs: string };
-    docsDir = path.resolve(dir, corpus.docs);
-  }
+  const documents = await setDocuments(dir);
   let answerable = 0;
   let unanswerable = 0;
   const questions = lines.map((line, i): NaturalQuestion => {
@@ -75,7 +78,31 @@ async function loadSet(dir: string): Promise<NaturalSet> {
       split: n % 2 === 0 ? 'fit' : 'heldout',
     };
   });
-  return { name, docsDir, questions };
+  return { name, documents, questions };
+}
+
+const DOCUMENT_NAME = /\.(md|txt)$/;
+
+/** A set's documents: `docs/`, or what its `corpus.json` names, sorted by name. */
+async function setDocuments(dir: string): Promise<NaturalDocument[]> {
+  const corpusFile = path.join(dir, 'corpus.json');
+  const corpus = (await stat(corpusFile).catch(() => null))
+    ? (JSON.parse(await readFile(corpusFile, 'utf8')) as {
+        docs?: string;
+        files?: Record<string, string>;
+      })
+    : { docs: 'docs' };
+  const documents = corpus.files
+    ? Object.entries(corpus.files).map(([name, file]) => ({
+        name,
+        path: path.resolve(dir, file),
+      }))
+    : (await readdir(path.resolve(dir, corpus.docs ?? 'docs')))
+        .filter((f) => DOCUMENT_NAME.test(f))
+        .map((f) => ({ name: f, path: path.resolve(dir, corpus.docs ?? 'docs', f) }));
+  const odd = documents.find((d) => !DOCUMENT_NAME.test(d.name));
+  if (odd) throw new Error(`${path.basename(dir)}: "${odd.name}" is not a .md or .txt name`);
+  return documents.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** The sets under `root` (every folder with a questions.jsonl), by name. */
@@ -96,12 +123,11 @@ export async function loadNaturalSets(root: string): Promise<NaturalSet[]> {
 
 /** A set's documents as a corpus `loadCorpus` indexes: id the file name without `.md`, no title. */
 export async function naturalCorpus(set: NaturalSet): Promise<BeirDataset> {
-  const files = (await readdir(set.docsDir)).filter((f) => /\.(md|txt)$/.test(f)).sort();
   const corpus = await Promise.all(
-    files.map(async (f) => ({
-      id: f.replace(/\.(md|txt)$/, ''),
+    set.documents.map(async (d) => ({
+      id: d.name.replace(DOCUMENT_NAME, ''),
       title: '',
-      text: await readFile(path.join(set.docsDir, f), 'utf8'),
+      text: await readFile(d.path, 'utf8'),
     })),
   );
   return {
