@@ -1,6 +1,6 @@
 import { buildContext, mergeAdjacent } from './context';
 import { citedIndexes, mapCitations, storedCitation } from './citations';
-import { extractiveAnswer } from './extractive';
+import { extractiveAnswer, MIN_RELATIVE_SCORE } from './extractive';
 import { isConversational } from './intent';
 import { buildPrompt, escapeDelimiters, recentHistory } from './prompt';
 import { carryKeyTerms, looksLikeFollowUp, makeStandalone } from './standalone';
@@ -205,6 +205,56 @@ describe('extractive answerer', () => {
       minRelativeScore: 0.8,
     });
     expect(answer).toBe('Refunds are issued within 14 days after the return arrives. [1]');
+  });
+
+  it("gives the best sentence of a list item with the rest of the item: an option's description and its default", () => {
+    const options = [
+      'Valid limits:',
+      '',
+      '* fieldNameSize - integer - Max field name size (in bytes). Default: 100.',
+      '* fieldSize - integer - Max field value size (in bytes). Default: 1048576 (1MB).',
+      '* fields - integer - Max number of non-file fields. Default: Infinity.',
+    ].join('\n');
+    const two = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE };
+    expect(
+      extractiveAnswer(
+        'What is the largest field value size busboy takes?',
+        contextOf('busboy', options),
+        two,
+      ),
+    ).toBe(
+      'fieldSize - integer - Max field value size (in bytes). [1] Default: 1048576 (1MB). [1]',
+    );
+    // Its number is no sentence of its own, and a sentence outside any item keeps the usual rule.
+    const steps = '1. Open Settings. Choose Security.\n2. Upload the metadata XML file.';
+    expect(
+      extractiveAnswer('Where do I upload the metadata XML?', contextOf('sso', steps), two),
+    ).toBe('Upload the metadata XML file. [1]');
+  });
+
+  it("does not answer with a line of a README's example code, but still with a command", () => {
+    const readme = [
+      '# Requirements',
+      '',
+      'Node.js v10.16.0 or newer is needed.',
+      '',
+      "const busboy = require('busboy');",
+      '',
+      "import { Parser } from 'busboy';",
+      '',
+      'npm install busboy --save-exact',
+    ].join('\n');
+    const one = { maxSentences: 1, minRelativeScore: MIN_RELATIVE_SCORE };
+    expect(
+      extractiveAnswer(
+        'Which Node.js version does busboy require?',
+        contextOf('busboy', readme),
+        one,
+      ),
+    ).toBe('Node.js v10.16.0 or newer is needed. [1]');
+    expect(
+      extractiveAnswer('How do I install busboy with npm?', contextOf('busboy', readme), one),
+    ).toBe('npm install busboy --save-exact [1]');
   });
 
   it('gives a sentence said twice once, and the next best beside it', () => {

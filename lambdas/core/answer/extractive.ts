@@ -8,7 +8,8 @@
  * for (a duration for "how long", ./answer-type.ts), and small priors for sources retrieval
  * ranked higher (by rank and by how far their cosine falls short of the best source's) and for
  * sentences early in their passage. When the best sentence names the subject but the sentence
- * next to it holds the answer, both are given. A question (an FAQ's heading), a heading and a
+ * next to it holds the answer, both are given, and so are two sentences of one list item (an
+ * option's description and its default). A sentence said twice is given once. A question (an FAQ's heading), a heading and a
  * block of code are never given as the answer, though a question's words still count for the
  * sentence after it (fully: it is that answer's subject), a heading's for every sentence of its
  * section and the document's title for every sentence of the document. A sentence that ends with a colon is read with what it introduces, and given with it,
@@ -58,6 +59,8 @@ const SHORT_SENTENCE = /^\S+(?:\s+\S+)+[.!?]["'”’)]*$/u;
 const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
 /** A list item's bullet or number ("- ", "* ", "• ", "3. ", "b) ") before the item's words. */
 const LIST_MARKER = /^\s*(?:[-*+•‣◦▪–]|\d{1,2}[.)]|[a-z][.)])\s+(?=\S)/u;
+/** A list item's number or letter alone ("3.", "b)"). */
+const BARE_NUMBER = /^\s*(?:\d{1,2}|[a-z])[.)]\s*$/u;
 /** Score taken per rank of the sentence's source below the first. */
 const SOURCE_RANK_PENALTY = 0.05;
 /**
@@ -89,6 +92,8 @@ interface Candidate {
   readonly order: number;
   /** Position of the sentence in its passage, from 0. */
   readonly position: number;
+  /** The list item it is a sentence of (its passage and the item's line there), if any. */
+  readonly item: string | null;
   readonly typed: boolean;
   /** Whether it may be given as the answer ({@link mayAnswer}). */
   readonly answers: boolean;
@@ -108,6 +113,15 @@ interface Candidate {
 }
 
 /**
+ * A line of program code, which a README's examples are full of: a declaration or an import
+ * (lower case, as no sentence starts), a comment, a statement ended by a semicolon, a `require`
+ * or an arrow function. `const busboy = require('busboy');` matches a question about busboy's
+ * requirements word for word and says nothing. Commands (`npm install busboy`) still answer.
+ */
+const CODE_STATEMENT =
+  /^\s*(?:const|let|var|import|export)\s[^.!?]*(?:=|\bfrom\b)|\brequire\(\s*['"]/u;
+
+/**
  * Share of a block's characters that are code punctuation at and above which it is read as code;
  * prose has well under 1 % (a parenthesis now and then), code several per cent.
  */
@@ -125,6 +139,7 @@ function isQuestion(text: string): boolean {
 
 function mayAnswer(text: string): boolean {
   if (isQuestion(text)) return false;
+  if (CODE_STATEMENT.test(text.replace(LIST_MARKER, ''))) return false;
   if (text.split('\n').length < 3) return true;
   const code = text.match(/[{}();=<>[\]]/g)?.length ?? 0;
   return code / text.length < CODE_PUNCTUATION_SHARE;
@@ -152,6 +167,18 @@ function isHeading(text: string, s: Sentence): boolean {
   // Directly above its paragraph, a line is a heading only as a plain-text title.
   const next = /^[^\S\n]*\n([^\n]*)/.exec(after)?.[1];
   return next !== undefined && isTitle(line, next);
+}
+
+/**
+ * The list item that the sentence starting at `start` belongs to, as a key (its passage and the
+ * start of the item's line), or null when its line is not a list item. A list item is read on one
+ * line (the parsers write it so).
+ */
+function listItemOf(text: string, start: number, passage: number): string | null {
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  const lineEnd = text.indexOf('\n', lineStart);
+  const line = text.slice(lineStart, lineEnd === -1 ? undefined : lineEnd);
+  return LIST_MARKER.test(line) ? `${passage}:${lineStart}` : null;
 }
 
 /**
@@ -200,6 +227,9 @@ function scoreSentences(
           header = { text: s.text, words: new Set(contentWords(s.text)) };
           continue;
         }
+        // A numbered list item's number, which the segmenter may cut off as a sentence ("3."),
+        // says nothing.
+        if (BARE_NUMBER.test(s.text)) continue;
         // Headings and fragments carry no answer; a short line with a figure may ("Weight: 7.2 kg."),
         // and so may a short sentence ("Closed on Mondays.") or an FAQ's short question
         // ("Damaged in transit?"), whose words the answer below it is read with.
@@ -220,6 +250,7 @@ function scoreSentences(
           passage,
           order: order++,
           position: position++,
+          item: listItemOf(p.text, s.start, passage),
           typed: type !== null && holdsAnswerType(s.text, type),
           answers: mayAnswer(s.text) && !heading && !isHeading(p.text, s),
           asks: isQuestion(s.text),
@@ -332,10 +363,18 @@ export function extractiveAnswer(
             c?.passage === top.passage && c.answers && c.typed && (i === 0 || c.matched > 0),
         ) ?? null)
       : null);
-  const chosen = (adjacent ? [top, adjacent] : ranked.slice(0, options.maxSentences)).filter(
+  // The best sentence in a list item is given with the rest of the item, the next sentence or
+  // else the one before: an option's description and its "Default: 1048576 (1MB)." are one answer.
+  const itemmate =
+    options.maxSentences >= 2 && top.item !== null
+      ? ([candidates[top.order + 1], candidates[top.order - 1]].find(
+          (c) => c?.item === top.item && c.answers,
+        ) ?? null)
+      : null;
+  const pair = adjacent ?? itemmate;
+  const chosen = (pair ? [top, pair] : ranked.slice(0, options.maxSentences)).filter(
     // Every row of a table matches its header's words: a further row must match by its own.
-    (c, i) =>
-      i === 0 || adjacent || c.score - c.named >= (best - top.named) * options.minRelativeScore,
+    (c, i) => i === 0 || pair || c.score - c.named >= (best - top.named) * options.minRelativeScore,
   );
   // The best first, unless they are one passage's consecutive sentences, which read in order.
   const inOrder = [...chosen].sort((a, b) => a.order - b.order);
