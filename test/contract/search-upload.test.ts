@@ -433,8 +433,17 @@ describe.each(ENGINES)('seed 004: GET /api/search and POST /api/upload on %s', (
       );
       expect(stored.ContentType).toBe(UPLOAD_CONTENT_TYPES[format]);
     }
-    // Text under a .pdf name is still refused for its type.
+    // Text under a .pdf name is still refused for its type; a PDF under a .txt name keeps the type
+    // it came with, and ingestion reads it by its bytes.
     expectError(await uploadPart('fake.pdf', 'plain words', null), 400, 'validation_error');
+    const misnamed = await uploadPart(
+      'notes.txt',
+      buildPdf({ lines: ['Misnamed notes are still read as a PDF.'] }),
+      null,
+    );
+    expect(misnamed.status).toBe(202);
+    const done = await documentStatus(misnamed.body.document.id as string);
+    expect(done).toMatchObject({ status: 'indexed', failure_reason: null });
   });
 
   it('an unknown extension sent as application/octet-stream stays a 400; a declared type still wins', async () => {

@@ -340,8 +340,7 @@ function checkUploadType(fileName: string, contentType: string): void {
     );
   }
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  const dot = fileName.lastIndexOf('.');
-  const extension = dot > 0 ? fileName.slice(dot + 1).toLowerCase() : '';
+  const extension = extensionOf(fileName);
   const byExtension = EXTENSIONS[extension];
   if (GENERIC_CONTENT_TYPES.has(mediaType)) {
     if (byExtension) return;
@@ -379,12 +378,21 @@ function checkUploadType(fileName: string, contentType: string): void {
  * The type an uploaded file is stored with: the declared one, unless it is plain text and the
  * bytes are a PDF or DOCX. A multipart file part without a Content-Type is text/plain (RFC 7578),
  * and common clients send none (Python's `requests` with `files={"file": f}`): such a PDF is
- * stored as the PDF it is, and its name's extension must still agree.
+ * stored as the PDF it is when its name says so too (a PDF named .txt keeps the declared type,
+ * and ingestion's detector still reads it by its bytes).
  */
-function storedContentType(declared: string, bytes: Uint8Array): string {
+function storedContentType(declared: string, fileName: string, bytes: Uint8Array): string {
   const mediaType = declared.split(';')[0]?.trim().toLowerCase() ?? '';
   const format = mediaType === 'text/plain' ? containerFormat(bytes) : undefined;
-  return format ? UPLOAD_CONTENT_TYPES[format] : declared;
+  return format && EXTENSIONS[extensionOf(fileName)] === format
+    ? UPLOAD_CONTENT_TYPES[format]
+    : declared;
+}
+
+/** A file name's extension, lower case, without the dot ('' for none). */
+function extensionOf(fileName: string): string {
+  const dot = fileName.lastIndexOf('.');
+  return dot > 0 ? fileName.slice(dot + 1).toLowerCase() : '';
 }
 
 /** The object key of an S3 URI in this bucket, or null for a URI elsewhere. */
@@ -560,7 +568,7 @@ export function createDocuments(deps: {
     },
 
     async storeUpload(caller, request, bytes) {
-      const contentType = storedContentType(request.contentType, bytes);
+      const contentType = storedContentType(request.contentType, request.filename, bytes);
       const { id, key, sourceUri, document } = await reserveUpload(caller, {
         ...request,
         contentType,
