@@ -232,6 +232,29 @@ describe('extractive answerer', () => {
     ).toBe('Upload the metadata XML file. [1]');
   });
 
+  it("gives a short list item under its section's heading, which says what the list is", () => {
+    const readme = [
+      '## Features',
+      '',
+      '- Connection pooling',
+      '- Async notifications with LISTEN/NOTIFY',
+      '',
+      '## TODO',
+      '',
+      '- Implement DynamoDB Streams',
+      '- Implement size info for tables and indexes',
+    ].join('\n');
+    const one = { maxSentences: 1, minRelativeScore: MIN_RELATIVE_SCORE };
+    expect(
+      extractiveAnswer('Does it support DynamoDB Streams?', contextOf('dynalite', readme), one),
+    ).toBe('TODO: Implement DynamoDB Streams [1]');
+    // A longer item says enough by itself.
+    const long = '## Limits\n\n- Each table may hold at most 400 KB per item, as DynamoDB allows.';
+    expect(extractiveAnswer('How big can an item be?', contextOf('dynalite', long), one)).toBe(
+      'Each table may hold at most 400 KB per item, as DynamoDB allows. [1]',
+    );
+  });
+
   it("does not answer with a line of a README's example code, but still with a command", () => {
     const readme = [
       '# Requirements',

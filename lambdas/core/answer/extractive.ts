@@ -9,7 +9,8 @@
  * ranked higher (by rank and by how far their cosine falls short of the best source's) and for
  * sentences early in their passage. When the best sentence names the subject but the sentence
  * next to it holds the answer, both are given, and so are two sentences of one list item (an
- * option's description and its default). A sentence said twice is given once. A question (an FAQ's heading), a heading and a
+ * option's description and its default); a short list item is given under its section's heading
+ * ("TODO: Implement DynamoDB Streams"). A sentence said twice is given once. A question (an FAQ's heading), a heading and a
  * block of code are never given as the answer, though a question's words still count for the
  * sentence after it (fully: it is that answer's subject), a heading's for every sentence of its
  * section and the document's title for every sentence of the document. A sentence that ends with a colon is read with what it introduces, and given with it,
@@ -17,7 +18,13 @@
  * that opens it in the document, and a table row is matched and given with its table's header
  * row. It never writes text that is not in the documents.
  */
-import { isHeadingAt, isTableRow, isTitle, MAX_HEADING_WORDS } from '../text/lines';
+import {
+  isHeadingAt,
+  isTableRow,
+  isTitle,
+  MAX_HEADING_WORDS,
+  withoutHeadingMarks,
+} from '../text/lines';
 import { expectedAnswerType, holdsAnswerType, type AnswerType } from './answer-type';
 import type { ContextBlock } from './context';
 import {
@@ -59,6 +66,13 @@ const SHORT_SENTENCE = /^\S+(?:\s+\S+)+[.!?]["'”’)]*$/u;
 const VERDICT = /^(?:yes|no|not (?:yet|directly|really))\b[.!,]?$/i;
 /** A list item's bullet or number ("- ", "* ", "• ", "3. ", "b) ") before the item's words. */
 const LIST_MARKER = /^\s*(?:[-*+•‣◦▪–]|\d{1,2}[.)]|[a-z][.)])\s+(?=\S)/u;
+/** At most this many words: a list item that names a thing rather than says something of it. */
+const SHORT_ITEM_WORDS = 8;
+
+function isShortItem(text: string): boolean {
+  return text.replace(LIST_MARKER, '').trim().split(/\s+/).length <= SHORT_ITEM_WORDS;
+}
+
 /** A list item's number or letter alone ("3.", "b)"). */
 const BARE_NUMBER = /^\s*(?:\d{1,2}|[a-z])[.)]\s*$/u;
 /** Score taken per rank of the sentence's source below the first. */
@@ -94,6 +108,8 @@ interface Candidate {
   readonly position: number;
   /** The list item it is a sentence of (its passage and the item's line there), if any. */
   readonly item: string | null;
+  /** The text of the marked heading above it in its passage, if any (not the document's title). */
+  readonly heading: string | null;
   readonly typed: boolean;
   /** Whether it may be given as the answer ({@link mayAnswer}). */
   readonly answers: boolean;
@@ -216,6 +232,7 @@ function scoreSentences(
       let verdict: string | null = null;
       let header: Candidate['header'] = null;
       let section: ReadonlySet<string> | null = title.length > 0 ? new Set(title) : null;
+      let sectionHeading: string | null = null;
       const all = sentences(p.text);
       for (const [i, s] of all.entries()) {
         const heading = isHeadingAt(p.text, s.start, s.end);
@@ -251,6 +268,7 @@ function scoreSentences(
           order: order++,
           position: position++,
           item: listItemOf(p.text, s.start, passage),
+          heading: heading ? null : sectionHeading,
           typed: type !== null && holdsAnswerType(s.text, type),
           answers: mayAnswer(s.text) && !heading && !isHeading(p.text, s),
           asks: isQuestion(s.text),
@@ -262,7 +280,10 @@ function scoreSentences(
           matched: 0,
         });
         verdict = null;
-        if (heading) section = new Set([...title, ...contentWords(s.text)]);
+        if (heading) {
+          section = new Set([...title, ...contentWords(s.text)]);
+          sectionHeading = withoutHeadingMarks(s.text).trim();
+        }
       }
     }
   }
@@ -385,15 +406,20 @@ export function extractiveAnswer(
   const polar = isPolar(question);
   const headed = new Set<Candidate['header']>();
   return chosen
-    .map((c) => {
+    .map((c, i) => {
       // A table row is given under its header, which says what its cells are (once per table).
       const header = c.header && !headed.has(c.header) ? c.header : null;
       headed.add(c.header);
+      // A short list item is given under its section's heading, which says what the list is
+      // ("TODO: Implement DynamoDB Streams", "Not accepted: Tyres").
+      const listed = i === 0 && c.item !== null && c.heading !== null && isShortItem(c.text);
       const text = header
         ? `${header.text} ${c.text}`
-        : polar && c.verdict
-          ? `${c.verdict} ${c.text}`
-          : c.text;
+        : listed
+          ? `${c.heading}: ${c.text.replace(LIST_MARKER, '')}`
+          : polar && c.verdict
+            ? `${c.verdict} ${c.text}`
+            : c.text;
       // A sentence wrapped over lines, or a table's cells padded to line up, read as one line;
       // a list item is quoted without its bullet or number.
       return `${text.replace(/\s+/g, ' ').replace(LIST_MARKER, '')} [${c.block.index}]`;
