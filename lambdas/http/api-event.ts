@@ -8,6 +8,7 @@
  * names joined by commas, and the body as sent (`isBase64Encoded` for binary media types).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { mediaTypeOf } from '../core/ingestion/formats';
 
 /** A REST API proxy event; `requestContext.authorizer.claims` holds a verified token's claims. */
 export type ApiEvent = APIGatewayProxyEvent;
@@ -114,8 +115,7 @@ export const BINARY_MEDIA_TYPES: readonly string[] = ['multipart/form-data'];
 
 /** Whether API Gateway passes a body of this Content-Type base64-encoded. */
 export function isBinaryMediaType(contentType: string | undefined): boolean {
-  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  return BINARY_MEDIA_TYPES.includes(type);
+  return BINARY_MEDIA_TYPES.includes(mediaTypeOf(contentType));
 }
 
 /** What a REST API proxy event is built from (the local server's request, or a test's). */

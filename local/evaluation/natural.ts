@@ -92,14 +92,15 @@ async function setDocuments(dir: string): Promise<NaturalDocument[]> {
         files?: Record<string, string>;
       })
     : { docs: 'docs' };
+  const folder = path.resolve(dir, corpus.docs ?? 'docs');
   const documents = corpus.files
     ? Object.entries(corpus.files).map(([name, file]) => ({
         name,
         path: path.resolve(dir, file),
       }))
-    : (await readdir(path.resolve(dir, corpus.docs ?? 'docs')))
+    : (await readdir(folder))
         .filter((f) => DOCUMENT_NAME.test(f))
-        .map((f) => ({ name: f, path: path.resolve(dir, corpus.docs ?? 'docs', f) }));
+        .map((f) => ({ name: f, path: path.join(folder, f) }));
   const odd = documents.find((d) => !DOCUMENT_NAME.test(d.name));
   if (odd) throw new Error(`${path.basename(dir)}: "${odd.name}" is not a .md or .txt name`);
   return documents.sort((a, b) => a.name.localeCompare(b.name));

@@ -6,7 +6,9 @@ import {
   containerFormat,
   CONTENT_TYPES,
   EXTENSIONS,
+  extensionOf,
   GENERIC_CONTENT_TYPES,
+  mediaTypeOf,
   SUPPORTED_TYPES,
 } from '../../core/ingestion/formats';
 import { DocumentRejectedError, type SourceFormat } from '../../core/ingestion/types';
@@ -69,8 +71,8 @@ function parseContentType(contentType: string | undefined): {
   mediaType: string;
   charset?: string;
 } {
-  const [type = '', ...params] = (contentType ?? '').split(';');
-  const mediaType = type.trim().toLowerCase();
+  const mediaType = mediaTypeOf(contentType);
+  const params = (contentType ?? '').split(';').slice(1);
   for (const param of params) {
     const [name = '', value = ''] = param.split('=');
     if (name.trim().toLowerCase() === 'charset' && value.trim() !== '') {
@@ -78,14 +80,6 @@ function parseContentType(contentType: string | undefined): {
     }
   }
   return { mediaType };
-}
-
-/** The lower-case extension of the key's last path segment, without the dot. */
-function extensionOf(key: string): string | undefined {
-  const name = key.slice(key.lastIndexOf('/') + 1);
-  const dot = name.lastIndexOf('.');
-  if (dot <= 0 || dot === name.length - 1) return undefined;
-  return name.slice(dot + 1).toLowerCase();
 }
 
 function looksLikeHtml(bytes: Uint8Array): boolean {

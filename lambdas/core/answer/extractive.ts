@@ -10,11 +10,12 @@
  * sentences early in their passage. When the best sentence names the subject but the sentence
  * next to it holds the answer, both are given, and so are two sentences of one list item (an
  * option's description and its default); a short list item is given under its section's heading
- * ("TODO: Implement DynamoDB Streams"). A sentence said twice is given once. A question (an FAQ's heading), a heading and a
- * block of code are never given as the answer, though a question's words still count for the
- * sentence after it (fully: it is that answer's subject), a heading's for every sentence of its
- * section and the document's title for every sentence of the document. A sentence that ends with a colon is read with what it introduces, and given with it,
- * even when that is a block of code. A yes/no question's answer keeps the bare "Yes." or "No."
+ * ("TODO: Implement DynamoDB Streams"). A sentence said twice is given once. A question (an FAQ's
+ * heading), a heading, a block of code and a line of code are never given as the answer, though
+ * a question's words still count for the sentence after it (fully: it is that answer's subject),
+ * a heading's for every sentence of its section and the document's title for every sentence of
+ * the document. A sentence that ends with a colon is read with what it introduces, and given with
+ * it, even when that is a block of code. A yes/no question's answer keeps the bare "Yes." or "No."
  * that opens it in the document, and a table row is matched and given with its table's header
  * row. It never writes text that is not in the documents.
  */
@@ -129,10 +130,10 @@ interface Candidate {
 }
 
 /**
- * A line of program code, which a README's examples are full of: a declaration or an import
- * (lower case, as no sentence starts), a comment, a statement ended by a semicolon, a `require`
- * or an arrow function. `const busboy = require('busboy');` matches a question about busboy's
- * requirements word for word and says nothing. Commands (`npm install busboy`) still answer.
+ * A line of program code, which a README's examples are full of: a declaration that assigns or an
+ * import (lower case, as no sentence starts), or a `require`. `const busboy = require('busboy');`
+ * matches a question about busboy's requirements word for word and says nothing. Commands (`npm
+ * install busboy`) and comments still answer: they often hold an option's name.
  */
 const CODE_STATEMENT =
   /^\s*(?:const|let|var|import|export)\s[^.!?]*(?:=|\bfrom\b)|\brequire\(\s*['"]/u;

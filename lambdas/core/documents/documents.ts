@@ -22,7 +22,9 @@ import {
   containerFormat,
   CONTENT_TYPES,
   EXTENSIONS,
+  extensionOf,
   GENERIC_CONTENT_TYPES,
+  mediaTypeOf,
   SUPPORTED_TYPES,
   UPLOAD_CONTENT_TYPES,
 } from '../ingestion/formats';
@@ -339,8 +341,8 @@ function checkUploadType(fileName: string, contentType: string): void {
       `filename: names ending in "${SIDECAR_SUFFIX}" are reserved for metadata sidecars`,
     );
   }
-  const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  const extension = extensionOf(fileName);
+  const mediaType = mediaTypeOf(contentType);
+  const extension = extensionOf(fileName) ?? '';
   const byExtension = EXTENSIONS[extension];
   if (GENERIC_CONTENT_TYPES.has(mediaType)) {
     if (byExtension) return;
@@ -382,17 +384,10 @@ function checkUploadType(fileName: string, contentType: string): void {
  * and ingestion's detector still reads it by its bytes).
  */
 function storedContentType(declared: string, fileName: string, bytes: Uint8Array): string {
-  const mediaType = declared.split(';')[0]?.trim().toLowerCase() ?? '';
-  const format = mediaType === 'text/plain' ? containerFormat(bytes) : undefined;
-  return format && EXTENSIONS[extensionOf(fileName)] === format
+  const format = mediaTypeOf(declared) === 'text/plain' ? containerFormat(bytes) : undefined;
+  return format && EXTENSIONS[extensionOf(fileName) ?? ''] === format
     ? UPLOAD_CONTENT_TYPES[format]
     : declared;
-}
-
-/** A file name's extension, lower case, without the dot ('' for none). */
-function extensionOf(fileName: string): string {
-  const dot = fileName.lastIndexOf('.');
-  return dot > 0 ? fileName.slice(dot + 1).toLowerCase() : '';
 }
 
 /** The object key of an S3 URI in this bucket, or null for a URI elsewhere. */

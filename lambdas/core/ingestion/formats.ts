@@ -60,6 +60,19 @@ export const GENERIC_CONTENT_TYPES: ReadonlySet<string> = new Set([
 export const SUPPORTED_TYPES =
   '.txt, .md, .html, .pdf and .docx (and .csv, .json and .log as plain text)';
 
+/** A content type's media type, lower case, without its parameters (`text/plain; charset=utf-8`). */
+export function mediaTypeOf(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** The lower-case extension of a key's or file name's last path segment, without the dot. */
+export function extensionOf(key: string): string | undefined {
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0 || dot === name.length - 1) return undefined;
+  return name.slice(dot + 1).toLowerCase();
+}
+
 const PDF_MAGIC = [...'%PDF-'].map((c) => c.charCodeAt(0));
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 const DOCX_MAIN_PART = [...'word/document.xml'].map((c) => c.charCodeAt(0));
