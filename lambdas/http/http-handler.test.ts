@@ -1,5 +1,6 @@
 import { parseEnv, lambdaEnvSchema } from '../adapters/aws/lambda-env';
 import { ConfigError, ValidationError } from '../core/errors';
+import { FILTER_OPERATORS } from '../core/retrieval/filters';
 import { answerRequestSchema } from '../rag-answer/schema';
 import { searchRequestSchema } from '../rag-search/schema';
 import { statsQuerySchema } from '../admin/schema';
@@ -147,19 +148,7 @@ describe('the value lists of in and notIn filters', () => {
     }
   });
 
-  it.each([
-    'equals',
-    'notEquals',
-    'in',
-    'notIn',
-    'greaterThan',
-    'greaterThanOrEquals',
-    'lessThan',
-    'lessThanOrEquals',
-    'startsWith',
-    'andAll',
-    'orAll',
-  ])('judges a malformed %s filter by its own operator', (operator) => {
+  it.each(FILTER_OPERATORS)('judges a malformed %s filter by its own operator', (operator) => {
     const err = thrownBy(() => parseOrThrow(searchRequestSchema, body({ [operator]: {} })));
 
     expect((err as Error).message).toMatch(new RegExp(`filters\\.metadata: ${operator}[.:]`));

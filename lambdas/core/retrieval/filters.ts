@@ -84,7 +84,7 @@ function filterBudgetExceeded(raw: unknown): string | null {
  * The operators, in the order of the union's branches in {@link metadataFilterNodeSchema}
  * (http-handler.test.ts checks that each malformed operator is judged by its own branch).
  */
-const OPERATORS = [
+export const FILTER_OPERATORS = [
   'equals',
   'notEquals',
   'in',
@@ -98,9 +98,9 @@ const OPERATORS = [
   'orAll',
 ] as const;
 
-const UNKNOWN_FILTER = `unknown or malformed metadata filter: use one of ${OPERATORS.join(', ')}`;
+const UNKNOWN_FILTER = `unknown or malformed metadata filter: use one of ${FILTER_OPERATORS.join(', ')}`;
 /** The start of a message {@link describeFilterIssue} made: an operator's path. */
-const OPERATOR_PATH = new RegExp(`^(${OPERATORS.join('|')})[.:]`);
+const OPERATOR_PATH = new RegExp(`^(${FILTER_OPERATORS.join('|')})[.:]`);
 
 /**
  * The message of a metadata filter no branch of the union accepts. A filter that names exactly one
@@ -115,7 +115,7 @@ function describeFilterIssue(issue: {
   const input = issue.input;
   const keys =
     typeof input === 'object' && input !== null && !Array.isArray(input) ? Object.keys(input) : [];
-  const branch = keys.length === 1 ? OPERATORS.indexOf(keys[0] as never) : -1;
+  const branch = keys.length === 1 ? FILTER_OPERATORS.indexOf(keys[0] as never) : -1;
   const first = branch === -1 ? undefined : issue.errors?.[branch]?.[0];
   if (!first) return UNKNOWN_FILTER;
   const path = first.path.map(String).join('.');
