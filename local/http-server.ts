@@ -109,6 +109,8 @@ export interface LocalHttpServerOptions {
   readonly corsOrigins?: readonly string[];
   /** Largest accepted request body. @default MAX_BODY_BYTES (1 MiB, as the handlers) */
   readonly maxBodyBytes?: number;
+  /** How long a request body may take to arrive in all. @default BODY_DEADLINE_MS (60 s) */
+  readonly bodyDeadlineMs?: number;
 }
 
 export interface LocalHttpServer {
@@ -202,10 +204,17 @@ function bearerToken(header: string | undefined): string | null {
  * How long a request body may stop arriving (no byte for this long) before the request is
  * answered 408 `request_timeout` and its connection closed, and how long a request's headers may
  * take in all. Loopback and local networks deliver a request in well under a second; a client
- * that stalls longer holds a connection for nothing. Node's own `requestTimeout` (5 minutes for
- * the whole request) still bounds a body that trickles in.
+ * that stalls longer holds a connection for nothing.
  */
 export const BODY_IDLE_TIMEOUT_MS = 15_000;
+
+/**
+ * How long a request body may take to arrive in all (408 `request_timeout`): a body that trickles
+ * in, a byte now and then inside the idle bound, would otherwise hold its connection until Node's
+ * own `requestTimeout` of 5 minutes. The largest body, an upload's `MAX_UPLOAD_BODY_BYTES` (about
+ * 4.45 MiB), takes a second or two on a local network; API Gateway gives a whole request 29 s.
+ */
+const BODY_DEADLINE_MS = 60_000;
 
 /** The client went away (reset or closed the connection) before its request body arrived. */
 class ClientGoneError extends Error {
@@ -214,10 +223,10 @@ class ClientGoneError extends Error {
 
 /**
  * Reads the body, refusing more than `limit` bytes (413) before or while it arrives, and a body
- * that stops arriving for BODY_IDLE_TIMEOUT_MS (408). A client that goes away rejects with
- * ClientGoneError: there is nobody left to answer.
+ * that stops arriving for BODY_IDLE_TIMEOUT_MS or is not all there after `deadlineMs` (408). A
+ * client that goes away rejects with ClientGoneError: there is nobody left to answer.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number, deadlineMs: number): Promise<Buffer> {
   // The rest of the body is not read, so the connection cannot be reused.
   const tooLarge = () => new PayloadTooLargeError(limit, { connection: 'close' });
   if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
@@ -226,20 +235,28 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const stalled = () =>
-      new AppError(
-        'request_timeout',
-        `The request body stopped arriving: no data for ${BODY_IDLE_TIMEOUT_MS / 1000} s`,
-        408,
-        { headers: { connection: 'close' } },
-      );
+    const timedOut = (message: string) =>
+      new AppError('request_timeout', message, 408, { headers: { connection: 'close' } });
     const stop = (err: Error) => {
       clearTimeout(timer);
+      clearTimeout(deadline);
       req.off('data', onData);
       req.off('end', onEnd);
       reject(err);
     };
-    const timer = setTimeout(() => stop(stalled()), BODY_IDLE_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        stop(
+          timedOut(
+            `The request body stopped arriving: no data for ${BODY_IDLE_TIMEOUT_MS / 1000} s`,
+          ),
+        ),
+      BODY_IDLE_TIMEOUT_MS,
+    );
+    const deadline = setTimeout(
+      () => stop(timedOut(`The request body took longer than ${deadlineMs / 1000} s to arrive`)),
+      deadlineMs,
+    );
     const onData = (chunk: Buffer) => {
       timer.refresh();
       size += chunk.length;
@@ -252,6 +269,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     };
     const onEnd = () => {
       clearTimeout(timer);
+      clearTimeout(deadline);
       resolve(Buffer.concat(chunks));
     };
     req.on('data', onData);
@@ -368,6 +386,7 @@ export async function createLocalHttpServer(
 ): Promise<LocalHttpServer> {
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const bodyDeadlineMs = options.bodyDeadlineMs ?? BODY_DEADLINE_MS;
   const corsOrigins = options.corsOrigins ?? DEFAULT_CORS_ORIGINS;
   // The built-in liveness route, unless the routes bring their own (the API's GET /api/health).
   const ownHealth = options.routes.some((r) => r.method === 'GET' && r.path === '/api/health');
@@ -477,7 +496,7 @@ export async function createLocalHttpServer(
         claims = await options.verifier.verify(token);
       }
 
-      const body = await readBody(req, route.maxBodyBytes ?? maxBodyBytes);
+      const body = await readBody(req, route.maxBodyBytes ?? maxBodyBytes, bodyDeadlineMs);
 
       const event = toApiGatewayEvent(req, {
         route,

@@ -296,6 +296,61 @@ describe('local HTTP server', () => {
     BODY_IDLE_TIMEOUT_MS + 30_000,
   );
 
+  it('answers 408 request_timeout to a body that trickles in past the deadline', async () => {
+    const events: string[] = [];
+    const bounded = await createLocalHttpServer({
+      routes,
+      verifier,
+      bodyDeadlineMs: 1_500,
+      logger: {
+        error: (message) => events.push(`error ${message}`),
+        warn: (message) => events.push(`warn ${message}`),
+        info: () => undefined,
+      },
+    });
+    let trickle: NodeJS.Timeout | undefined;
+    try {
+      const response = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+        const req = request(
+          `${bounded.url}/echo`,
+          {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${token()}`,
+              'content-type': 'application/json',
+              'content-length': 100,
+            },
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => {
+              resolve({ status: res.statusCode, body });
+              req.destroy();
+            });
+          },
+        );
+        req.on('error', reject);
+        // A byte every 200 ms: never idle for the idle bound, never done (100 bytes take 20 s).
+        trickle = setInterval(() => req.write(' '), 200);
+      });
+
+      expect(response.status).toBe(408);
+      expect(JSON.parse(response.body)).toEqual({
+        error: {
+          code: 'request_timeout',
+          message: 'The request body took longer than 1.5 s to arrive',
+          retryable: false,
+        },
+      });
+      expect(events).toEqual(['warn request body stalled']);
+    } finally {
+      clearInterval(trickle);
+      await bounded.close();
+    }
+  });
+
   it(
     'answers 408 request_timeout to headers that stop arriving, within the body idle bound',
     async () => {
