@@ -255,6 +255,69 @@ describe('extractive answerer', () => {
     );
   });
 
+  it("gives a sentence under its section's heading when the heading holds the release or date asked for", () => {
+    const changes = [
+      '### 3.11.1',
+      '',
+      '* Bugfix: `MaxListenersExceededWarning` was triggered by `gracefulExit` handlers',
+      '',
+      '### 3.11.0',
+      '',
+      '* Added: `log()` convenience method the multibar to enable custom logging output on top of the bars',
+    ].join('\n');
+    const one = { maxSentences: 1, minRelativeScore: MIN_RELATIVE_SCORE };
+    expect(
+      extractiveAnswer(
+        'Which version added the log() method for multibars?',
+        contextOf('CHANGES', changes),
+        one,
+      ),
+    ).toBe(
+      '3.11.0: Added: `log()` convenience method the multibar to enable custom logging output on top of the bars [1]',
+    );
+    // A question of another kind gets the sentence alone.
+    expect(
+      extractiveAnswer(
+        'What does the log() method of the multibar do?',
+        contextOf('CHANGES', changes),
+        one,
+      ),
+    ).toBe(
+      'Added: `log()` convenience method the multibar to enable custom logging output on top of the bars [1]',
+    );
+  });
+
+  it('gives the reason before a sentence that draws a consequence from it', () => {
+    const two = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE };
+    const readme = [
+      '## Working with strings',
+      '',
+      'All strings in memory are represented in UTF-16 encoding. This is a fundamental aspect of the',
+      'language. Therefore, you cannot use plain strings as input for detect(). Pass a Buffer instead.',
+    ].join('\n');
+    expect(
+      extractiveAnswer(
+        "Why can't I pass a plain string to detect()?",
+        contextOf('chardet', readme),
+        two,
+      ),
+    ).toBe(
+      'All strings in memory are represented in UTF-16 encoding. [1] Therefore, you cannot use plain strings as input for detect(). [1]',
+    );
+    // The sentence before is the reason when it does not only refer back.
+    const direct =
+      'Strings are held as UTF-16. Therefore, you cannot pass plain strings to detect().';
+    expect(
+      extractiveAnswer(
+        "Why can't I pass a plain string to detect()?",
+        contextOf('chardet', direct),
+        two,
+      ),
+    ).toBe(
+      'Strings are held as UTF-16. [1] Therefore, you cannot pass plain strings to detect(). [1]',
+    );
+  });
+
   it("does not answer with a line of a README's example code, but still with a command", () => {
     const readme = [
       '# Requirements',

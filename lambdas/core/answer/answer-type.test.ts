@@ -15,6 +15,8 @@ describe('expected answer type', () => {
     ['What was the cause of the outage?', 'reason'],
     ['How big can the photos be?', 'measure'],
     ['How much does the machine weigh?', 'measure'],
+    ['Which Node.js version does busboy require?', 'version'],
+    ['Which version of LevelDB does it use?', 'version'],
     ['What does the warranty cover?', null],
   ])('"%s" asks for %s', (question, type) => {
     expect(expectedAnswerType(question)).toBe(type);
@@ -25,6 +27,13 @@ describe('expected answer type', () => {
     expect(holdsAnswerType('We ship within 5 days.', 'amount')).toBe(false);
     for (const text of ['The fee is 40 per month.', 'The tour costs 25.', 'It sold 1.5 million.'])
       expect(holdsAnswerType(text, 'amount')).toBe(true);
+  });
+
+  it("reads a release's number, not any decimal, as a version", () => {
+    for (const text of ['### 3.11.0 ###', 'node.js -- v10.16.0 or newer', 'requires node.js 4'])
+      expect(holdsAnswerType(text, 'version')).toBe(true);
+    for (const text of ['In standby it uses less than 0.5 W.', 'Fixed a bug in the parser.'])
+      expect(holdsAnswerType(text, 'version')).toBe(false);
   });
 
   it('reads a run of whitespace, line breaks included, as one space', () => {

@@ -2,14 +2,24 @@
  * What kind of answer a question asks for, and whether a sentence holds one: a duration for "how
  * long", an amount for "how much", a number for "how many", a date or time for "when", a person
  * or organisation for "who", a place, a path or a web address for "where", a rule for "can I", a
- * reason for "why", a size or weight for "how big" and "how heavy". The offline answerer prefers
+ * reason for "why", a size or weight for "how big" and "how heavy", a version number for "which
+ * version". The offline answerer prefers
  * sentences that hold the expected kind (./extractive.ts). Recognised by patterns over
  * English text; a question of another kind ("what does the warranty cover") expects nothing in
  * particular.
  */
 
 export type AnswerType =
-  'duration' | 'amount' | 'number' | 'measure' | 'date' | 'person' | 'place' | 'rule' | 'reason';
+  | 'duration'
+  | 'amount'
+  | 'number'
+  | 'measure'
+  | 'date'
+  | 'version'
+  | 'person'
+  | 'place'
+  | 'rule'
+  | 'reason';
 
 const NUMBER_WORD =
   '(?:\\d[\\d,.]*|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|few|several|many)';
@@ -44,6 +54,10 @@ const DETECT: Readonly<Record<AnswerType, RegExp>> = {
     `\\b(?:1[0-9]{3}|20[0-9]{2})s?\\b|\\b${MONTH}\\b|\\b${WEEKDAY}s?\\b|\\b\\d{1,2}[:.]\\d{2}\\b|\\b(?:century|decade|morning|afternoon|evening|noon|midnight|spring|summer|autumn|winter|yesterday|today|tomorrow|week|month|year|before|after|until|during)\\b`,
     'i',
   ),
+  // A release's number ("3.11.0", "v10.16.0", "2.x"), or a figure after the name of what it
+  // numbers ("node.js 4", "version 2"); a decimal alone ("0.5 W") is not one.
+  version:
+    /\bv\d+(?:\.\d+)*\b|\b\d+\.\d+\.\d+\b|\b\d+\.x\b|\b(?:version|release|node(?:\.js)?)\s+v?\d+(?:\.\d+)*\b/i,
   // A capitalised word that does not open the sentence.
   person: /(?<=[\p{Ll},;:]\s+(?:\p{Lu}\.\s*)?)\p{Lu}[\p{L}.'-]+/u,
   // A named place, or a file's path or a web address: where software keeps or puts things. The
@@ -77,6 +91,8 @@ export function expectedAnswerType(question: string): AnswerType | null {
   )
     return 'amount';
   if (/\bhow many\b|\bhow (?:often|far|old)\b|\bwhat number\b/.test(q)) return 'number';
+  if (/\b(?:which|what) (?:[\w.-]+ )?version\b|\bsince (?:which|what) release\b/.test(q))
+    return 'version';
   if (
     /^when\b|\bwhen (?:is|was|were|did|does|do|will|can|should|are)\b|\bwhat (?:year|date|day|time|month|century|decade)\b|\bwhich (?:year|date|day|month|century)\b|\bby when\b/.test(
       q,

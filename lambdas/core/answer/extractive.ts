@@ -10,7 +10,10 @@
  * sentences early in their passage. When the best sentence names the subject but the sentence
  * next to it holds the answer, both are given, and so are two sentences of one list item (an
  * option's description and its default); a short list item is given under its section's heading
- * ("TODO: Implement DynamoDB Streams"). A sentence said twice is given once. A question (an FAQ's
+ * ("TODO: Implement DynamoDB Streams"), and so is a sentence that lacks the release or date asked
+ * for when its heading holds it ("3.11.0: Added: ..."). A sentence that draws a consequence
+ * ("Therefore, ...") is given after its reason to a question that asks why. A sentence said twice
+ * is given once. A question (an FAQ's
  * heading), a heading, a block of code and a line of code are never given as the answer, though
  * a question's words still count for the sentence after it (fully: it is that answer's subject),
  * a heading's for every sentence of its section and the document's title for every sentence of
@@ -73,6 +76,22 @@ const SHORT_ITEM_WORDS = 8;
 function isShortItem(text: string): boolean {
   return text.replace(LIST_MARKER, '').trim().split(/\s+/).length <= SHORT_ITEM_WORDS;
 }
+
+/**
+ * A sentence that opens by drawing a consequence ("Therefore, you cannot use plain strings ..."):
+ * its reason is the sentence before it.
+ */
+const CONSEQUENCE =
+  /^(?:therefore|thus|hence|consequently|as a result|for this reason|because of this|that is why|this is why|that's why|this means)\b/i;
+
+/**
+ * The kinds of answer a section's heading may hold for every sentence under it: a changelog's
+ * release ("### 3.11.0") and a meeting's or a notice's date ("## Design review, 25 March 2024").
+ */
+const HEADED_TYPES: ReadonlySet<AnswerType> = new Set(['version', 'date']);
+
+/** A sentence that opens by referring to the one before it ("This is ...", "It means ..."). */
+const REFERS_BACK = /^(?:this|that|these|those|it)\b/i;
 
 /** A list item's number or letter alone ("3.", "b)"). */
 const BARE_NUMBER = /^\s*(?:\d{1,2}|[a-z])[.)]\s*$/u;
@@ -393,7 +412,18 @@ export function extractiveAnswer(
           (c) => c?.item === top.item && c.answers,
         ) ?? null)
       : null;
-  const pair = adjacent ?? itemmate;
+  // A reason asked for, and the best sentence draws a consequence: its reason is the sentence
+  // before, or the one before that when the sentence between only refers back to it ("... are
+  // represented in UTF-16. This is a fundamental aspect of the language. Therefore, ...").
+  const quotable = (c: Candidate | undefined) =>
+    c?.passage === top.passage && c.answers ? c : null;
+  const before = candidates[top.order - 1];
+  const cause =
+    options.maxSentences >= 2 && type === 'reason' && CONSEQUENCE.test(top.text)
+      ? ((REFERS_BACK.test(before?.text ?? '') ? quotable(candidates[top.order - 2]) : null) ??
+        quotable(before))
+      : null;
+  const pair = adjacent ?? cause ?? itemmate;
   const chosen = (pair ? [top, pair] : ranked.slice(0, options.maxSentences)).filter(
     // Every row of a table matches its header's words: a further row must match by its own.
     (c, i) => i === 0 || pair || c.score - c.named >= (best - top.named) * options.minRelativeScore,
@@ -403,7 +433,7 @@ export function extractiveAnswer(
   const consecutive = inOrder.every(
     (c, i) => i === 0 || (c.block === inOrder[0]!.block && c.order === inOrder[i - 1]!.order + 1),
   );
-  if (consecutive) chosen.splice(0, chosen.length, ...inOrder);
+  if (consecutive || (cause && pair === cause)) chosen.splice(0, chosen.length, ...inOrder);
   const polar = isPolar(question);
   const headed = new Set<Candidate['header']>();
   return chosen
@@ -412,8 +442,16 @@ export function extractiveAnswer(
       const header = c.header && !headed.has(c.header) ? c.header : null;
       headed.add(c.header);
       // A short list item is given under its section's heading, which says what the list is
-      // ("TODO: Implement DynamoDB Streams", "Not accepted: Tyres").
-      const listed = i === 0 && c.item !== null && c.heading !== null && isShortItem(c.text);
+      // ("TODO: Implement DynamoDB Streams", "Not accepted: Tyres"); so is a sentence that lacks
+      // the release or date asked for when its heading holds it ("3.11.0: Added: log() ...").
+      const listed =
+        i === 0 &&
+        c.heading !== null &&
+        ((c.item !== null && isShortItem(c.text)) ||
+          (type !== null &&
+            HEADED_TYPES.has(type) &&
+            !c.typed &&
+            holdsAnswerType(c.heading, type)));
       const text = header
         ? `${header.text} ${c.text}`
         : listed

@@ -133,7 +133,7 @@ describe('questionTerms', () => {
   it("does not take a contraction's tail for a term", () => {
     expect(
       questionTerms("Who should I escalate to if I'm stuck? We've tried, you're next, we'll see"),
-    ).toEqual(['escalat', 'stuck', 'tried', 'next', 'see']);
+    ).toEqual(['escal', 'stuck', 'tried', 'next', 'see']);
   });
 
   it('reads a negative contraction as its words, straight or curly: no "doesn" or "don" term', () => {
@@ -180,13 +180,31 @@ describe('contentWords', () => {
 
   it('meets a noun of action and its verb on one stem', () => {
     expect(contentWords('investigation investigations investigated investigating')).toEqual([
-      'investigat',
-      'investigat',
-      'investigat',
-      'investigat',
+      'investig',
+      'investig',
+      'investig',
+      'investig',
     ]);
     expect(contentWords('locations located')).toEqual(['locat', 'locat']);
     expect(contentWords('vacation vacationing vacationed')).toEqual(['vacat', 'vacat', 'vacat']);
+  });
+
+  it('meets a noun of action and a verb without "-ate" on one stem', () => {
+    expect(contentWords('invitations invite invited inviting')).toEqual([
+      'invit',
+      'invit',
+      'invit',
+      'invit',
+    ]);
+    expect(contentWords('installation installs configuration configured')).toEqual([
+      'install',
+      'install',
+      'configur',
+      'configur',
+    ]);
+    expect(contentWords('investigate investigation')).toEqual(['investig', 'investig']);
+    // A short stem keeps its "at": "update" is not "upd".
+    expect(contentWords('updated update format')).toEqual(['updat', 'updat', 'format']);
   });
 
   it('does not cut a noun whose stem is another word', () => {

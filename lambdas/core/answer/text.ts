@@ -84,6 +84,22 @@ function actionStem(word: string): string {
  * ("shipping" and "ship", "refunds" and "refund", "addresses" and "address").
  */
 function stem(word: string): string {
+  return withoutAte(suffixStem(word));
+}
+
+/**
+ * A stem of five letters or more before a final "at" loses it, so that a noun of action meets a
+ * verb without "-ate" ("invitation" and "invite" read "invit", "installation" and "install",
+ * "configuration" and "configure") as one with it does ("investigation" and "investigate" read
+ * "investig"). Shorter stems keep it ("locat", "updat", "format").
+ */
+function withoutAte(stemmed: string): string {
+  return stemmed.length >= 7 && stemmed.endsWith('at') && !NOT_AN_ACTION.has(stemmed)
+    ? stemmed.slice(0, -2)
+    : stemmed;
+}
+
+function suffixStem(word: string): string {
   let w = word;
   if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
   if (w.length > 5 && w.endsWith('sses')) return w.slice(0, -2);
