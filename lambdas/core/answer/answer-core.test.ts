@@ -318,6 +318,49 @@ describe('extractive answerer', () => {
     );
   });
 
+  it("answers with an option's line of a command's usage, never with a line of program code", () => {
+    const readme = [
+      '## Example',
+      '',
+      '```sh',
+      '$ dynalite --help',
+      '',
+      'Options:',
+      '--help, -h            Display this help message and exit',
+      '--port <port>         The port to listen on (default: 4567)',
+      '--maxItemSizeKb <kb>  Maximum item size (default: 400)',
+      '```',
+      '',
+      'Or programmatically:',
+      '',
+      '```js',
+      "var dynaliteServer = dynalite({ path: './mydb', createTableMs: 50 })",
+      'dynaliteServer.listen(4567, function(err) {',
+      '  if (err) throw err',
+      '})',
+      '```',
+    ].join('\n');
+    const one = { maxSentences: 1, minRelativeScore: MIN_RELATIVE_SCORE };
+    expect(
+      extractiveAnswer(
+        'What port does it listen on by default?',
+        contextOf('dynalite', readme),
+        one,
+      ),
+    ).toBe('--port <port> The port to listen on (default: 4567) [1]');
+    expect(
+      extractiveAnswer(
+        'What is the default maximum item size?',
+        contextOf('dynalite', readme),
+        one,
+      ),
+    ).toBe('--maxItemSizeKb <kb> Maximum item size (default: 400) [1]');
+    // A line of program code matches "table" and "path" by accident, and is not quoted.
+    expect(
+      extractiveAnswer('Which path does createTableMs take?', contextOf('dynalite', readme), one),
+    ).not.toContain('createTableMs: 50');
+  });
+
   it("does not answer with a line of a README's example code, but still with a command", () => {
     const readme = [
       '# Requirements',

@@ -14,7 +14,8 @@
  * for when its heading holds it ("3.11.0: Added: ..."). A sentence that draws a consequence
  * ("Therefore, ...") is given after its reason to a question that asks why. A sentence said twice
  * is given once. A question (an FAQ's
- * heading), a heading, a block of code and a line of code are never given as the answer, though
+ * heading), a heading, a block of code and a line of code are never given as the answer (a block's
+ * line that says something in words, an option of a command's usage or a comment, may be), though
  * a question's words still count for the sentence after it (fully: it is that answer's subject),
  * a heading's for every sentence of its section and the document's title for every sentence of
  * the document. A sentence that ends with a colon is read with what it introduces, and given with
@@ -141,6 +142,10 @@ interface Candidate {
   readonly section: ReadonlySet<string> | null;
   /** For a table row, its table's header row: the names of its columns. */
   readonly header: { readonly text: string; readonly words: ReadonlySet<string> } | null;
+  /** Whether it is a block of code, which is never the answer; its lines follow it. */
+  readonly code: boolean;
+  /** Whether it is a line of a block of code ({@link codeLines}). */
+  readonly line: boolean;
   score: number;
   /** The part of `score` its table's header gave it. */
   named: number;
@@ -176,9 +181,51 @@ function isQuestion(text: string): boolean {
 function mayAnswer(text: string): boolean {
   if (isQuestion(text)) return false;
   if (CODE_STATEMENT.test(text.replace(LIST_MARKER, ''))) return false;
-  if (text.split('\n').length < 3) return true;
+  return !isCodeBlock(text);
+}
+
+/** A block of code: three lines or more, at least CODE_PUNCTUATION_SHARE code punctuation. */
+function isCodeBlock(text: string): boolean {
+  if (text.split('\n').length < 3) return false;
   const code = text.match(/[{}();=<>[\]]/g)?.length ?? 0;
-  return code / text.length < CODE_PUNCTUATION_SHARE;
+  return code / text.length >= CODE_PUNCTUATION_SHARE;
+}
+
+/** What opens a line of code that may say something: an option's flag or a comment's mark. */
+const OPTION_OR_COMMENT = /^(?:-{1,2}[a-z][\w-]*|\/\/|#)/i;
+
+/**
+ * Whether a line of a block of code says something in words: an option of a command's usage, with
+ * what it does ("--port <port>   The port to listen on (default: 4567)"), or a comment ("// Listen
+ * on port 4567"), with two words in a row after its flag or mark. Other lines are program text,
+ * and match a question's words by accident. Read by splitting on spaces, in linear time.
+ */
+function saysSomething(line: string): boolean {
+  const opening = OPTION_OR_COMMENT.exec(line);
+  if (!opening) return false;
+  const words = line.slice(opening[0].length).split(/\s+/);
+  return words.some(
+    (w, i) => i > 0 && /^\p{L}{2,}$/u.test(w) && /^\p{L}{2,}$/u.test(words[i - 1]!),
+  );
+}
+
+/**
+ * The lines of a block of code, each read as a sentence of its own: a command's usage lists its
+ * options one to a line, and a comment says what the line under it does. Only those answer
+ * ({@link saysSomething}).
+ */
+function codeLines(text: string, start: number): Sentence[] {
+  const lines: Sentence[] = [];
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    const trimmed = line.trim();
+    if (trimmed !== '') {
+      const at = start + offset + line.indexOf(trimmed);
+      lines.push({ text: trimmed, start: at, end: at + trimmed.length });
+    }
+    offset += line.length + 1;
+  }
+  return lines;
 }
 
 /**
@@ -279,6 +326,7 @@ function scoreSentences(
           verdict = VERDICT.test(s.text) ? s.text : null;
           continue;
         }
+        const code = isCodeBlock(s.text);
         candidates.push({
           block,
           text: s.text,
@@ -295,11 +343,37 @@ function scoreSentences(
           verdict,
           section: heading ? null : section,
           header: row ? header : null,
+          code,
+          line: false,
           score: 0,
           named: 0,
           matched: 0,
         });
         verdict = null;
+        // After a block of code, its lines, each a sentence of the same section.
+        if (code)
+          for (const l of codeLines(s.text, s.start))
+            candidates.push({
+              block,
+              text: l.text,
+              ...sentenceWords(l.text, acceptsDenial),
+              passage,
+              order: order++,
+              position,
+              item: null,
+              heading: sectionHeading,
+              typed: type !== null && holdsAnswerType(l.text, type),
+              answers: saysSomething(l.text),
+              asks: false,
+              verdict: null,
+              section,
+              header: null,
+              code: false,
+              line: true,
+              score: 0,
+              named: 0,
+              matched: 0,
+            });
         if (heading) {
           section = new Set([...title, ...contentWords(s.text)]);
           sectionHeading = withoutHeadingMarks(s.text).trim();
@@ -308,9 +382,11 @@ function scoreSentences(
     }
   }
   if (candidates.length === 0) return { candidates, type };
+  // Idf over the sentences as written: a block's lines repeat its words.
+  const written = candidates.filter((c) => !c.line);
   const df = new Map<string, number>();
-  for (const c of candidates) for (const w of new Set(c.words)) df.set(w, (df.get(w) ?? 0) + 1);
-  const idf = (w: string) => Math.log(1 + (candidates.length + 0.5) / ((df.get(w) ?? 0) + 0.5));
+  for (const c of written) for (const w of new Set(c.words)) df.set(w, (df.get(w) ?? 0) + 1);
+  const idf = (w: string) => Math.log(1 + (written.length + 0.5) / ((df.get(w) ?? 0) + 0.5));
   const terms = questionTerms(question);
   const q = terms.length > 0 ? terms : [...new Set(contentWords(question))];
   const qWeight = q.reduce((s, w) => s + idf(w), 0) || 1;
@@ -327,7 +403,11 @@ function scoreSentences(
     const prev = candidates[c.order - 1];
     // Not for a table's row: what precedes a table (a question above an FAQ's table, the row
     // before) is said of every row alike, and its header's words are counted apart (`named`).
-    const context = prev && prev.block === c.block && !c.header ? new Set(prev.words) : null;
+    // Nor for a block's first line, which the block itself precedes.
+    const context =
+      prev && prev.block === c.block && !c.header && !(c.line && prev.code)
+        ? new Set(prev.words)
+        : null;
     // A sentence that ends with a colon says what follows it (a block of code, a list, a row):
     // "Use exclude, a list of glob patterns, to skip files:" above `exclude = ["node_modules/"]`,
     // all of whose words count, whatever it negates ("exclude" is a negator in prose, not in code).

@@ -149,14 +149,17 @@ describe('questionTerms', () => {
     ]);
   });
 
+  it('reads "use" as part of the frame: what is used is the subject', () => {
+    expect(questionTerms('What port does s3rver use by default?')).toEqual([
+      'port',
+      's3rver',
+      'default',
+    ]);
+  });
+
   it('leaves out indefinite pronouns, which stand for what is asked and name no subject', () => {
     expect(questionTerms('How long do I have to return something?')).toEqual(['return']);
-    expect(questionTerms('Can anyone use the staff car park?')).toEqual([
-      'use',
-      'staff',
-      'car',
-      'park',
-    ]);
+    expect(questionTerms('Can anyone use the staff car park?')).toEqual(['staff', 'car', 'park']);
   });
 });
 

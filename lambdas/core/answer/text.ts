@@ -155,7 +155,7 @@ export function contentWords(text: string): string[] {
  */
 const QUESTION_FRAME = new Set(
   (
-    'long much many often far soon big get take need happen mean allow allowed there kind way tell know want go goes like please ' +
+    'long much many often far soon big get take need happen mean allow allowed there kind way tell know want go goes like please use ' +
     // Indefinite pronouns stand for the thing asked about; they name no subject.
     'something anything someone anyone somebody anybody everything everyone everybody'
   )
