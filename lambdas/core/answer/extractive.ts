@@ -13,9 +13,9 @@
  * ("TODO: Implement DynamoDB Streams"), and so is a sentence that lacks the release or date asked
  * for when its heading holds it ("3.11.0: Added: ..."). A sentence that draws a consequence
  * ("Therefore, ...") is given after its reason to a question that asks why. A sentence said twice
- * is given once. A question (an FAQ's
- * heading), a heading, a block of code and a line of code are never given as the answer (a block's
- * line that says something in words, an option of a command's usage or a comment, may be), though
+ * is given once. A question (an FAQ's heading), a heading, a block of code and a line of code are
+ * never given as the answer (a block's line that says something in words, an option of a command's
+ * usage or a comment, may be), though
  * a question's words still count for the sentence after it (fully: it is that answer's subject),
  * a heading's for every sentence of its section and the document's title for every sentence of
  * the document. A sentence that ends with a colon is read with what it introduces, and given with
@@ -146,6 +146,8 @@ interface Candidate {
   readonly code: boolean;
   /** Whether it is a line of a block of code ({@link codeLines}). */
   readonly line: boolean;
+  /** Its place among the sentences as written (the lines of blocks aside); -1 for a line. */
+  readonly seq: number;
   score: number;
   /** The part of `score` its table's header gave it. */
   named: number;
@@ -278,6 +280,20 @@ function sentenceWords(
   return { words, denied: new Set(contentWords(text).filter((w) => !affirmed.has(w))) };
 }
 
+/**
+ * The sentence `k` places from `c` (before it when negative): among the sentences as written for
+ * a sentence, so that a block's lines do not come between it and its neighbours; among all, the
+ * block and its other lines included, for a line of a block.
+ */
+function neighbour(
+  candidates: readonly Candidate[],
+  written: readonly Candidate[],
+  c: Candidate,
+  k: number,
+): Candidate | undefined {
+  return c.line ? candidates[c.order + k] : written[c.seq + k];
+}
+
 /** The context's sentences scored against the question, in context order, with the expected type. */
 function scoreSentences(
   question: string,
@@ -289,6 +305,7 @@ function scoreSentences(
   const acceptsDenial = isNegated(question) || isPolar(question);
   const candidates: Candidate[] = [];
   let order = 0;
+  let seq = 0;
   let passage = 0;
   for (const block of blocks) {
     // A document's title names the subject of every sentence in it, wherever its sections begin.
@@ -345,6 +362,7 @@ function scoreSentences(
           header: row ? header : null,
           code,
           line: false,
+          seq: seq++,
           score: 0,
           named: 0,
           matched: 0,
@@ -370,6 +388,7 @@ function scoreSentences(
               header: null,
               code: false,
               line: true,
+              seq: -1,
               score: 0,
               named: 0,
               matched: 0,
@@ -400,7 +419,7 @@ function scoreSentences(
     const denied = q.filter((w) => c.denied.has(w)).reduce((s, w) => s + idf(w), 0);
     const matched = (affirmed > 0 ? affirmed : DENIED_WEIGHT * denied) / qWeight;
     // A question's words that a sentence does not contain are often in the sentence just before.
-    const prev = candidates[c.order - 1];
+    const prev = neighbour(candidates, written, c, -1);
     // Not for a table's row: what precedes a table (a question above an FAQ's table, the row
     // before) is said of every row alike, and its header's words are counted apart (`named`).
     // Nor for a block's first line, which the block itself precedes.
@@ -411,7 +430,7 @@ function scoreSentences(
     // A sentence that ends with a colon says what follows it (a block of code, a list, a row):
     // "Use exclude, a list of glob patterns, to skip files:" above `exclude = ["node_modules/"]`,
     // all of whose words count, whatever it negates ("exclude" is a negator in prose, not in code).
-    const next = candidates[c.order + 1];
+    const next = neighbour(candidates, written, c, 1);
     const introduced =
       INTRODUCES.test(c.text) && next?.passage === c.passage
         ? new Set([...next.words, ...next.denied])
@@ -454,6 +473,8 @@ export function extractiveAnswer(
   options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
 ): string {
   const { candidates, type } = scoreSentences(question, blocks);
+  const written = candidates.filter((c) => !c.line);
+  const near = (c: Candidate, k: number) => neighbour(candidates, written, c, k);
   // A sentence repeated (in the overlap of two chunks, or said twice) is given once.
   const seen = new Set<string>();
   const ranked = candidates
@@ -471,7 +492,7 @@ export function extractiveAnswer(
   // its passage holds it: the next one, or the one after, if it also holds a term of the question
   // ("The Harbour Light Hotel is ... Double rooms cost ... Check-out is by 11:00").
   // A best sentence that ends with a colon is given with what it introduces, even a block of code.
-  const next = candidates[top.order + 1];
+  const next = near(top, 1);
   const introduced =
     options.maxSentences >= 2 && INTRODUCES.test(top.text) && next?.passage === top.passage
       ? next
@@ -479,7 +500,7 @@ export function extractiveAnswer(
   const adjacent =
     introduced ??
     (options.maxSentences >= 2 && type !== null && !top.typed
-      ? (FOLLOWING.map((k) => candidates[top.order + k]).find(
+      ? (FOLLOWING.map((k) => near(top, k)).find(
           (c, i) =>
             c?.passage === top.passage && c.answers && c.typed && (i === 0 || c.matched > 0),
         ) ?? null)
@@ -488,19 +509,17 @@ export function extractiveAnswer(
   // else the one before: an option's description and its "Default: 1048576 (1MB)." are one answer.
   const itemmate =
     options.maxSentences >= 2 && top.item !== null
-      ? ([candidates[top.order + 1], candidates[top.order - 1]].find(
-          (c) => c?.item === top.item && c.answers,
-        ) ?? null)
+      ? ([near(top, 1), near(top, -1)].find((c) => c?.item === top.item && c.answers) ?? null)
       : null;
   // A reason asked for, and the best sentence draws a consequence: its reason is the sentence
   // before, or the one before that when the sentence between only refers back to it ("... are
   // represented in UTF-16. This is a fundamental aspect of the language. Therefore, ...").
   const quotable = (c: Candidate | undefined) =>
     c?.passage === top.passage && c.answers ? c : null;
-  const before = candidates[top.order - 1];
+  const before = near(top, -1);
   const cause =
     options.maxSentences >= 2 && type === 'reason' && CONSEQUENCE.test(top.text)
-      ? ((REFERS_BACK.test(before?.text ?? '') ? quotable(candidates[top.order - 2]) : null) ??
+      ? ((REFERS_BACK.test(before?.text ?? '') ? quotable(near(top, -2)) : null) ??
         quotable(before))
       : null;
   const pair = adjacent ?? cause ?? itemmate;
