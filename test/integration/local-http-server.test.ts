@@ -4,7 +4,7 @@
  * the `groundwork token` command whose output the server accepts.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request, STATUS_CODES } from 'node:http';
+import { request, STATUS_CODES, type ClientRequest } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -248,35 +248,37 @@ describe('local HTTP server', () => {
     ].join('\r\n');
   const PARTIAL_BODY = '{"message":"h';
 
+  /** POSTs to `/echo` declaring 100 bytes, lets `feed` send what it will, and reads the answer. */
+  const incompletePost = (url: string, feed: (req: ClientRequest) => void) =>
+    new Promise<{ status?: number; type?: string; body: string }>((resolve, reject) => {
+      const req = request(
+        `${url}/echo`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token()}`,
+            'content-type': 'application/json',
+            'content-length': 100,
+          },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => {
+            resolve({ status: res.statusCode, type: res.headers['content-type'], body });
+            req.destroy();
+          });
+        },
+      );
+      req.on('error', reject);
+      feed(req);
+    });
+
   it(
     'answers 408 request_timeout to a body that stops arriving, and logs it as a client event',
     async () => {
-      const response = await new Promise<{ status?: number; type?: string; body: string }>(
-        (resolve, reject) => {
-          const req = request(
-            `${server.url}/echo`,
-            {
-              method: 'POST',
-              headers: {
-                authorization: `Bearer ${token()}`,
-                'content-type': 'application/json',
-                'content-length': 100,
-              },
-            },
-            (res) => {
-              let body = '';
-              res.setEncoding('utf8');
-              res.on('data', (chunk: string) => (body += chunk));
-              res.on('end', () => {
-                resolve({ status: res.statusCode, type: res.headers['content-type'], body });
-                req.destroy();
-              });
-            },
-          );
-          req.on('error', reject);
-          req.write(PARTIAL_BODY);
-        },
-      );
+      const response = await incompletePost(server.url, (req) => req.write(PARTIAL_BODY));
 
       expect(response.status).toBe(408);
       expect(response.type).toMatch(/^application\/json/);
@@ -310,29 +312,8 @@ describe('local HTTP server', () => {
     });
     let trickle: NodeJS.Timeout | undefined;
     try {
-      const response = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-        const req = request(
-          `${bounded.url}/echo`,
-          {
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${token()}`,
-              'content-type': 'application/json',
-              'content-length': 100,
-            },
-          },
-          (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => (body += chunk));
-            res.on('end', () => {
-              resolve({ status: res.statusCode, body });
-              req.destroy();
-            });
-          },
-        );
-        req.on('error', reject);
-        // A byte every 200 ms: never idle for the idle bound, never done (100 bytes take 20 s).
+      // A byte every 200 ms: never idle for the idle bound, never done (100 bytes take 20 s).
+      const response = await incompletePost(bounded.url, (req) => {
         trickle = setInterval(() => req.write(' '), 200);
       });
 
