@@ -275,6 +275,11 @@ describe('extractive answerer', () => {
     ).toBe(
       '3.11.0: Added: `log()` convenience method the multibar to enable custom logging output on top of the bars [1]',
     );
+    const notes =
+      '# Website relaunch\n\n## Design review, 25 March 2024\n\nThe team chose concept B.';
+    expect(
+      extractiveAnswer('When did the team choose concept B?', contextOf('notes', notes), one),
+    ).toBe('Design review, 25 March 2024: The team chose concept B. [1]');
     // A question of another kind gets the sentence alone.
     expect(
       extractiveAnswer(
