@@ -142,9 +142,7 @@ interface Candidate {
   readonly section: ReadonlySet<string> | null;
   /** For a table row, its table's header row: the names of its columns. */
   readonly header: { readonly text: string; readonly words: ReadonlySet<string> } | null;
-  /** Whether it is a block of code, which is never the answer; its lines follow it. */
-  readonly code: boolean;
-  /** Whether it is a line of a block of code ({@link codeLines}). */
+  /** Whether it is a line of a block of code ({@link codeLines}), which follows its block. */
   readonly line: boolean;
   /** Its place among the sentences as written (the lines of blocks aside); -1 for a line. */
   readonly seq: number;
@@ -298,7 +296,7 @@ function neighbour(
 function scoreSentences(
   question: string,
   blocks: readonly ContextBlock[],
-): { candidates: Candidate[]; type: AnswerType | null } {
+): { candidates: Candidate[]; written: Candidate[]; type: AnswerType | null } {
   const type = expectedAnswerType(question);
   // A yes/no question is answered by a denial as well as by an affirmation ("Is descaling damage
   // covered?" by "The warranty does not cover damage caused by limescale").
@@ -360,7 +358,6 @@ function scoreSentences(
           verdict,
           section: heading ? null : section,
           header: row ? header : null,
-          code,
           line: false,
           seq: seq++,
           score: 0,
@@ -386,7 +383,6 @@ function scoreSentences(
               verdict: null,
               section,
               header: null,
-              code: false,
               line: true,
               seq: -1,
               score: 0,
@@ -400,9 +396,9 @@ function scoreSentences(
       }
     }
   }
-  if (candidates.length === 0) return { candidates, type };
   // Idf over the sentences as written: a block's lines repeat its words.
   const written = candidates.filter((c) => !c.line);
+  if (candidates.length === 0) return { candidates, written, type };
   const df = new Map<string, number>();
   for (const c of written) for (const w of new Set(c.words)) df.set(w, (df.get(w) ?? 0) + 1);
   const idf = (w: string) => Math.log(1 + (written.length + 0.5) / ((df.get(w) ?? 0) + 0.5));
@@ -424,7 +420,7 @@ function scoreSentences(
     // before) is said of every row alike, and its header's words are counted apart (`named`).
     // Nor for a block's first line, which the block itself precedes.
     const context =
-      prev && prev.block === c.block && !c.header && !(c.line && prev.code)
+      prev && prev.block === c.block && !c.header && !(c.line && !prev.line)
         ? new Set(prev.words)
         : null;
     // A sentence that ends with a colon says what follows it (a block of code, a list, a row):
@@ -464,7 +460,7 @@ function scoreSentences(
       POSITION_PENALTY * Math.min(c.position, 5) -
       (0.002 * Math.min(c.words.length, 60)) / 6;
   }
-  return { candidates, type };
+  return { candidates, written, type };
 }
 
 export function extractiveAnswer(
@@ -472,8 +468,7 @@ export function extractiveAnswer(
   blocks: readonly ContextBlock[],
   options: ExtractiveOptions = { maxSentences: 2, minRelativeScore: MIN_RELATIVE_SCORE },
 ): string {
-  const { candidates, type } = scoreSentences(question, blocks);
-  const written = candidates.filter((c) => !c.line);
+  const { candidates, written, type } = scoreSentences(question, blocks);
   const near = (c: Candidate, k: number) => neighbour(candidates, written, c, k);
   // A sentence repeated (in the overlap of two chunks, or said twice) is given once.
   const seen = new Set<string>();
