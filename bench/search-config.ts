@@ -112,6 +112,13 @@ export interface SelectiveRun {
   readonly queries: number;
   readonly chosen: SelectivePlanRun;
   readonly hnswForced: SelectivePlanRun;
+  /** With the value's filter index (migrations/0026). */
+  readonly filterIndex: SelectivePlanRun;
+  /**
+   * What this run paid to add the filter index: chunks whose copy it wrote, the time to write
+   * them and build the index, and the vacuum after; null when an earlier run added it.
+   */
+  readonly filterIndexBuild: { copied: number; ms: number; vacuumMs: number } | null;
   /**
    * Mean share of the unbounded keyword arm's top 8 under the filter (every matching chunk
    * scored) that the product's keyword arm, with the plan it chooses, also returns; null when

@@ -100,6 +100,7 @@ export class ApiStack extends Stack {
       metricsNamespace: namespace,
       database: data.database,
       models: config,
+      filterIndexes: config.filterIndexes,
       logRetention,
       awsSdk: config.awsSdk,
     });

@@ -10,6 +10,7 @@ import * as z from 'zod';
 import { parseLimitsConfig, type LimitsConfig } from '../lambdas/core/limits/config';
 import { TENANT_ID_PATTERN } from '../lambdas/core/ingestion/object-attributes';
 import { DEFAULT_PUBLISHING_TENANTS } from '../lambdas/core/visibility';
+import { parseFilterIndexes } from '../lambdas/adapters/postgres/filter-indexes';
 import { DEFAULT_AWS_SDK } from './bundling';
 import { BEDROCK_MODEL_ID, modelProblems } from './models';
 
@@ -189,6 +190,26 @@ const groundworkConfigSchema = z
      * the reads that must see them stay on the writer (docs/decisions/0147-reads-on-aurora-readers.md).
      */
     readReplicas: num.pipe(z.number().int().min(0).max(15)).default(0),
+    /**
+     * Metadata values with an HNSW index of their own, for filters that select a few percent of a
+     * large index (docs/retrieval.md, "Filter indexes"): a list, or its JSON text, of `{"key":
+     * "category", "value": "manual"}`. Each deploy's migration adds the new values and removes
+     * those no longer listed. Default: none.
+     */
+    filterIndexes: z
+      .union([z.string(), z.array(z.unknown())])
+      .optional()
+      .transform((value, ctx) => {
+        try {
+          return parseFilterIndexes(
+            typeof value === 'string' || value === undefined ? value : JSON.stringify(value),
+            'filterIndexes',
+          );
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
     /** Minutes without connections before a 0-ACU minimum pauses the database (5 to 1440). */
     auroraAutoPauseMinutes: num.pipe(z.number().int().min(5).max(1440)).default(10),
     /**

@@ -53,6 +53,18 @@ describe('the embedded default configuration', () => {
     ).rejects.toThrow(/GROUNDWORK_DATABASE_READ_URL needs GROUNDWORK_DATABASE_URL/);
   });
 
+  it('passes the declared filter indexes, none when unset, and names the variable when malformed', async () => {
+    expect(await stackOptionsFromEnv(loadLocalEnv({}))).toMatchObject({ filterIndexes: [] });
+    const set = await stackOptionsFromEnv(
+      loadLocalEnv({ GROUNDWORK_FILTER_INDEXES: '[{"key": "category", "value": "manual"}]' }),
+    );
+    expect(set).toMatchObject({ filterIndexes: [{ key: 'category', value: 'manual' }] });
+    for (const bad of ['category=manual', '[{"key": "category"}]', '{"key": "k", "value": 1}'])
+      await expect(
+        stackOptionsFromEnv(loadLocalEnv({ GROUNDWORK_FILTER_INDEXES: bad })),
+      ).rejects.toThrow(new RegExp(`GROUNDWORK_FILTER_INDEXES`));
+  });
+
   it('names the variable when the window is not a usable size', () => {
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: '5' })).toThrow(ConfigError);
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: 'big' })).toThrow(

@@ -19,6 +19,7 @@ import { rerankFromEnv } from '../lambdas/adapters/rerank/rerank-factory';
 import type { LlmProvider } from '../lambdas/core/answer/llm';
 import type { Embedder } from '../lambdas/core/ports';
 import { ConfigError } from '../lambdas/core/errors';
+import { parseFilterIndexes } from '../lambdas/adapters/postgres/filter-indexes';
 import {
   calibrationOverridesFromEnv,
   confidenceEnvShape,
@@ -49,6 +50,12 @@ const localEnvSchema = z.object({
    * the same server. Its requests run as a SELECT-only role. Needs GROUNDWORK_DATABASE_URL.
    */
   GROUNDWORK_DATABASE_READ_URL: z.string().min(1).optional(),
+  /**
+   * Metadata values with an HNSW index of their own, for filters that select a few percent of a
+   * large index (docs/retrieval.md, "Filter indexes"), as JSON: `[{"key": "category", "value":
+   * "manual"}]`. `start` adds what is new and removes what is no longer listed.
+   */
+  GROUNDWORK_FILTER_INDEXES: z.string().optional(),
   /** Port of the S3 emulator; 0 picks a free one. */
   GROUNDWORK_S3_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   GROUNDWORK_BUCKET: z.string().min(3).default('groundwork-local'),
@@ -163,6 +170,7 @@ export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
     dataDir: env.dataDir,
     bucket: env.GROUNDWORK_BUCKET,
     publishingTenants: env.GROUNDWORK_PUBLISHING_TENANTS,
+    filterIndexes: parseFilterIndexes(env.GROUNDWORK_FILTER_INDEXES, 'GROUNDWORK_FILTER_INDEXES'),
     ...recordedModelOptions(env),
     answer: { calibrationOverrides: calibrationOverridesFromEnv(env) },
     logLevel: env.GROUNDWORK_LOG_LEVEL,

@@ -21,6 +21,10 @@ import type { Database } from '../lambdas/adapters/postgres/database';
 import { createDocumentRepository } from '../lambdas/adapters/postgres/document-repository';
 import { reconcileEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
 import {
+  reconcileFilterIndexes,
+  type FilterIndexValue,
+} from '../lambdas/adapters/postgres/filter-indexes';
+import {
   createModelSwitchStore,
   readModels,
 } from '../lambdas/adapters/postgres/model-switch-store';
@@ -129,6 +133,11 @@ export interface LocalStackOptions {
    * of it, or the same server. Opened and closed by the stack; `db` and `readDb` win over it.
    */
   readonly database?: { readonly url: string; readonly readUrl?: string };
+  /**
+   * The metadata values with a filter index of their own (lambdas/adapters/postgres/filter-indexes.ts):
+   * the database's declarations are made these at start. Left as they are when undefined.
+   */
+  readonly filterIndexes?: readonly FilterIndexValue[];
   readonly ingestion?: Partial<IngestionSettings>;
   /** Accumulates ingestion stage timings (benchmarks). */
   readonly ingestionTimings?: StageTimings;
@@ -307,6 +316,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       );
     await migrate(db);
     await ensureRequestRole(db, APP_GROUP_ROLE);
+    if (options.filterIndexes)
+      await reconcileFilterIndexes(db, options.filterIndexes, (message, fields) =>
+        logger.info(message, fields),
+      );
     if (readDb) {
       const login = await readDb.query<{ login: string }>('SELECT session_user AS login');
       await ensureReadRole(db, { member: login.rows[0]!.login });

@@ -8,7 +8,9 @@
  * It then records the configured embedding model on a new database or, when the index was built
  * with another model, begins a switch to the configured one: the ingest function re-embeds on
  * its schedule while search keeps the live model (docs/decisions/0148-switching-embedding-models.md).
- * Delete does nothing: removing the stack never drops data.
+ * Then it makes the database's filter indexes those cdk.json declares (`filterIndexes`,
+ * filter-indexes.ts): a new value's chunks are copied and its HNSW index built within the
+ * function's timeout. Delete does nothing: removing the stack never drops data.
  *
  * The SQL files are copied next to the bundle (`migrations/`) by the function's bundling hook.
  */
@@ -27,6 +29,7 @@ import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runti
 import { createLogger } from '../adapters/observability/powertools';
 import { APP_GROUP_ROLE, ensureAppRole } from '../adapters/postgres/app-role';
 import { reconcileEmbeddingModel } from '../adapters/postgres/embedding-guard';
+import { parseFilterIndexes, reconcileFilterIndexes } from '../adapters/postgres/filter-indexes';
 import { loadMigrations, migrate } from '../adapters/postgres/migrate';
 
 /** The `migrate` function's environment (set by the CDK app's grant helpers). */
@@ -41,6 +44,11 @@ export const migrateEnvSchema = z.extend(lambdaEnvSchema, {
    */
   APP_DB_SECRET_ARN: z.string().check(z.minLength(1)),
   APP_DB_GROUP_ROLE: z._default(z.string().check(z.minLength(1)), APP_GROUP_ROLE),
+  /**
+   * The metadata values with a filter index of their own, as JSON (cdk.json's `filterIndexes`):
+   * the database's declarations are made these after migrating (filter-indexes.ts).
+   */
+  FILTER_INDEXES: z.optional(z.string()),
 });
 export type MigrateEnv = z.infer<typeof migrateEnvSchema>;
 
@@ -104,6 +112,11 @@ export async function handler(
       dimension: embedder.dimension,
       settings: configuredSpec(env),
     });
+    const filterIndexes = await reconcileFilterIndexes(
+      db,
+      parseFilterIndexes(env.FILTER_INDEXES, 'FILTER_INDEXES'),
+      (message, fields) => logger.info(message, fields),
+    );
     const app = await readDatabaseSecret(env.APP_DB_SECRET_ARN, env.AWS_REGION);
     const role = await ensureAppRole(db, {
       group: env.APP_DB_GROUP_ROLE,
@@ -120,6 +133,7 @@ export async function handler(
         switchingTo: models.target?.modelId,
         began: models.began,
       },
+      filterIndexes,
     });
     return {
       PhysicalResourceId: PHYSICAL_RESOURCE_ID,

@@ -2,8 +2,8 @@
  * DatabaseMigration: a CloudFormation custom resource (CDK Provider framework) whose handler,
  * lambdas/migrate/index.ts, applies migrations/ with the project's runner, then installs the
  * search routines generated from the code (lambdas/adapters/postgres/routines.ts). Its properties
- * carry a hash of the SQL files, one of the routines, the embedding model and the database
- * endpoint, so a deploy that changes any of them runs it again (the runner skips what is applied;
+ * carry a hash of the SQL files, one of the routines, the embedding model, the filter indexes and
+ * the database endpoint, so a deploy that changes any of them runs it again (the runner skips what is applied;
  * a changed applied file fails the deploy). The SQL files are copied into the function's bundle.
  */
 import { createHash } from 'node:crypto';
@@ -14,6 +14,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import type { FilterIndexValue } from '../../lambdas/adapters/postgres/filter-indexes';
 import { searchRoutines } from '../../lambdas/adapters/postgres/search-routines';
 import { LAMBDA_ENTRIES, type AwsSdkSource } from '../bundling';
 import { MIGRATIONS_DIR, REPO_ROOT } from '../config';
@@ -59,6 +60,11 @@ export interface DatabaseMigrationProps {
   readonly database: ServerlessDatabase;
   /** The configured models: the embedding model is recorded on a new database and checked on an existing one. */
   readonly models: ModelsConfig;
+  /**
+   * Metadata values with a filter index of their own (cdk.json's `filterIndexes`), made the
+   * database's declarations on every run. @default none
+   */
+  readonly filterIndexes?: readonly FilterIndexValue[];
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** Where the migration function's AWS SDK comes from. @default 'bundled' */
@@ -80,7 +86,10 @@ export class DatabaseMigration extends Construct {
       // It waits for a database that does not accept connections yet (a new cluster, an
       // instance resuming from 0 ACUs) for all but the last 90 seconds of this timeout.
       sizing: { timeout: Duration.minutes(10), memorySize: 256 },
-      environment: embeddingEnvironment(props.models),
+      environment: {
+        ...embeddingEnvironment(props.models),
+        FILTER_INDEXES: JSON.stringify(props.filterIndexes ?? []),
+      },
       logRetention: retention,
       assets: { directories: [path.relative(REPO_ROOT, MIGRATIONS_DIR)] },
       ...(props.awsSdk ? { awsSdk: props.awsSdk } : {}),
@@ -105,6 +114,8 @@ export class DatabaseMigration extends Construct {
         // A replaced database (new endpoint) is migrated too.
         Database: props.database.endpoint,
         EmbeddingModel: recordedEmbeddingModel(props.models),
+        // A changed list runs it again.
+        FilterIndexes: JSON.stringify(props.filterIndexes ?? []),
       },
     });
   }

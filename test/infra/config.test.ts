@@ -87,6 +87,27 @@ describe('configuration', () => {
     expect(() => parseConfig({ readReplicas: 1.5 })).toThrow(/readReplicas/);
     expect(() => parseConfig({ readReplicas: -1 })).toThrow(/readReplicas/);
     expect(parseConfig({ readReplicas: '2' }).readReplicas).toBe(2);
+    expect(parseConfig({}).filterIndexes).toEqual([]);
+    expect(
+      parseConfig({ filterIndexes: '[{"key": "category", "value": "manual"}]' }).filterIndexes,
+    ).toEqual([{ key: 'category', value: 'manual' }]);
+    expect(parseConfig({ filterIndexes: [{ key: 'year', value: 2024 }] }).filterIndexes).toEqual([
+      { key: 'year', value: 2024 },
+    ]);
+    expect(() => parseConfig({ filterIndexes: '[{"key": "category"' })).toThrow(
+      /filterIndexes.*not JSON/,
+    );
+    expect(() => parseConfig({ filterIndexes: [{ key: 'a b', value: 1 }] })).toThrow(
+      /filterIndexes/,
+    );
+    expect(() => parseConfig({ filterIndexes: [{ key: 'k', value: { nested: 1 } }] })).toThrow(
+      /filterIndexes/,
+    );
+    expect(() =>
+      parseConfig({
+        filterIndexes: Array.from({ length: 21 }, (_, i) => ({ key: 'k', value: i })),
+      }),
+    ).toThrow(/filterIndexes.*at most 20/);
     expect(parseConfig({ auroraEngineVersion: '17.7' }).auroraEngineVersion).toBe('17.7');
     expect(() => parseConfig({ ingestConcurrency: 5, ingestReservedConcurrency: 3 })).toThrow(
       /ingestReservedConcurrency: must be at least ingestConcurrency/,

@@ -2,7 +2,7 @@
  * The configuration switches, synthesized without bundling (the code assets do not matter
  * here): no RDS Proxy, no deletion protection, an existing user pool, a cross-region inference
  * profile, CORS, an alarm e-mail, no global cost cap, 1024-dimension embeddings, two publishing
- * tenants, an hourly lease sweep. cdk-nag must
+ * tenants, an hourly lease sweep, two filter indexes. cdk-nag must
  * stay clean in every case.
  */
 import { Match } from 'aws-cdk-lib/assertions';
@@ -27,6 +27,10 @@ beforeAll(() => {
       embeddingDimension: 1024,
       publishingTenants: ['help', 'docs'],
       leaseSweepMinutes: 60,
+      filterIndexes: [
+        { key: 'category', value: 'manual' },
+        { key: 'archived', value: false },
+      ],
     },
     { bundle: false },
   );
@@ -149,6 +153,25 @@ describe('configuration variants', () => {
     const alarms = Object.keys(resourcesOfType(built.apiTemplate, 'AWS::CloudWatch::Alarm'));
     expect(alarms.some((id) => id.includes('DailySpendNearCap'))).toBe(false);
     expect(alarms.some((id) => id.includes('CostCapReached'))).toBe(true);
+  });
+
+  it('has the migration make the declared filter indexes, running again when they change', () => {
+    const declared = JSON.stringify([
+      { key: 'category', value: 'manual' },
+      { key: 'archived', value: false },
+    ]);
+    built.apiTemplate.hasResourceProperties('Custom::GroundworkSchema', {
+      FilterIndexes: declared,
+    });
+    const migrate = Object.values(resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function')).find(
+      (f) =>
+        (f.Properties?.Environment as { Variables?: Record<string, unknown> })?.Variables
+          ?.POWERTOOLS_SERVICE_NAME === 'migrate',
+    );
+    expect(
+      (migrate?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
+        .FILTER_INDEXES,
+    ).toBe(declared);
   });
 
   it('asks Titan for 1024 dimensions and has the migration fit the index to them', () => {

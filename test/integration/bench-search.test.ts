@@ -107,6 +107,18 @@ describe('search benchmark (small corpus)', () => {
     expect(result.selective.at(-1)!.documents).toBeGreaterThan(0);
   });
 
+  it("answers them with each value's filter index too, added once and kept", () => {
+    // 20 % through its own graph of about 890 chunks: as exact as the whole graph.
+    expect(result.selective[1]!.filterIndex.vectorRecallAt8).toBe(1);
+    expect(result.selective[2]!.filterIndex.vectorRecallAt8).toBeGreaterThanOrEqual(
+      result.selective[2]!.hnswForced.vectorRecallAt8,
+    );
+    // Added by the run that marked the documents (a reused schema keeps them).
+    for (const x of result.selective)
+      if (x.filterIndexBuild) expect(x.filterIndexBuild.copied).toBe(x.chunks);
+    expect(lines.some((l) => /filter index/.test(l))).toBe(true);
+  });
+
   it("reports the filtered keyword arm's agreement with the unbounded arm", () => {
     // Each filter leaves queries whose lexemes its chunks hold (at 0.2 %, two documents, not all).
     expect(result.selective.map((x) => x.agreementQueries > 0)).toEqual([true, true, true]);

@@ -61,6 +61,7 @@ describe.each(ENGINES)('search preparation on %s', (engine) => {
     expect(alone.statistics).toMatchObject({ chunks: 1, tableChunks: 8, restrictedChunks: 0 });
     const empty = await repo.prepare({ tenantId: 'nobody', userId: 'u1', globalTenants: [] });
     expect(empty.statistics).toEqual({
+      filterIndexes: [],
       chunks: 0,
       tableChunks: 8,
       meanLength: 0,

@@ -1,8 +1,9 @@
 /**
  * What the embedded default refuses at start rather than on every request: settings that make the
- * embedding model's confidence calibration invalid.
+ * embedding model's confidence calibration invalid. And what it sets up: the declared filter indexes.
  */
 import { ConfigError } from '../../lambdas/core/errors';
+import { listFilterIndexes } from '../../lambdas/adapters/postgres/filter-indexes';
 import { startLocalStack } from '../../local/stack';
 import { createHashEmbedder } from '../support/hash-embedder';
 
@@ -29,5 +30,20 @@ describe('starting the embedded default', () => {
       answer: { calibrationOverrides: { medium: 0.3, high: 0.3 } },
     });
     await stack.stop();
+  });
+
+  it('makes the declared filter indexes, each ready with its index', async () => {
+    const stack = await startLocalStack({
+      embedder: createHashEmbedder(),
+      logLevel: 'SILENT',
+      filterIndexes: [{ key: 'category', value: 'manual' }],
+    });
+    try {
+      expect(await listFilterIndexes(stack.databases.writer)).toMatchObject([
+        { key: 'category', value: 'manual', ready: true, served: true },
+      ]);
+    } finally {
+      await stack.stop();
+    }
   });
 });

@@ -27,7 +27,12 @@ import { SEARCH_ROLE } from './search-repository';
 import { quoteIdentifier } from './sql-params';
 
 /** Tables the application reads but never writes: the schema is the migrations' business. */
-const READ_ONLY_TABLES = ['schema_migrations', 'embedding_config', 'embedding_switch'] as const;
+const READ_ONLY_TABLES = [
+  'schema_migrations',
+  'embedding_config',
+  'embedding_switch',
+  'filter_indexes',
+] as const;
 
 /** The default group role holding the application's grants. */
 export const APP_GROUP_ROLE = 'groundwork_app_rw';

@@ -2,7 +2,12 @@
  * Compiles validated search filters to SQL predicates. Every value (and every metadata key)
  * becomes a parameter; the SQL text only ever contains fixed fragments chosen here.
  */
-import type { MetadataFilter, SearchFilters } from '../../core/retrieval/filters';
+import {
+  requiredEquals,
+  type MetadataEquals,
+  type MetadataFilter,
+  type SearchFilters,
+} from '../../core/retrieval/filters';
 import type { SearchScope } from '../../core/retrieval/types';
 import type { SqlParams } from './sql-params';
 import { readerTenantsSql, searchableDocumentSql } from './visibility-sql';
@@ -155,4 +160,25 @@ export function compileFilters(
     filtered: text !== 'true',
     sql: (meta = CHUNK_METADATA) => text.replaceAll(META_SLOT, meta),
   };
+}
+
+/**
+ * The chunk's own test for a value with a filter index (migrations/0026), when the filter requires
+ * one (`equals`, alone or under `andAll`): `c.indexed_metadata @> {key: value}`, which holds
+ * exactly when the chunk's metadata (its document's overlaid by its own) holds the value, and is
+ * the predicate of the value's partial HNSW index, so the planner can read that graph instead of
+ * the whole one. The full filter is still tested. Null when no declared value is required.
+ */
+export function indexedFilterSql(
+  filters: SearchFilters,
+  filterIndexes: readonly MetadataEquals[] | undefined,
+  p: SqlParams,
+): string | null {
+  if (!filters.metadata || !filterIndexes || filterIndexes.length === 0) return null;
+  const served = requiredEquals(filters.metadata).find((e) =>
+    filterIndexes.some((f) => f.key === e.key && f.value === e.value),
+  );
+  return served
+    ? `c.indexed_metadata @> ${p.add(JSON.stringify({ [served.key]: served.value }), 'jsonb')}`
+    : null;
 }

@@ -15,7 +15,7 @@ const RESTRICTED_DOCUMENTS_CAP = 2000;
 /** {@link PreparationRow}'s columns, in `prepareSql`'s order, for its routine's call. */
 export const PREPARATION_COLUMNS = `allowed_source_types text[], source_type_mode text, min_score real,
   max_chunks_per_source int, chunks float8, total_length float8, table_chunks float8,
-  restricted_documents int, restricted_chunks float8`;
+  restricted_documents int, restricted_chunks float8, filter_indexes jsonb`;
 
 export interface PreparationRow {
   allowed_source_types: string[] | null;
@@ -28,6 +28,8 @@ export interface PreparationRow {
   table_chunks: number;
   restricted_documents: number;
   restricted_chunks: number;
+  /** The filter indexes' values (migrations/0026), `{key, value}` each. */
+  filter_indexes: { key: string; value: string | number | boolean }[];
 }
 
 /**
@@ -38,7 +40,11 @@ export interface PreparationRow {
  * chunks of the scope's documents that not every caller sees: in the caller's tenant, documents
  * other than indexed `tenant` ones (private documents, documents being re-indexed); in the
  * publishing tenants, documents other than indexed `global` ones. Each side reads at most the cap
- * of documents, through its partial index (migrations/0006).
+ * of documents, through its partial index (migrations/0006). And the values of the filter indexes
+ * (migrations/0026): those of the valid indexes on `chunks` that describe their value, read from
+ * the catalog a moment before the statement that relies on their chunks' copies, never cached. An
+ * index is built only once every chunk's copy is filled, and removed before the copies are
+ * cleared; a model switch drops it with the old column, and search goes back to the whole graph.
  */
 export function prepareSql(scope: SearchScope, p: SqlParams): string {
   const tenant = p.add(scope.tenantId, 'text');
@@ -46,7 +52,12 @@ export function prepareSql(scope: SearchScope, p: SqlParams): string {
   const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
   const cap = p.add(RESTRICTED_DOCUMENTS_CAP, 'int');
   return `SELECT pol.allowed_source_types, pol.source_type_mode, pol.min_score, pol.max_chunks_per_source,
-           st.chunks, st.total_length, st.table_chunks, r.restricted_documents, r.restricted_chunks
+           st.chunks, st.total_length, st.table_chunks, r.restricted_documents, r.restricted_chunks,
+           (SELECT coalesce(jsonb_agg(obj_description(i.indexrelid, 'pg_class')::jsonb -> 'filterIndex'), '[]')
+              FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+             WHERE i.indrelid = 'chunks'::regclass AND i.indisvalid
+               AND ic.relname LIKE 'chunks\\_filter\\_%'
+               AND obj_description(i.indexrelid, 'pg_class') LIKE '{"filterIndex":%') AS filter_indexes
     FROM (SELECT coalesce(sum(chunk_count) FILTER (WHERE tenant_id = ANY(${tenants})), 0)::float8 AS chunks,
                  coalesce(sum(total_length) FILTER (WHERE tenant_id = ANY(${tenants})), 0)::float8 AS total_length,
                  coalesce(sum(chunk_count), 0)::float8 AS table_chunks
@@ -80,6 +91,7 @@ export function toPreparation(row: PreparationRow): SearchPreparation {
         Number(row.restricted_documents) < RESTRICTED_DOCUMENTS_CAP
           ? Number(row.restricted_chunks)
           : null,
+      filterIndexes: row.filter_indexes,
     },
   };
 }

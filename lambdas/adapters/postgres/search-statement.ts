@@ -11,6 +11,7 @@ import { toVectorLiteral } from './database';
 import {
   compileFilters,
   DOCUMENT_METADATA,
+  indexedFilterSql,
   visibilityParts,
   type CompiledFilters,
 } from './filter-sql';
@@ -141,7 +142,8 @@ export function buildSearchSql(
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
   const visible = visibilityParts(scope, p);
   const compiled = compileFilters(query.filters, query.allowedSourceTypes, p);
-  const filters = compiled.sql();
+  const indexed = indexedFilterSql(query.filters, statistics.filterIndexes, p);
+  const filters = indexed ? `${compiled.sql()} AND ${indexed}` : compiled.sql();
   const where = `${visible.documents} AND ${visible.chunkTenants} AND ${filters}`;
   const candidates = p.add(query.fusion.candidates, 'int');
   const filtered = compiled.filtered;

@@ -21,6 +21,9 @@ const key = z
 const scalar = z.union([z.string().check(z.maxLength(1000)), z.number(), z.boolean()]);
 const comparable = z.union([z.string().check(z.maxLength(1000)), z.number()]);
 const comparison = <V extends z.ZodMiniType>(value: V) => z.strictObject({ key, value });
+/** One key equal to one value: the operand of `equals`, and a declared filter index's value. */
+export const metadataEqualsSchema = comparison(scalar);
+export type MetadataEquals = z.infer<typeof metadataEqualsSchema>;
 /** How many values the list of `in` and `notIn` may hold. */
 const MAX_FILTER_VALUES = 100;
 /** The values of `in` and `notIn`. */
@@ -130,7 +133,7 @@ function describeFilterIssue(issue: {
 export const metadataFilterNodeSchema: z.ZodMiniType<MetadataFilter> = z.lazy(() =>
   z.union(
     [
-      z.strictObject({ equals: comparison(scalar) }),
+      z.strictObject({ equals: metadataEqualsSchema }),
       z.strictObject({ notEquals: comparison(scalar) }),
       z.strictObject({ in: comparison(scalars()) }),
       z.strictObject({ notIn: comparison(scalars()) }),
@@ -194,3 +197,13 @@ export const searchFiltersSchema = z.strictObject({
   metadata: z.optional(metadataFilterSchema),
 });
 export type SearchFilters = z.infer<typeof searchFiltersSchema>;
+
+/**
+ * The `equals` comparisons that every match of `filter` satisfies: the filter's own, or those of
+ * its `andAll` operands, at any depth of `andAll`. (Under `orAll` or a negation, none is required.)
+ */
+export function requiredEquals(filter: MetadataFilter): MetadataEquals[] {
+  if ('equals' in filter) return [filter.equals];
+  if ('andAll' in filter) return filter.andAll.flatMap(requiredEquals);
+  return [];
+}

@@ -1,5 +1,5 @@
 /** Retrieval's vocabulary: who searches, what they ask for, what comes back, and the store port. */
-import type { SearchFilters } from './filters';
+import type { MetadataEquals, SearchFilters } from './filters';
 import type { SourceTypeMode } from './source-types';
 import type { Reader } from '../visibility';
 
@@ -102,6 +102,11 @@ export interface ScopeStatistics {
    * such documents to count cheaply.
    */
   readonly restrictedChunks: number | null;
+  /**
+   * The metadata values with a filter index of their own (ready: every chunk's copy filled), which
+   * a filter `equals` on one of them is served by; none when absent.
+   */
+  readonly filterIndexes?: readonly MetadataEquals[];
 }
 
 /** What a search reads before it runs, in one round trip. */
