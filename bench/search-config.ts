@@ -115,10 +115,10 @@ export interface SelectiveRun {
   /** With the value's filter index (migrations/0026). */
   readonly filterIndex: SelectivePlanRun;
   /**
-   * What this run paid to add the filter index: chunks whose copy it wrote, the time to write
-   * them and build the index, and the vacuum after; null when an earlier run added it.
+   * What this run paid to add the filter index: chunks whose copy it wrote and the time to write
+   * them and build the index; null when an earlier run added it.
    */
-  readonly filterIndexBuild: { copied: number; ms: number; vacuumMs: number } | null;
+  readonly filterIndexBuild: { copied: number; ms: number } | null;
   /**
    * Mean share of the unbounded keyword arm's top 8 under the filter (every matching chunk
    * scored) that the product's keyword arm, with the plan it chooses, also returns; null when
@@ -261,6 +261,8 @@ export interface SearchBenchResult {
    * forced.
    */
   readonly selective: readonly SelectiveRun[];
+  /** The vacuum of the chunks after this run added filter indexes (section 5); null if none. */
+  readonly selectiveVacuumMs: number | null;
   /** The vector arm's plans in every tenant (section 6). */
   readonly plans: readonly PlanGridRow[];
   readonly halfvec: HalfvecResult;
