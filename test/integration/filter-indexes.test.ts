@@ -1,8 +1,8 @@
 /**
  * Filter indexes (migrations/0026, filter-indexes.ts) on both databases: each chunk's copy of its
  * declared values follows its metadata through every write, a filter `equals` on a declared value
- * reads the value's partial HNSW index and returns what the full filter returns, and the
- * declarations reconcile: added, finished after an interruption, built again when the index is
+ * reads the value's graph and lexeme indexes and returns what the full filter returns, and the
+ * declarations reconcile: added, finished after an interruption, built again when an index is
  * gone, removed.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
@@ -166,8 +166,10 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
       const [state] = await listFilterIndexes(db);
       const served = await search(filter);
       const unserved = await search(filter, { filterIndexes: [] });
-      expect(served.indexes).toContain(state!.indexName);
+      const lexemes = state!.indexName.replace(/_hnsw$/, '_lexemes');
+      expect(served.indexes).toEqual(expect.arrayContaining([state!.indexName, lexemes]));
       expect(unserved.indexes).not.toContain(state!.indexName);
+      expect(unserved.indexes).not.toContain(lexemes);
       expect(served.ids).toHaveLength(10);
       expect(served.ids).toEqual(unserved.ids);
     },
@@ -221,7 +223,7 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
     expect(await copies()).toBe(0);
     const { rows } = await db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM pg_class WHERE relname = ANY($1::text[])',
-      [before.map((s) => s.indexName)],
+      [before.flatMap((s) => [s.indexName, s.indexName.replace(/_hnsw$/, '_lexemes')])],
     );
     expect(rows[0]!.n).toBe(0);
     // New chunks get no copy either.

@@ -11,6 +11,7 @@ import * as z from '../../core/zod';
 import { ConfigError } from '../../core/errors';
 import { metadataEqualsSchema, type MetadataEquals } from '../../core/retrieval/filters';
 import type { Database } from './database';
+import { TENANT_LEXEMES } from './search-keyword-arm';
 
 /** One declared value: filters `equals` on its key with its value are served by its index. */
 export type FilterIndexValue = MetadataEquals;
@@ -21,8 +22,8 @@ export interface FilterIndexState extends FilterIndexValue {
   readonly ready: boolean;
   readonly indexName: string;
   /**
-   * Its index is valid and describes its value, so search uses it (a model switch drops it with
-   * the old column).
+   * Its two indexes (graph and lexemes) are valid and the graph describes its value, so search
+   * uses them (a model switch drops the graph with the old column).
    */
   readonly served: boolean;
 }
@@ -68,9 +69,11 @@ export async function listFilterIndexes(db: Database): Promise<FilterIndexState[
     served: boolean;
   }>(
     `SELECT f.key, f.value, f.ready, gw_filter_index_name(f.key, f.value) AS index_name,
-            coalesce((SELECT i.indisvalid AND obj_description(c.oid, 'pg_class') IS NOT NULL
+            coalesce((SELECT bool_and(i.indisvalid) AND count(*) = 2
+                             AND bool_or(obj_description(c.oid, 'pg_class') IS NOT NULL)
                         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-                       WHERE c.relname = gw_filter_index_name(f.key, f.value)
+                       WHERE c.relname IN (gw_filter_index_name(f.key, f.value),
+                                           regexp_replace(gw_filter_index_name(f.key, f.value), '_hnsw$', '_lexemes'))
                          AND c.relnamespace = current_schema()::regnamespace), false) AS served
        FROM filter_indexes f ORDER BY f.key, f.value`,
   );
@@ -128,24 +131,53 @@ export async function addFilterIndex(db: Database, v: FilterIndexValue): Promise
   return changed;
 }
 
+/** The value's two indexes: its graph (named by the migration) and its lexemes. */
+function indexNames(graph: string): { graph: string; lexemes: string } {
+  return { graph, lexemes: graph.replace(/_hnsw$/, '_lexemes') };
+}
+
+/** Whether the index `name` is valid; null when there is none. */
+async function validity(db: Database, name: string): Promise<boolean | null> {
+  const { rows } = await db.query<{ valid: boolean }>(
+    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+    [name],
+  );
+  return rows[0]?.valid ?? null;
+}
+
+/**
+ * Builds what is missing of the value's indexes, without blocking writes (`CONCURRENTLY`; one
+ * left invalid by an interrupted build is dropped and built again): the lexeme index, a GIN
+ * index of the value's chunks with the tenant-lexeme index's expression, for the keyword arm;
+ * then the graph, for the vector arm; then the graph's description, from which search serves it.
+ */
 async function buildIndex(db: Database, v: FilterIndexValue): Promise<void> {
   const value = JSON.stringify(v.value);
-  const { rows } = await db.query<{ name: string; ddl: string; valid: boolean | null }>(
-    `SELECT gw_filter_index_name($1, $2::jsonb) AS name, gw_filter_index_ddl($1, $2::jsonb) AS ddl,
-            (SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-              WHERE c.relname = gw_filter_index_name($1, $2::jsonb)
-                AND c.relnamespace = current_schema()::regnamespace) AS valid`,
+  const { rows } = await db.query<{ graph: string; graph_ddl: string }>(
+    `SELECT gw_filter_index_name($1, $2::jsonb) AS graph, gw_filter_index_ddl($1, $2::jsonb) AS graph_ddl`,
     [v.key, value],
   );
-  const { name, ddl, valid } = rows[0]!;
-  if (valid === false) await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(name)}`);
-  if (valid !== true) await db.call(ddl);
+  const names = indexNames(rows[0]!.graph);
+  const { rows: lexemes } = await db.query<{ ddl: string }>(
+    `SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON chunks USING gin (${TENANT_LEXEMES()}) '
+                   'WHERE indexed_metadata @> %L::jsonb', $1::text, $2::text) AS ddl`,
+    [names.lexemes, pairJson(v)],
+  );
+  for (const [name, ddl] of [
+    [names.lexemes, lexemes[0]!.ddl],
+    [names.graph, rows[0]!.graph_ddl],
+  ] as const) {
+    const valid = await validity(db, name);
+    if (valid === false) await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(name)}`);
+    if (valid !== true) await db.call(ddl);
+  }
   await db.query('SELECT gw_filter_index_describe($1, $2::jsonb)', [v.key, value]);
 }
 
 /**
- * Removes `v`: its declaration and its index (search stops using it as soon as the index is
- * gone), then the copies that held it.
+ * Removes `v`: its declaration and its graph (search stops using it as soon as the graph is
+ * gone), its lexeme index, then the copies that held it.
  */
 async function removeFilterIndex(db: Database, v: FilterIndexValue): Promise<void> {
   const value = JSON.stringify(v.value);
@@ -156,7 +188,9 @@ async function removeFilterIndex(db: Database, v: FilterIndexValue): Promise<voi
   );
   const name = rows[0]?.name;
   if (name === undefined) return;
-  await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(name)}`);
+  const names = indexNames(name);
+  await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(names.graph)}`);
+  await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(names.lexemes)}`);
   await db.query(
     `UPDATE chunks c SET indexed_metadata = gw_indexed_metadata(d.metadata || c.metadata)
        FROM documents d WHERE d.id = c.document_id AND c.indexed_metadata @> $1::jsonb`,

@@ -8,6 +8,16 @@
  */
 import type { StatementParts } from './search-statement';
 
+/**
+ * The lexemes of a chunk (`alias`) prefixed with its tenant: the expression of the tenant-lexeme
+ * GIN index (migrations/0009) and of each filter index's lexeme index (filter-indexes.ts), which
+ * must be written the same way for the planner to use them.
+ */
+export const TENANT_LEXEMES = (alias?: string): string =>
+  alias
+    ? `gw_tenant_lexemes(${alias}.fts, ${alias}.tenant_id)`
+    : 'gw_tenant_lexemes(fts, tenant_id)';
+
 /** BM25 parameters (the usual Robertson / Lucene defaults). */
 const K1 = 1.2;
 const B = 0.75;
@@ -93,8 +103,12 @@ export function keywordArm(parts: StatementParts, budget: number, meanLength: nu
   // lookups instead of one per chunk selected (docs/decisions/0109-deferred-document-check.md).
   const documentCheck = `coalesce((SELECT ${where} FROM documents d WHERE d.id = c.document_id), false)`;
   const defer = parts.plan.deferDocumentCheck;
+  // With a filter index's value required, its test on the chunk itself comes first, where the
+  // value's lexeme index (filter-indexes.ts) can serve it: the chunks holding the lexemes are
+  // then read among the value's chunks only, not among the whole tenant's.
   let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
-            WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+            WHERE ${TENANT_LEXEMES('c')} @@ (SELECT q FROM tsq)
+              ${parts.indexed ? `AND ${parts.indexed}` : ''}
               ${defer ? '' : `AND ${documentCheck}`}
             LIMIT ${limit}`;
   if (filtered) {

@@ -60,6 +60,11 @@ export interface StatementParts {
   readonly tenants: string;
   readonly filtered: boolean;
   readonly plan: SearchPlan;
+  /**
+   * The chunk's own test for a value with a filter index (filter-sql.ts `indexedFilterSql`), also
+   * part of `filters`; null when the filters require none.
+   */
+  readonly indexed: string | null;
   /** With filters, the chunks of a small filtered scope (`fscope.small`), read by both arms. */
   readonly scopeChunks: string;
 }
@@ -170,6 +175,7 @@ export function buildSearchSql(
     tenants,
     filtered,
     plan,
+    indexed,
     scopeChunks: scopeChunksSql(where),
   };
   if (query.mode !== 'keyword') ctes.push(vectorArm(parts));
