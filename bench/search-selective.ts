@@ -102,7 +102,8 @@ export async function measureSelective(
       );
     const timed = async (stmt: Statement) => {
       const t0 = performance.now();
-      const ids = await runIds(db, stmt, settings);
+      // As the repository sets it: ef_search sized by the chunks the HNSW scan searches.
+      const ids = await runIds(db, stmt, hybridSettings(stmt.scanChunks));
       return { ms: performance.now() - t0, ids };
     };
     const agreement: number[] = [];
@@ -140,7 +141,10 @@ export async function measureSelective(
       );
       // Each plan once untimed: a query's first search touches pages of the index and the table
       // no earlier query did, and took 3 to 10 times as long as the next (at 1M chunks).
-      for (const name of PLAN_NAMES) await runIds(db, statement(q, 'hybrid', name), settings);
+      for (const name of PLAN_NAMES) {
+        const stmt = statement(q, 'hybrid', name);
+        await runIds(db, stmt, hybridSettings(stmt.scanChunks));
+      }
       // The plan timed first rotates, so that none carries the others' cache effects.
       const order = PLAN_NAMES.map((_, k) => PLAN_NAMES[(i + k) % PLAN_NAMES.length]!);
       for (const name of order) {

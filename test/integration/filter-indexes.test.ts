@@ -64,10 +64,11 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
   async function search(
     metadata: MetadataFilter,
     statistics?: Partial<ScopeStatistics>,
-  ): Promise<{ ids: string[]; indexes: string[] }> {
+    options = WIDE,
+  ): Promise<{ ids: string[]; indexes: string[]; scanChunks: number }> {
     const prepared = (await createSearchRepository(db).prepare(scope)).statistics;
-    const stmt = buildSearchSql(scope, query(metadata), { ...prepared, ...statistics }, WIDE);
-    const settings = searchTransactionSettings(50, prepared.tableChunks);
+    const stmt = buildSearchSql(scope, query(metadata), { ...prepared, ...statistics }, options);
+    const settings = searchTransactionSettings(50, stmt.scanChunks);
     const { rows } = await db.transaction(
       (tx) => tx.query<{ chunk_id: string }>(stmt.text, stmt.values),
       settings,
@@ -83,7 +84,7 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
     const indexes = [...walk(explained(plan.rows).Plan)]
       .filter((n) => n['Actual Loops'] !== 0 && n['Index Name'])
       .map((n) => n['Index Name']!);
-    return { ids: rows.map((r) => r.chunk_id), indexes };
+    return { ids: rows.map((r) => r.chunk_id), indexes, scanChunks: stmt.scanChunks };
   }
 
   beforeAll(async () => {
@@ -122,8 +123,9 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
     expect(await disagreeing()).toBe(0);
     const [state] = await listFilterIndexes(db);
     expect(state).toMatchObject({ ...BLUE, ready: true, served: true });
+    // With the chunks its graph holds, which size the HNSW scan's ef_search.
     expect((await createSearchRepository(db).prepare(scope)).statistics.filterIndexes).toEqual([
-      BLUE,
+      { ...BLUE, chunks: 200 },
     ]);
     // Declared again: nothing to do.
     expect(await reconcileFilterIndexes(db, [BLUE])).toEqual({
@@ -172,8 +174,21 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
       expect(unserved.indexes).not.toContain(lexemes);
       expect(served.ids).toHaveLength(10);
       expect(served.ids).toEqual(unserved.ids);
+      // ef_search is sized by the value's graph (its 200 chunks when built), not the table.
+      expect(served.scanChunks).toBe(200);
+      expect(unserved.scanChunks).toBe(1002);
     },
   );
+
+  it('reads the value from its indexes even where its scope would be read from its documents', async () => {
+    const [state] = await listFilterIndexes(db);
+    // The product's options: 20 documents are within the scope's cap.
+    const served = await search({ equals: BLUE }, undefined, {});
+    const unserved = await search({ equals: BLUE }, { filterIndexes: [] }, {});
+    expect(served.indexes).toContain(state!.indexName);
+    expect(unserved.indexes).not.toContain(state!.indexName);
+    expect(served.ids).toEqual(unserved.ids);
+  });
 
   it('leaves a filter that does not require the value to the whole graph', async () => {
     const [state] = await listFilterIndexes(db);
@@ -201,7 +216,7 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
     const red = { key: 'team', value: 'red' };
     await db.query(`INSERT INTO filter_indexes (key, value) VALUES ('team', '"red"')`);
     expect((await createSearchRepository(db).prepare(scope)).statistics.filterIndexes).toEqual([
-      BLUE,
+      expect.objectContaining(BLUE),
     ]);
     const changes = await reconcileFilterIndexes(db, [BLUE, red]);
     expect(changes.added).toEqual([red]);

@@ -167,18 +167,22 @@ export function compileFilters(
  * one (`equals`, alone or under `andAll`): `c.indexed_metadata @> {key: value}`, which holds
  * exactly when the chunk's metadata (its document's overlaid by its own) holds the value, and is
  * the predicate of the value's partial HNSW index, so the planner can read that graph instead of
- * the whole one. The full filter is still tested. Null when no declared value is required.
+ * the whole one. The full filter is still tested. With it, the chunks the value's index holds.
+ * Null when no declared value is required.
  */
 export function indexedFilterSql(
   filters: SearchFilters,
-  filterIndexes: readonly MetadataEquals[] | undefined,
+  filterIndexes: readonly (MetadataEquals & { readonly chunks?: number })[] | undefined,
   p: SqlParams,
-): string | null {
+): { readonly sql: string; readonly chunks: number | undefined } | null {
   if (!filters.metadata || !filterIndexes || filterIndexes.length === 0) return null;
-  const served = requiredEquals(filters.metadata).find((e) =>
-    filterIndexes.some((f) => f.key === e.key && f.value === e.value),
-  );
-  return served
-    ? `c.indexed_metadata @> ${p.add(JSON.stringify({ [served.key]: served.value }), 'jsonb')}`
-    : null;
+  for (const e of requiredEquals(filters.metadata)) {
+    const served = filterIndexes.find((f) => f.key === e.key && f.value === e.value);
+    if (served)
+      return {
+        sql: `c.indexed_metadata @> ${p.add(JSON.stringify({ [e.key]: e.value }), 'jsonb')}`,
+        chunks: served.chunks,
+      };
+  }
+  return null;
 }

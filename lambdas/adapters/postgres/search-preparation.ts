@@ -28,8 +28,11 @@ export interface PreparationRow {
   table_chunks: number;
   restricted_documents: number;
   restricted_chunks: number;
-  /** The filter indexes' values (migrations/0026), `{key, value}` each. */
-  filter_indexes: { key: string; value: string | number | boolean }[];
+  /**
+   * The filter indexes' values (migrations/0026), `{key, value, chunks}` each: `chunks` is the
+   * graph's count of chunks as of its build or last vacuum.
+   */
+  filter_indexes: { key: string; value: string | number | boolean; chunks: number }[];
 }
 
 /**
@@ -53,7 +56,8 @@ export function prepareSql(scope: SearchScope, p: SqlParams): string {
   const cap = p.add(RESTRICTED_DOCUMENTS_CAP, 'int');
   return `SELECT pol.allowed_source_types, pol.source_type_mode, pol.min_score, pol.max_chunks_per_source,
            st.chunks, st.total_length, st.table_chunks, r.restricted_documents, r.restricted_chunks,
-           (SELECT coalesce(jsonb_agg(obj_description(i.indexrelid, 'pg_class')::jsonb -> 'filterIndex'), '[]')
+           (SELECT coalesce(jsonb_agg((obj_description(i.indexrelid, 'pg_class')::jsonb -> 'filterIndex')
+                                      || jsonb_build_object('chunks', greatest(ic.reltuples, 0))), '[]')
               FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
              WHERE i.indrelid = 'chunks'::regclass AND i.indisvalid
                AND ic.relname LIKE 'chunks\\_filter\\_%'

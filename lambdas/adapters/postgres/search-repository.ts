@@ -102,7 +102,7 @@ export function createSearchRepository(
   return {
     async search(scope, query, statistics) {
       const stmt = buildSearchSql(scope, query, statistics, options);
-      const settings = searchTransactionSettings(query.fusion.candidates, statistics.tableChunks);
+      const settings = searchTransactionSettings(query.fusion.candidates, stmt.scanChunks);
       const direct = () =>
         db.transaction(async (tx) => (await tx.query<HitRow>(stmt.text, stmt.values)).rows, {
           ...settings,

@@ -38,6 +38,7 @@ kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               
+              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -131,6 +132,7 @@ kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               
+              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -216,6 +218,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -309,6 +312,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -445,6 +449,7 @@ kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               
+              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -522,6 +527,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -573,7 +579,7 @@ END
 $routine$;
 
 -- the read before every search
-CREATE OR REPLACE FUNCTION gw_routine_search_1ddf5d3bffe14dd7(text, text[], text[], int, text[], text[])
+CREATE OR REPLACE FUNCTION gw_routine_search_8446530fc640a78b(text, text[], text[], int, text[], text[])
 RETURNS SETOF record LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET role = groundwork_search
@@ -581,7 +587,13 @@ AS $routine$
 BEGIN
   PERFORM set_config(s.name, s.value, true) FROM unnest($5, $6) AS s(name, value);
   RETURN QUERY SELECT pol.allowed_source_types, pol.source_type_mode, pol.min_score, pol.max_chunks_per_source,
-           st.chunks, st.total_length, st.table_chunks, r.restricted_documents, r.restricted_chunks
+           st.chunks, st.total_length, st.table_chunks, r.restricted_documents, r.restricted_chunks,
+           (SELECT coalesce(jsonb_agg((obj_description(i.indexrelid, 'pg_class')::jsonb -> 'filterIndex')
+                                      || jsonb_build_object('chunks', greatest(ic.reltuples, 0))), '[]')
+              FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+             WHERE i.indrelid = 'chunks'::regclass AND i.indisvalid
+               AND ic.relname LIKE 'chunks\_filter\_%'
+               AND obj_description(i.indexrelid, 'pg_class') LIKE '{"filterIndex":%') AS filter_indexes
     FROM (SELECT coalesce(sum(chunk_count) FILTER (WHERE tenant_id = ANY($3::text[])), 0)::float8 AS chunks,
                  coalesce(sum(total_length) FILTER (WHERE tenant_id = ANY($3::text[])), 0)::float8 AS total_length,
                  coalesce(sum(chunk_count), 0)::float8 AS table_chunks
@@ -632,6 +644,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
@@ -718,6 +731,7 @@ kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
               
+              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -795,6 +809,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -880,6 +895,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1081,6 +1097,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1206,6 +1223,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1325,6 +1343,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1451,6 +1470,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1695,6 +1715,7 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
+              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text

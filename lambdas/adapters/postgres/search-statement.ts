@@ -41,6 +41,11 @@ export interface SearchStatement {
    * planned for it (docs/decisions/0151-vector-plan-from-measured-costs.md).
    */
   readonly reusable: boolean;
+  /**
+   * The chunks the HNSW scan searches, which sizes `hnsw.ef_search` (searchTransactionSettings):
+   * the table's, or a filter index's when one serves the statement.
+   */
+  readonly scanChunks: number;
 }
 
 /** What each arm builds on: the statement's parameters and the SQL the arms share. */
@@ -58,6 +63,7 @@ export interface StatementParts {
   readonly candidates: string;
   /** The scope's tenants: the caller's and the publishing ones. */
   readonly tenants: string;
+  /** With filters whose scope is sized (`fscope`): not when a filter index serves them. */
   readonly filtered: boolean;
   readonly plan: SearchPlan;
   /**
@@ -147,7 +153,8 @@ export function buildSearchSql(
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
   const visible = visibilityParts(scope, p);
   const compiled = compileFilters(query.filters, query.allowedSourceTypes, p);
-  const indexed = indexedFilterSql(query.filters, statistics.filterIndexes, p);
+  const served = indexedFilterSql(query.filters, statistics.filterIndexes, p);
+  const indexed = served?.sql ?? null;
   const filters = indexed ? `${compiled.sql()} AND ${indexed}` : compiled.sql();
   const where = `${visible.documents} AND ${visible.chunkTenants} AND ${filters}`;
   const candidates = p.add(query.fusion.candidates, 'int');
@@ -161,7 +168,10 @@ export function buildSearchSql(
   const qtext = p.add(query.text, 'text');
   const tenants = p.add([scope.tenantId, ...scope.globalTenants], 'text[]');
   const ctes = [questionTerms(config, qtext)];
-  if (filtered)
+  // A filter served by a filter index needs no sizing of its scope: however few its chunks, both
+  // arms read them from the value's own indexes.
+  const scoped = filtered && !indexed;
+  if (scoped)
     ctes.push(
       ...filteredScope(p, tenants, visible.documents, compiled, options, statistics.tableChunks),
     );
@@ -173,7 +183,7 @@ export function buildSearchSql(
     where,
     candidates,
     tenants,
-    filtered,
+    filtered: scoped,
     plan,
     indexed,
     scopeChunks: scopeChunksSql(where),
@@ -195,5 +205,6 @@ export function buildSearchSql(
     JOIN chunks c ON c.id = r.id JOIN documents d ON d.id = c.document_id
     ORDER BY r.fused DESC, r.cos DESC, c.id`;
   const reusable = !filtered && (plan.vectorIndex || query.mode === 'keyword');
-  return { text, values: p.values, types: p.types, reusable };
+  const scanChunks = served?.chunks && served.chunks > 0 ? served.chunks : statistics.tableChunks;
+  return { text, values: p.values, types: p.types, reusable, scanChunks };
 }

@@ -103,10 +103,10 @@ export interface ScopeStatistics {
    */
   readonly restrictedChunks: number | null;
   /**
-   * The metadata values with a filter index of their own (ready: every chunk's copy filled), which
-   * a filter `equals` on one of them is served by; none when absent.
+   * The metadata values with a filter index of their own, which a filter `equals` on one of them
+   * is served by, with the chunks each one's index holds (an estimate); none when absent.
    */
-  readonly filterIndexes?: readonly MetadataEquals[];
+  readonly filterIndexes?: readonly (MetadataEquals & { readonly chunks?: number })[];
 }
 
 /** What a search reads before it runs, in one round trip. */
