@@ -2,7 +2,10 @@
 import { toVectorLiteral, type Database } from '../lambdas/adapters/postgres/database';
 import type { SearchSqlOptions } from '../lambdas/adapters/postgres/search-plan';
 import { addFilterIndex } from '../lambdas/adapters/postgres/filter-indexes';
-import { buildSearchSql } from '../lambdas/adapters/postgres/search-statement';
+import {
+  buildSearchSql,
+  type SearchStatement,
+} from '../lambdas/adapters/postgres/search-statement';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { SearchMode } from '../lambdas/core/retrieval/types';
 import { TENANTS, type BenchQuery } from './search-data';
@@ -13,15 +16,7 @@ import {
   SelectivePlanRun,
   UNBOUNDED_BUDGET,
 } from './search-config';
-import {
-  Statement,
-  runIds,
-  recall,
-  mean,
-  percentile,
-  scopeOf,
-  statisticsOf,
-} from './search-measure';
+import { runIds, recall, mean, percentile, scopeOf, statisticsOf } from './search-measure';
 import { HYBRID_TOP_K, hybridSettings, storeQuery } from './search-latency';
 
 /**
@@ -100,7 +95,7 @@ export async function measureSelective(
         plan === 'filterIndex' ? indexed : statistics,
         { ...(plan === 'hnswForced' ? { filteredDocumentsCap: 0 } : {}), ...options },
       );
-    const timed = async (stmt: Statement) => {
+    const timed = async (stmt: SearchStatement) => {
       const t0 = performance.now();
       // As the repository sets it: ef_search sized by the chunks the HNSW scan searches.
       const ids = await runIds(db, stmt, hybridSettings(stmt.scanChunks));

@@ -3,18 +3,20 @@
 --
 -- A metadata filter that selects a few percent of a big tenant is too wide to read exactly and
 -- too narrow for the whole graph: HNSW visits about fifty chunks for each one the filter keeps.
--- An operator declares the values that such filters ask for (`groundwork filter-index add`, or
--- `filterIndexes` in cdk.json); each gets a partial HNSW index over exactly its chunks, which a
--- filter `equals` on that value is served by. pgvector recommends partial indexes for filters on
--- a few distinct values.
+-- An operator declares the values that such filters ask for (`filterIndexes` in cdk.json,
+-- `GROUNDWORK_FILTER_INDEXES` locally); each gets a partial HNSW index over exactly its chunks and
+-- a partial index of their lexemes (both built by filter-indexes.ts), which a filter `equals` on
+-- that value is served by. pgvector recommends partial indexes for filters on a few distinct
+-- values.
 --
 -- A partial index can only test the chunk's own row, while a filter sees the document's metadata
 -- overlaid by the chunk's. So each chunk carries, in `indexed_metadata`, the declared key/value
 -- pairs its metadata (the document's overlaid by its own) holds, NULL when none. The triggers
--- below keep it when a chunk is written and when a document's metadata changes; adding a
--- declaration fills it for the chunks that already exist before it is marked ready, and only a
--- ready declaration is used by search (search-statement.ts adds `indexed_metadata @> {key: value}`,
--- which the full filter still tests, so the copy only ever narrows what the filter would keep).
+-- below keep it when a chunk is written and when a document's metadata changes; a declaration
+-- fills it for the chunks that already exist, then the indexes are built and the graph is
+-- described with its value (a comment). Search uses the values of the valid, described graphs
+-- (search-preparation.ts reads them from the catalog) and adds `indexed_metadata @> {key: value}`,
+-- which the full filter still tests, so the copy only ever narrows what the filter would keep.
 ALTER TABLE chunks ADD COLUMN indexed_metadata jsonb;
 
 -- The declared values: deployment-wide, written only by the migrating role (app-role.ts makes it

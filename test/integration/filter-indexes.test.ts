@@ -10,7 +10,10 @@ import {
   listFilterIndexes,
   reconcileFilterIndexes,
 } from '../../lambdas/adapters/postgres/filter-indexes';
-import { searchTransactionSettings } from '../../lambdas/adapters/postgres/search-plan';
+import {
+  searchTransactionSettings,
+  type SearchSqlOptions,
+} from '../../lambdas/adapters/postgres/search-plan';
 import { createSearchRepository } from '../../lambdas/adapters/postgres/search-repository';
 import { buildSearchSql } from '../../lambdas/adapters/postgres/search-statement';
 import type { MetadataFilter } from '../../lambdas/core/retrieval/filters';
@@ -64,7 +67,7 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
   async function search(
     metadata: MetadataFilter,
     statistics?: Partial<ScopeStatistics>,
-    options = WIDE,
+    options: Partial<SearchSqlOptions> = WIDE,
   ): Promise<{ ids: string[]; indexes: string[]; scanChunks: number }> {
     const prepared = (await createSearchRepository(db).prepare(scope)).statistics;
     const stmt = buildSearchSql(scope, query(metadata), { ...prepared, ...statistics }, options);
