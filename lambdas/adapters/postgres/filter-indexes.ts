@@ -176,21 +176,22 @@ async function buildIndex(db: Database, v: FilterIndexValue): Promise<void> {
 }
 
 /**
- * Removes `v`: its declaration and its graph (search stops using it as soon as the graph is
- * gone), its lexeme index, then the copies that held it.
+ * Removes `v`: its graph (search stops using it as soon as the graph is gone) and its lexeme
+ * index, its declaration, then the copies that held it.
  */
 async function removeFilterIndex(db: Database, v: FilterIndexValue): Promise<void> {
   const value = JSON.stringify(v.value);
+  // The indexes go first: a run stopped after them leaves the declaration, which the next run
+  // removes again; one stopped after the declaration would leave a graph search still used
+  // while the triggers no longer kept its chunks' copies.
   const { rows } = await db.query<{ name: string }>(
-    `DELETE FROM filter_indexes WHERE key = $1 AND value = $2::jsonb
-     RETURNING gw_filter_index_name(key, value) AS name`,
+    'SELECT gw_filter_index_name($1, $2::jsonb) AS name',
     [v.key, value],
   );
-  const name = rows[0]?.name;
-  if (name === undefined) return;
-  const names = indexNames(name);
+  const names = indexNames(rows[0]!.name);
   await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(names.graph)}`);
   await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(names.lexemes)}`);
+  await db.query('DELETE FROM filter_indexes WHERE key = $1 AND value = $2::jsonb', [v.key, value]);
   await db.query(
     `UPDATE chunks c SET indexed_metadata = gw_indexed_metadata(d.metadata || c.metadata)
        FROM documents d WHERE d.id = c.document_id AND c.indexed_metadata @> $1::jsonb`,
