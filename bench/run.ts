@@ -4,7 +4,8 @@
  * ingest (SciFact on the embedded default), search (100k chunks on PostgreSQL;
  * BENCH_SEARCH_CHUNKS, BENCH_SEARCH_DIMENSIONS, BENCH_SEARCH_BUDGET_SWEEP=off), search-graph (HNSW
  * build parameters against recall on the same corpus; BENCH_GRAPH_PARAMS), search-covering (the
- * small tenants' exact scans with a covering index beside the migrations' ones),
+ * small tenants' exact scans with a covering index beside the migrations' ones), search-selective
+ * (the search benchmark's section 5 alone: selective metadata filters and their filter indexes),
  * limiter (DynamoDB calls and over-admission on dynalite), model-switch (search latency during
  * an embedding model switch on PostgreSQL; BENCH_SWITCH_DOCUMENTS), model-switch-swap (the switch's
  * last step on a large index; BENCH_SWAP_CHUNKS), cold-start (Lambda bundle sizes and
@@ -22,6 +23,7 @@ import { benchModelSwitchSwap } from './model-switch-swap';
 import { benchSearch } from './search';
 import { benchSearchCovering } from './search-covering';
 import { benchSearchGraph, parseGraphParams } from './search-graph';
+import { benchSearchSelective } from './search-selective';
 
 const PARTS: Record<string, () => Promise<unknown>> = {
   chunker: () =>
@@ -54,6 +56,10 @@ const PARTS: Record<string, () => Promise<unknown>> = {
     benchSearchCovering(
       process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
     ),
+  'search-selective': () =>
+    benchSearchSelective(
+      process.env.BENCH_SEARCH_CHUNKS ? { chunks: Number(process.env.BENCH_SEARCH_CHUNKS) } : {},
+    ),
   limiter: () => benchLimiter(),
   'model-switch': () =>
     benchModelSwitch(
@@ -83,9 +89,13 @@ const PARTS: Record<string, () => Promise<unknown>> = {
     ),
 };
 
+/** Parts run only when named: `search-selective` is a section of `search`. */
+const NAMED_ONLY = new Set(['search-selective']);
+
 async function main(): Promise<void> {
   const requested = process.argv.slice(2);
-  const parts = requested.length > 0 ? requested : Object.keys(PARTS);
+  const parts =
+    requested.length > 0 ? requested : Object.keys(PARTS).filter((p) => !NAMED_ONLY.has(p));
   for (const part of parts) {
     const run = PARTS[part];
     if (!run)

@@ -8,9 +8,12 @@ import {
 } from '../lambdas/adapters/postgres/search-statement';
 import { SqlParams } from '../lambdas/adapters/postgres/sql-params';
 import type { SearchMode } from '../lambdas/core/retrieval/types';
-import { TENANTS, type BenchQuery } from './search-data';
+import { openCorpus } from './search-corpus';
+import { generateQueries, TENANTS, type BenchQuery } from './search-data';
 import {
+  LATENCY_QUERIES,
   SELECTIVE_AGREEMENT_QUERIES,
+  SELECTIVE_QUERIES,
   SELECTIVE_SHARES,
   SelectiveRun,
   SelectivePlanRun,
@@ -188,3 +191,18 @@ export async function measureSelective(
 /** The plans section 5 compares. */
 const PLAN_NAMES = ['chosen', 'hnswForced', 'filterIndex'] as const;
 type PlanName = (typeof PLAN_NAMES)[number];
+
+/**
+ * `npm run bench -- search-selective`: section 5 alone, on the corpus of `BENCH_SEARCH_CHUNKS`
+ * (loaded, or reused as `npm run bench -- search` does) with the same queries, for a change to
+ * filtered search measured without the other sections' hour at 1M chunks.
+ */
+export async function benchSearchSelective(options: { readonly chunks?: number } = {}) {
+  const { db, world, log } = await openCorpus(options);
+  try {
+    const queries = generateQueries(world, 'latency', LATENCY_QUERIES).slice(0, SELECTIVE_QUERIES);
+    await measureSelective(db, queries, log);
+  } finally {
+    await db.close();
+  }
+}

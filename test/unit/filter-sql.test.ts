@@ -3,6 +3,7 @@ import {
   compileFilters,
   DOCUMENT_METADATA,
   filtersSql,
+  indexedFilterSql,
 } from '../../lambdas/adapters/postgres/filter-sql';
 import { SqlParams } from '../../lambdas/adapters/postgres/sql-params';
 import { searchFiltersSchema, type SearchFilters } from '../../lambdas/core/retrieval/filters';
@@ -52,5 +53,47 @@ describe('filters compiled once', () => {
 
     expect(compiled.filtered).toBe(false);
     expect(compiled.sql()).toBe('true');
+  });
+});
+
+describe('a filter served by a filter index', () => {
+  const BLUE = { key: 'team', value: 'blue' };
+  const served = [{ ...BLUE, chunks: 200 }];
+  const render = (filters: SearchFilters) => {
+    const p = new SqlParams();
+    const indexed = indexedFilterSql(filters, served, p)!;
+    return { indexed, rest: filtersSql(indexed.rest, null, p), values: p.values };
+  };
+
+  it("tests the value on the chunk's copy in place of its metadata", () => {
+    const { indexed, rest, values } = render({ source_type: ['doc'], metadata: { equals: BLUE } });
+
+    expect(indexed.sql).toBe('c.indexed_metadata @> $1::jsonb');
+    expect(indexed.chunks).toBe(200);
+    expect(indexed.rest).toEqual({ source_type: ['doc'] });
+    expect(rest).not.toContain(CHUNK_METADATA);
+    expect(values).toEqual(['{"team":"blue"}', ['doc']]);
+  });
+
+  it('keeps every other test of the filter, also those of the same key', () => {
+    const other = { notEquals: { key: 'team', value: 'red' } };
+    const { indexed } = render({
+      metadata: { andAll: [{ equals: BLUE }, other, { andAll: [{ equals: BLUE }] }] },
+    });
+
+    expect(indexed.rest).toEqual({ metadata: { andAll: [other] } });
+  });
+
+  it('serves nothing where the value is not required, or not declared', () => {
+    const p = new SqlParams();
+    const red = { equals: { key: 'team', value: 'red' } };
+
+    expect(
+      indexedFilterSql({ metadata: { orAll: [{ equals: BLUE }, red] } }, served, p),
+    ).toBeNull();
+    expect(indexedFilterSql({ metadata: { notEquals: BLUE } }, served, p)).toBeNull();
+    expect(indexedFilterSql({ metadata: red }, served, p)).toBeNull();
+    expect(indexedFilterSql({ metadata: { equals: BLUE } }, [], p)).toBeNull();
+    expect(p.values).toEqual([]);
   });
 });

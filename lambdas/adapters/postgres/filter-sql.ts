@@ -4,6 +4,7 @@
  */
 import {
   requiredEquals,
+  withoutRequired,
   type MetadataEquals,
   type MetadataFilter,
   type SearchFilters,
@@ -164,25 +165,36 @@ export function compileFilters(
 
 /**
  * The chunk's own test for a value with a filter index (migrations/0026), when the filter requires
- * one (`equals`, alone or under `andAll`): `c.indexed_metadata @> {key: value}`, which holds
- * exactly when the chunk's metadata (its document's overlaid by its own) holds the value, and is
- * the predicate of the value's partial HNSW index, so the planner can read that graph instead of
- * the whole one. The full filter is still tested. With it, the chunks the value's index holds.
- * Null when no declared value is required.
+ * one (`equals`, alone or under `andAll`): `c.indexed_metadata @> {key: value}`, which the
+ * triggers keep true exactly when the chunk's metadata (its document's overlaid by its own) holds
+ * the value, and which is the predicate of the value's partial indexes, so the planner reads those
+ * instead of the whole ones. It replaces the filter's own test of the value (`rest` is the request's
+ * filters without it): beside it, the planner took the chunks the full test would pass for a
+ * guessed fraction of the value's, and at 300k chunks read the whole of a 2 % value's graph in a
+ * hash join (50 ms against 5). With it, the chunks the value's index holds. Null when no declared
+ * value is required.
  */
 export function indexedFilterSql(
   filters: SearchFilters,
   filterIndexes: readonly (MetadataEquals & { readonly chunks?: number })[] | undefined,
   p: SqlParams,
-): { readonly sql: string; readonly chunks: number | undefined } | null {
+): {
+  readonly sql: string;
+  readonly chunks: number | undefined;
+  readonly rest: SearchFilters;
+} | null {
   if (!filters.metadata || !filterIndexes || filterIndexes.length === 0) return null;
   for (const e of requiredEquals(filters.metadata)) {
     const served = filterIndexes.find((f) => f.key === e.key && f.value === e.value);
-    if (served)
+    if (served) {
+      const rest: SearchFilters = { ...filters, metadata: withoutRequired(filters.metadata, e) };
+      if (!rest.metadata) delete rest.metadata;
       return {
         sql: `c.indexed_metadata @> ${p.add(JSON.stringify({ [e.key]: e.value }), 'jsonb')}`,
         chunks: served.chunks,
+        rest,
       };
+    }
   }
   return null;
 }

@@ -152,13 +152,17 @@ export function buildSearchSql(
   // scan's key, and an index the migration left with `vector` is served by the same text.
   const emb = p.add(toVectorLiteral(query.embedding), 'vector');
   const visible = visibilityParts(scope, p);
-  const compiled = compileFilters(query.filters, query.allowedSourceTypes, p);
   const served = indexedFilterSql(query.filters, statistics.filterIndexes, p);
+  const compiled = compileFilters(served?.rest ?? query.filters, query.allowedSourceTypes, p);
   const indexed = served?.sql ?? null;
-  const filters = indexed ? `${compiled.sql()} AND ${indexed}` : compiled.sql();
+  const filters = !indexed
+    ? compiled.sql()
+    : compiled.filtered
+      ? `${compiled.sql()} AND ${indexed}`
+      : indexed;
   const where = `${visible.documents} AND ${visible.chunkTenants} AND ${filters}`;
   const candidates = p.add(query.fusion.candidates, 'int');
-  const filtered = compiled.filtered;
+  const filtered = compiled.filtered || indexed !== null;
   const plan = planSearch(statistics, filtered, options);
   // The scope's size: BM25's N (idf is computed in every mode, for the keyword coverage).
   const n = p.add(Math.max(statistics.chunks, 1), 'float8');

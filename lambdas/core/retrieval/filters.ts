@@ -207,3 +207,20 @@ export function requiredEquals(filter: MetadataFilter): MetadataEquals[] {
   if ('andAll' in filter) return filter.andAll.flatMap(requiredEquals);
   return [];
 }
+
+/**
+ * `filter` less its required comparison `e` (each place {@link requiredEquals} finds it): what is
+ * left to test of a chunk known to hold `e`. Undefined when nothing is left.
+ */
+export function withoutRequired(
+  filter: MetadataFilter,
+  e: MetadataEquals,
+): MetadataFilter | undefined {
+  if ('equals' in filter)
+    return filter.equals.key === e.key && filter.equals.value === e.value ? undefined : filter;
+  if ('andAll' in filter) {
+    const rest = filter.andAll.flatMap((f) => withoutRequired(f, e) ?? []);
+    return rest.length > 0 ? { andAll: rest } : undefined;
+  }
+  return filter;
+}
