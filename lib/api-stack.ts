@@ -101,6 +101,7 @@ export class ApiStack extends Stack {
       database: data.database,
       models: config,
       filterIndexes: config.filterIndexes,
+      exactScanIndex: config.exactScanIndex,
       logRetention,
       awsSdk: config.awsSdk,
     });

@@ -65,6 +65,16 @@ describe('the embedded default configuration', () => {
       ).rejects.toThrow(new RegExp(`GROUNDWORK_FILTER_INDEXES`));
   });
 
+  it('asks for the exact-scan index only when it is on, and names the variable otherwise', async () => {
+    expect(await stackOptionsFromEnv(loadLocalEnv({}))).toMatchObject({ exactScanIndex: false });
+    expect(
+      await stackOptionsFromEnv(loadLocalEnv({ GROUNDWORK_EXACT_SCAN_INDEX: 'on' })),
+    ).toMatchObject({ exactScanIndex: true });
+    expect(() => loadLocalEnv({ GROUNDWORK_EXACT_SCAN_INDEX: 'yes' })).toThrow(
+      /GROUNDWORK_EXACT_SCAN_INDEX/,
+    );
+  });
+
   it('names the variable when the window is not a usable size', () => {
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: '5' })).toThrow(ConfigError);
     expect(() => loadLocalEnv({ GROUNDWORK_EMBED_WINDOW_TOKENS: 'big' })).toThrow(

@@ -56,6 +56,12 @@ const localEnvSchema = z.object({
    * "manual"}]`. `start` adds what is new and removes what is no longer listed.
    */
   GROUNDWORK_FILTER_INDEXES: z.string().optional(),
+  /**
+   * `on` keeps every chunk's vector in a b-tree beside its tenant too, so that a small tenant's
+   * exact scan reads no rows (docs/retrieval.md, "The exact-scan index"): for a large index,
+   * about 1.3 GB more per million chunks of 512 dimensions. `off` drops it.
+   */
+  GROUNDWORK_EXACT_SCAN_INDEX: z.enum(['on', 'off']).default('off'),
   /** Port of the S3 emulator; 0 picks a free one. */
   GROUNDWORK_S3_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   GROUNDWORK_BUCKET: z.string().min(3).default('groundwork-local'),
@@ -171,6 +177,7 @@ export async function stackOptionsFromEnv(env: LocalEnv & { dataDir: string }) {
     bucket: env.GROUNDWORK_BUCKET,
     publishingTenants: env.GROUNDWORK_PUBLISHING_TENANTS,
     filterIndexes: parseFilterIndexes(env.GROUNDWORK_FILTER_INDEXES, 'GROUNDWORK_FILTER_INDEXES'),
+    exactScanIndex: env.GROUNDWORK_EXACT_SCAN_INDEX === 'on',
     ...recordedModelOptions(env),
     answer: { calibrationOverrides: calibrationOverridesFromEnv(env) },
     logLevel: env.GROUNDWORK_LOG_LEVEL,

@@ -20,6 +20,7 @@ import { createDocumentParser } from '../lambdas/adapters/parsers';
 import type { Database } from '../lambdas/adapters/postgres/database';
 import { createDocumentRepository } from '../lambdas/adapters/postgres/document-repository';
 import { reconcileEmbeddingModel } from '../lambdas/adapters/postgres/embedding-guard';
+import { reconcileExactScanIndex } from '../lambdas/adapters/postgres/exact-scan-index';
 import {
   reconcileFilterIndexes,
   type FilterIndexValue,
@@ -138,6 +139,11 @@ export interface LocalStackOptions {
    * the database's declarations are made these at start. Left as they are when undefined.
    */
   readonly filterIndexes?: readonly FilterIndexValue[];
+  /**
+   * Whether the exact-scan index exists (lambdas/adapters/postgres/exact-scan-index.ts): made so
+   * at start. Left as it is when undefined.
+   */
+  readonly exactScanIndex?: boolean;
   readonly ingestion?: Partial<IngestionSettings>;
   /** Accumulates ingestion stage timings (benchmarks). */
   readonly ingestionTimings?: StageTimings;
@@ -318,6 +324,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await ensureRequestRole(db, APP_GROUP_ROLE);
     if (options.filterIndexes)
       await reconcileFilterIndexes(db, options.filterIndexes, (message, fields) =>
+        logger.info(message, fields),
+      );
+    if (options.exactScanIndex !== undefined)
+      await reconcileExactScanIndex(db, options.exactScanIndex, (message, fields) =>
         logger.info(message, fields),
       );
     if (readDb) {

@@ -10,7 +10,8 @@
  * its schedule while search keeps the live model (docs/decisions/0148-switching-embedding-models.md).
  * Then it makes the database's filter indexes those cdk.json declares (`filterIndexes`,
  * filter-indexes.ts): a new value's chunks are copied and its HNSW index built within the
- * function's timeout. Delete does nothing: removing the stack never drops data.
+ * function's timeout. Then it builds or drops the exact-scan index as cdk.json's `exactScanIndex`
+ * asks (exact-scan-index.ts). Delete does nothing: removing the stack never drops data.
  *
  * The SQL files are copied next to the bundle (`migrations/`) by the function's bundling hook.
  */
@@ -29,6 +30,7 @@ import { createBedrockRuntimeClient } from '../adapters/embeddings/bedrock-runti
 import { createLogger } from '../adapters/observability/powertools';
 import { APP_GROUP_ROLE, ensureAppRole } from '../adapters/postgres/app-role';
 import { reconcileEmbeddingModel } from '../adapters/postgres/embedding-guard';
+import { reconcileExactScanIndex } from '../adapters/postgres/exact-scan-index';
 import { parseFilterIndexes, reconcileFilterIndexes } from '../adapters/postgres/filter-indexes';
 import { loadMigrations, migrate } from '../adapters/postgres/migrate';
 
@@ -49,6 +51,8 @@ export const migrateEnvSchema = z.extend(lambdaEnvSchema, {
    * the database's declarations are made these after migrating (filter-indexes.ts).
    */
   FILTER_INDEXES: z.optional(z.string()),
+  /** `on` when cdk.json's `exactScanIndex` asks for the exact-scan index (exact-scan-index.ts). */
+  EXACT_SCAN_INDEX: z._default(z.enum(['on', 'off']), 'off'),
 });
 export type MigrateEnv = z.infer<typeof migrateEnvSchema>;
 
@@ -117,6 +121,11 @@ export async function handler(
       parseFilterIndexes(env.FILTER_INDEXES, 'FILTER_INDEXES'),
       (message, fields) => logger.info(message, fields),
     );
+    const exactScanIndex = await reconcileExactScanIndex(
+      db,
+      env.EXACT_SCAN_INDEX === 'on',
+      (message, fields) => logger.info(message, fields),
+    );
     const app = await readDatabaseSecret(env.APP_DB_SECRET_ARN, env.AWS_REGION);
     const role = await ensureAppRole(db, {
       group: env.APP_DB_GROUP_ROLE,
@@ -134,6 +143,7 @@ export async function handler(
         began: models.began,
       },
       filterIndexes,
+      exactScanIndex,
     });
     return {
       PhysicalResourceId: PHYSICAL_RESOURCE_ID,

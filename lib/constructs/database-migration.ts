@@ -65,6 +65,8 @@ export interface DatabaseMigrationProps {
    * database's declarations on every run. @default none
    */
   readonly filterIndexes?: readonly FilterIndexValue[];
+  /** Whether the exact-scan index exists (cdk.json's `exactScanIndex`). @default false */
+  readonly exactScanIndex?: boolean;
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** Where the migration function's AWS SDK comes from. @default 'bundled' */
@@ -89,6 +91,7 @@ export class DatabaseMigration extends Construct {
       environment: {
         ...embeddingEnvironment(props.models),
         FILTER_INDEXES: JSON.stringify(props.filterIndexes ?? []),
+        EXACT_SCAN_INDEX: props.exactScanIndex ? 'on' : 'off',
       },
       logRetention: retention,
       assets: { directories: [path.relative(REPO_ROOT, MIGRATIONS_DIR)] },
@@ -116,6 +119,7 @@ export class DatabaseMigration extends Construct {
         EmbeddingModel: recordedEmbeddingModel(props.models),
         // A changed list runs it again.
         FilterIndexes: JSON.stringify(props.filterIndexes ?? []),
+        ExactScanIndex: props.exactScanIndex ? 'on' : 'off',
       },
     });
   }

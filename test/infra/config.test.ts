@@ -87,6 +87,10 @@ describe('configuration', () => {
     expect(() => parseConfig({ readReplicas: 1.5 })).toThrow(/readReplicas/);
     expect(() => parseConfig({ readReplicas: -1 })).toThrow(/readReplicas/);
     expect(parseConfig({ readReplicas: '2' }).readReplicas).toBe(2);
+    expect(parseConfig({}).exactScanIndex).toBe(false);
+    expect(parseConfig({ exactScanIndex: 'true' }).exactScanIndex).toBe(true);
+    expect(parseConfig({ exactScanIndex: true }).exactScanIndex).toBe(true);
+    expect(() => parseConfig({ exactScanIndex: 'yes' })).toThrow(/exactScanIndex/);
     expect(parseConfig({}).filterIndexes).toEqual([]);
     expect(
       parseConfig({ filterIndexes: '[{"key": "category", "value": "manual"}]' }).filterIndexes,

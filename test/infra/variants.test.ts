@@ -31,6 +31,7 @@ beforeAll(() => {
         { key: 'category', value: 'manual' },
         { key: 'archived', value: false },
       ],
+      exactScanIndex: true,
     },
     { bundle: false },
   );
@@ -172,6 +173,19 @@ describe('configuration variants', () => {
       (migrate?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
         .FILTER_INDEXES,
     ).toBe(declared);
+  });
+
+  it('has the migration build the exact-scan index when asked, running again when that changes', () => {
+    built.apiTemplate.hasResourceProperties('Custom::GroundworkSchema', { ExactScanIndex: 'on' });
+    const migrate = Object.values(resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function')).find(
+      (f) =>
+        (f.Properties?.Environment as { Variables?: Record<string, unknown> })?.Variables
+          ?.POWERTOOLS_SERVICE_NAME === 'migrate',
+    );
+    expect(
+      (migrate?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
+        .EXACT_SCAN_INDEX,
+    ).toBe('on');
   });
 
   it('asks Titan for 1024 dimensions and has the migration fit the index to them', () => {

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Database } from '../../lambdas/adapters/postgres/database';
+import { reconcileExactScanIndex } from '../../lambdas/adapters/postgres/exact-scan-index';
 import { DEFAULT_CALIBRATION } from '../../lambdas/core/answer/confidence';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { ENGINES, openTestDatabase, type EngineName } from '../support/databases';
@@ -174,7 +175,11 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
     // The restarted process continues in the background; its first batch fails (the model is
     // down), so it answers with model A's gate until the retry completes the switch.
     modelB.failNext = 1;
-    const third = await start(modelB, { modelSwitch: { pauseMs: 0, batchChunks: 4 } });
+    const third = await start(modelB, {
+      modelSwitch: { pauseMs: 0, batchChunks: 4 },
+      exactScanIndex: true,
+    });
+    expect(await reconcileExactScanIndex(third.db, true)).toBe('kept');
     expect((await ask(third)).thresholds).toEqual({ high: 0.91, medium: 0.81 });
     await expect(third.switchJob).resolves.toBe('switched');
     expect(modelB.failNext).toBe(0);
@@ -216,6 +221,8 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
       'SELECT DISTINCT embedding_model FROM documents',
     );
     expect(models.rows).toEqual([{ embedding_model: 'test/model-b' }]);
+    // The swap dropped the exact-scan index with model A's column.
+    expect(await reconcileExactScanIndex(third.db, false)).toBe('absent');
     const switched = await vectors(third);
     await third.stop();
 
@@ -231,9 +238,11 @@ describe.each(ENGINES)('embedding model switch on %s', (engine: EngineName) => {
       switched.map((r) => [r.source_uri.split('/').pop(), r.chunk_index, r.embedding]),
     ).toEqual(expected.map((r) => [r.source_uri.split('/').pop(), r.chunk_index, r.embedding]));
 
-    // The next start with model B finds nothing to switch.
-    const fourth = await start(modelB);
+    // The next start with model B finds nothing to switch, and builds the exact-scan index that
+    // the swap dropped with model A's column again, for model B's.
+    const fourth = await start(modelB, { exactScanIndex: true });
     await expect(fourth.switchJob).resolves.toBeUndefined();
+    expect(await reconcileExactScanIndex(fourth.db, true)).toBe('kept');
     await fourth.stop();
   });
 

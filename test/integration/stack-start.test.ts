@@ -1,8 +1,9 @@
 /**
  * What the embedded default refuses at start rather than on every request: settings that make the
- * embedding model's confidence calibration invalid. And what it sets up: the declared filter indexes.
+ * embedding model's confidence calibration invalid. And what it sets up: the declared filter indexes and the exact-scan index.
  */
 import { ConfigError } from '../../lambdas/core/errors';
+import { reconcileExactScanIndex } from '../../lambdas/adapters/postgres/exact-scan-index';
 import { listFilterIndexes } from '../../lambdas/adapters/postgres/filter-indexes';
 import { startLocalStack } from '../../local/stack';
 import { createHashEmbedder } from '../support/hash-embedder';
@@ -32,16 +33,18 @@ describe('starting the embedded default', () => {
     await stack.stop();
   });
 
-  it('makes the declared filter indexes, each ready with its index', async () => {
+  it('makes the declared filter indexes, each ready with its index, and the exact-scan index', async () => {
     const stack = await startLocalStack({
       embedder: createHashEmbedder(),
       logLevel: 'SILENT',
       filterIndexes: [{ key: 'category', value: 'manual' }],
+      exactScanIndex: true,
     });
     try {
       expect(await listFilterIndexes(stack.databases.writer)).toMatchObject([
         { key: 'category', value: 'manual', ready: true, served: true },
       ]);
+      expect(await reconcileExactScanIndex(stack.databases.writer, true)).toBe('kept');
     } finally {
       await stack.stop();
     }

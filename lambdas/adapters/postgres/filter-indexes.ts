@@ -10,6 +10,7 @@
 import * as z from '../../core/zod';
 import { ConfigError } from '../../core/errors';
 import { metadataEqualsSchema, type MetadataEquals } from '../../core/retrieval/filters';
+import { dropIndex, ensureIndex } from './concurrent-index';
 import type { Database } from './database';
 import { TENANT_LEXEMES } from './search-keyword-arm';
 
@@ -136,16 +137,6 @@ function indexNames(graph: string): { graph: string; lexemes: string } {
   return { graph, lexemes: graph.replace(/_hnsw$/, '_lexemes') };
 }
 
-/** Whether the index `name` is valid; null when there is none. */
-async function validity(db: Database, name: string): Promise<boolean | null> {
-  const { rows } = await db.query<{ valid: boolean }>(
-    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
-    [name],
-  );
-  return rows[0]?.valid ?? null;
-}
-
 /**
  * Builds what is missing of the value's indexes, without blocking writes (`CONCURRENTLY`; one
  * left invalid by an interrupted build is dropped and built again): the lexeme index, a GIN
@@ -164,14 +155,8 @@ async function buildIndex(db: Database, v: FilterIndexValue): Promise<void> {
                    'WHERE indexed_metadata @> %L::jsonb', $1::text, $2::text) AS ddl`,
     [names.lexemes, pairJson(v)],
   );
-  for (const [name, ddl] of [
-    [names.lexemes, lexemes[0]!.ddl],
-    [names.graph, rows[0]!.graph_ddl],
-  ] as const) {
-    const valid = await validity(db, name);
-    if (valid === false) await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(name)}`);
-    if (valid !== true) await db.call(ddl);
-  }
+  await ensureIndex(db, names.lexemes, lexemes[0]!.ddl);
+  await ensureIndex(db, names.graph, rows[0]!.graph_ddl);
   await db.query('SELECT gw_filter_index_describe($1, $2::jsonb)', [v.key, value]);
 }
 
@@ -189,8 +174,8 @@ async function removeFilterIndex(db: Database, v: FilterIndexValue): Promise<voi
     [v.key, value],
   );
   const names = indexNames(rows[0]!.name);
-  await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(names.graph)}`);
-  await db.call(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteName(names.lexemes)}`);
+  await dropIndex(db, names.graph);
+  await dropIndex(db, names.lexemes);
   await db.query('DELETE FROM filter_indexes WHERE key = $1 AND value = $2::jsonb', [v.key, value]);
   await db.query(
     `UPDATE chunks c SET indexed_metadata = gw_indexed_metadata(d.metadata || c.metadata)
@@ -245,10 +230,4 @@ export async function reconcileFilterIndexes(
     });
   }
   return { added, removed, rebuilt };
-}
-
-/** A name that {@link gw_filter_index_name} made (letters, digits, underscores) as an identifier. */
-function quoteName(name: string): string {
-  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`unexpected index name ${name}`);
-  return `"${name}"`;
 }
