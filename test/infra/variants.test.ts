@@ -37,6 +37,16 @@ beforeAll(() => {
   );
 });
 
+/** The environment of the `migrate` function. */
+const migrateEnvironment = (): Record<string, unknown> => {
+  const variables = (f: { Properties?: Record<string, unknown> }) =>
+    (f.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables;
+  const migrate = Object.values(resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function')).find(
+    (f) => variables(f)?.POWERTOOLS_SERVICE_NAME === 'migrate',
+  );
+  return (migrate && variables(migrate)) ?? {};
+};
+
 type Statement = { Action: string | string[]; Resource: unknown };
 const statements = () =>
   Object.values(resourcesOfType(built.apiTemplate, 'AWS::IAM::Policy')).flatMap(
@@ -164,28 +174,12 @@ describe('configuration variants', () => {
     built.apiTemplate.hasResourceProperties('Custom::GroundworkSchema', {
       FilterIndexes: declared,
     });
-    const migrate = Object.values(resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function')).find(
-      (f) =>
-        (f.Properties?.Environment as { Variables?: Record<string, unknown> })?.Variables
-          ?.POWERTOOLS_SERVICE_NAME === 'migrate',
-    );
-    expect(
-      (migrate?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
-        .FILTER_INDEXES,
-    ).toBe(declared);
+    expect(migrateEnvironment().FILTER_INDEXES).toBe(declared);
   });
 
   it('has the migration build the exact-scan index when asked, running again when that changes', () => {
     built.apiTemplate.hasResourceProperties('Custom::GroundworkSchema', { ExactScanIndex: 'on' });
-    const migrate = Object.values(resourcesOfType(built.apiTemplate, 'AWS::Lambda::Function')).find(
-      (f) =>
-        (f.Properties?.Environment as { Variables?: Record<string, unknown> })?.Variables
-          ?.POWERTOOLS_SERVICE_NAME === 'migrate',
-    );
-    expect(
-      (migrate?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables
-        .EXACT_SCAN_INDEX,
-    ).toBe('on');
+    expect(migrateEnvironment().EXACT_SCAN_INDEX).toBe('on');
   });
 
   it('asks Titan for 1024 dimensions and has the migration fit the index to them', () => {

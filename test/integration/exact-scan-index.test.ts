@@ -15,7 +15,7 @@ import { createSearchRepository } from '../../lambdas/adapters/postgres/search-r
 import { buildSearchSql } from '../../lambdas/adapters/postgres/search-statement';
 import type { SearchQuery } from '../../lambdas/core/retrieval/types';
 import { ENGINES, openTestDatabase } from '../support/databases';
-import { explained, walk, type ExplainRow, type PlanNode } from '../support/plan';
+import { runExplained } from '../support/plan';
 import { seedWideChunks } from '../support/seed';
 
 const SMALL = 'small';
@@ -51,23 +51,7 @@ describe.each(ENGINES)('the exact-scan index on %s', (engine) => {
   ): Promise<{ ids: string[]; scans: { type: string; index: string }[] }> {
     const { statistics } = await createSearchRepository(db).prepare(scope);
     const stmt = buildSearchSql(scope, query(mode), statistics, { indexCrossover: 1e9 });
-    const settings = searchTransactionSettings(50, stmt.scanChunks);
-    const { rows } = await db.transaction(
-      (tx) => tx.query<{ chunk_id: string }>(stmt.text, stmt.values),
-      settings,
-    );
-    const plan = await db.transaction(
-      (tx) =>
-        tx.query<ExplainRow<{ Plan: PlanNode }>>(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
-          stmt.values,
-        ),
-      settings,
-    );
-    const scans = [...walk(explained(plan.rows).Plan)]
-      .filter((n) => n['Actual Loops'] !== 0 && n['Index Name'])
-      .map((n) => ({ type: n['Node Type'], index: n['Index Name']! }));
-    return { ids: rows.map((r) => r.chunk_id), scans };
+    return runExplained(db, stmt, searchTransactionSettings(50, stmt.scanChunks));
   }
 
   beforeAll(async () => {

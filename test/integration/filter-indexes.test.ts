@@ -20,7 +20,7 @@ import type { MetadataFilter } from '../../lambdas/core/retrieval/filters';
 import type { ScopeStatistics, SearchQuery } from '../../lambdas/core/retrieval/types';
 import { createHashEmbedder } from '../support/hash-embedder';
 import { ENGINES, openTestDatabase } from '../support/databases';
-import { explained, walk, type ExplainRow, type PlanNode } from '../support/plan';
+import { runExplained } from '../support/plan';
 import { seedDocuments, seedWideChunks } from '../support/seed';
 
 const TENANT = 'wide';
@@ -71,23 +71,12 @@ describe.each(ENGINES)('filter indexes on %s', (engine) => {
   ): Promise<{ ids: string[]; indexes: string[]; scanChunks: number }> {
     const prepared = (await createSearchRepository(db).prepare(scope)).statistics;
     const stmt = buildSearchSql(scope, query(metadata), { ...prepared, ...statistics }, options);
-    const settings = searchTransactionSettings(50, stmt.scanChunks);
-    const { rows } = await db.transaction(
-      (tx) => tx.query<{ chunk_id: string }>(stmt.text, stmt.values),
-      settings,
+    const { ids, scans } = await runExplained(
+      db,
+      stmt,
+      searchTransactionSettings(50, stmt.scanChunks),
     );
-    const plan = await db.transaction(
-      (tx) =>
-        tx.query<ExplainRow<{ Plan: PlanNode }>>(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`,
-          stmt.values,
-        ),
-      settings,
-    );
-    const indexes = [...walk(explained(plan.rows).Plan)]
-      .filter((n) => n['Actual Loops'] !== 0 && n['Index Name'])
-      .map((n) => n['Index Name']!);
-    return { ids: rows.map((r) => r.chunk_id), indexes, scanChunks: stmt.scanChunks };
+    return { ids, indexes: scans.map((s) => s.index), scanChunks: stmt.scanChunks };
   }
 
   beforeAll(async () => {
