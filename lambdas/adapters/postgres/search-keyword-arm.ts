@@ -106,10 +106,13 @@ export function keywordArm(parts: StatementParts, budget: number, meanLength: nu
   // With a filter index's value required, its test on the chunk itself comes first, where the
   // value's lexeme index (filter-indexes.ts) can serve it: the chunks holding the lexemes are
   // then read among the value's chunks only, not among the whole tenant's.
+  const tests = [
+    `${TENANT_LEXEMES('c')} @@ (SELECT q FROM tsq)`,
+    ...(parts.indexed ? [parts.indexed] : []),
+    ...(defer ? [] : [documentCheck]),
+  ];
   let selected = `SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
-            WHERE ${TENANT_LEXEMES('c')} @@ (SELECT q FROM tsq)
-              ${parts.indexed ? `AND ${parts.indexed}` : ''}
-              ${defer ? '' : `AND ${documentCheck}`}
+            WHERE ${tests.join('\n              AND ')}
             LIMIT ${limit}`;
   if (filtered) {
     // A small filtered scope: its chunks holding any of the question's lexemes, not only the

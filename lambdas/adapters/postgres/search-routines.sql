@@ -37,8 +37,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
-              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -131,8 +129,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
-              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -218,7 +214,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -312,7 +307,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -448,8 +442,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
-              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -527,7 +519,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -644,8 +635,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
-              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -730,8 +719,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
-              
             LIMIT $11::int) c
       CROSS JOIN LATERAL (
         SELECT sum(u.idf * (u.tf * 2.2) / (u.tf + 1.2 * (0.25 + 0.75::float8 * c.fts_length / $12::float8))) AS bm25,
@@ -809,7 +796,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -895,7 +881,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1097,7 +1082,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1223,7 +1207,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1343,7 +1326,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1470,7 +1452,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
@@ -1715,7 +1696,6 @@ kw_terms AS MATERIALIZED (SELECT array_agg(key) AS keys, array_agg(idf) AS idfs 
 kw_scored AS MATERIALIZED (
       SELECT c.id, c.document_id, c.tenant_id, s.bm25, s.matched_idf FROM (SELECT * FROM (SELECT c.id, c.document_id, c.tenant_id, c.fts_length, c.term_counts FROM chunks c
             WHERE gw_tenant_lexemes(c.fts, c.tenant_id) @@ (SELECT q FROM tsq)
-              
               AND coalesce((SELECT d.status = 'indexed'
     AND ((d.tenant_id = $2::text AND (d.visibility <> 'user' OR d.owner_user_id = $3::text))
       OR (d.tenant_id = ANY($4::text[]) AND d.tenant_id <> $2::text
