@@ -2,7 +2,8 @@
  * The exact-scan index (exact-scan-index.ts) on both databases: built when wanted, kept, built
  * again when gone (a model switch drops it with the old column), dropped when no longer wanted;
  * a small tenant's exact scan reads its vectors from it alone and returns the same hits. On
- * PostgreSQL, the largest vectors it accepts fit a b-tree entry beside the longest tenant id.
+ * PostgreSQL, the largest vectors it accepts fit a b-tree entry beside the longest tenant id, and
+ * larger ones are searched without it.
  */
 import type { Database } from '../../lambdas/adapters/postgres/database';
 import {
@@ -97,7 +98,7 @@ describe.each(ENGINES)('the exact-scan index on %s', (engine) => {
   });
 });
 
-describe('the exact-scan index entry on postgres', () => {
+describe('the exact-scan index and large vectors on postgres', () => {
   let db: Database;
   beforeAll(async () => {
     db = await openTestDatabase('postgres');
@@ -109,6 +110,23 @@ describe('the exact-scan index entry on postgres', () => {
     while (exactScanVectorFits(type, d + 1)) d++;
     return d;
   };
+
+  it('is not built for vectors too large for an entry, and one built before goes', async () => {
+    // A fresh index of 1,536-dimension vectors (no chunk yet, so the column may change).
+    await db.exec('ALTER TABLE chunks ALTER COLUMN embedding TYPE halfvec(1536)');
+    await db.exec(`CREATE INDEX ${EXACT_SCAN_INDEX} ON chunks (tenant_id) INCLUDE (id)`);
+    const logged: Record<string, unknown>[] = [];
+    expect(await reconcileExactScanIndex(db, true, (_, fields) => logged.push(fields))).toBe(
+      'too large',
+    );
+    expect(logged).toEqual([{ type: 'halfvec', dimension: 1536, maxBytes: 2544 }]);
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_class
+        WHERE relname = $1 AND relnamespace = current_schema()::regnamespace`,
+      [EXACT_SCAN_INDEX],
+    );
+    expect(rows[0]!.n).toBe(0);
+  });
 
   it('holds the largest vectors it accepts beside a tenant id of 64 characters', async () => {
     const halfvec = largest('halfvec');

@@ -1,8 +1,9 @@
 /**
- * The exact-scan index (docs/decisions/0154-covering-index-for-exact-scans.md): a b-tree on
+ * The exact-scan index (docs/decisions/0173-exact-scan-index-as-an-option.md): a b-tree on
  * `chunks (tenant_id, document_id)` that also holds each chunk's id and vector, so that the exact
  * scan of a tenant below the plan rule's crossover (search-plan.ts) reads its vectors from the
- * index alone instead of visiting every chunk's row (about 4 KB of text, term counts and vector).
+ * index alone instead of visiting every chunk's row (its term counts and vector, 2.6 KB with
+ * `halfvec`).
  * An operator switches it on for a large index (`exactScanIndex` in cdk.json, which the `migrate`
  * function applies; `GROUNDWORK_EXACT_SCAN_INDEX` for `groundwork start`); this module makes the
  * database match: built when wanted and missing (a model switch drops it with the old column),
