@@ -8,7 +8,9 @@
  *   filter) with and without its gold paragraph, as a small corpus like the sample handbook. The
  *   gate should say medium/high with the gold paragraph and low without it. The weight of cosine
  *   versus keyword coverage, the evidence floor and the thresholds are fitted on one half of the
- *   sample and the rates reported on the other half.
+ *   sample and the rates reported on the other half. The report ends with how well each signal a
+ *   gate can read separates the natural sets' answerable questions from their unanswerable ones
+ *   (../evaluation/separation.ts).
  * - `groundwork eval-answers <dataset-dir>`: how often the extractive answer contains a gold
  *   span, and /api/rag/answer latency without an LLM (p50/p95), through the real answer use case.
  */
@@ -16,7 +18,11 @@ import { parseArgs } from 'node:util';
 import { createTokenCounter } from '../../lambdas/adapters/tokenizer/gpt-token-counter';
 import { createPromptRepository } from '../../lambdas/adapters/postgres/conversation-repository';
 import { createAnswering } from '../../lambdas/core/answer/answer';
-import { BACKGROUND_TEXTS, backgroundStats } from '../../lambdas/core/answer/background';
+import {
+  BACKGROUND_TEXTS,
+  backgroundStats,
+  type BackgroundStats,
+} from '../../lambdas/core/answer/background';
 import {
   assessConfidence,
   DEFAULT_CALIBRATION,
@@ -31,6 +37,7 @@ import type { SearchFilters } from '../../lambdas/core/retrieval/filters';
 import { sampleIds, type BeirDataset } from '../evaluation/beir';
 import {
   emptyTally,
+  holdsFact,
   loadNaturalSets,
   naturalCorpus,
   normaliseAnswer,
@@ -40,6 +47,12 @@ import {
   type Split,
   tally,
 } from '../evaluation/natural';
+import {
+  questionSignals,
+  separationReport,
+  SIGNALS,
+  type SeparationReport,
+} from '../evaluation/separation';
 import type { LocalStack } from '../stack';
 import {
   corpusIdOf,
@@ -302,6 +315,9 @@ interface NaturalProbe {
   readonly question: NaturalQuestion;
   readonly evidence: Hits;
   readonly ungated: string;
+  /** The retrieval and the question's background, for the signals of ../evaluation/separation.ts. */
+  readonly hits: readonly SearchHit[];
+  readonly background: BackgroundStats;
 }
 
 async function collectNatural(
@@ -323,10 +339,13 @@ async function collectNatural(
         { queryText: q.question, topK: 8, mode: 'hybrid', maxChunksPerSource: 3, filters: {} },
         vectors[i]!,
       );
+      const background = backgroundStats(vectors[i]!, backgroundVectors);
       probes.push({
         question: q,
-        evidence: gateEvidence(q.question, hits, backgroundStats(vectors[i]!, backgroundVectors)),
+        evidence: gateEvidence(q.question, hits, background),
         ungated: extractiveAnswer(q.question, buildContext(hits, tokens)),
+        hits,
+        background,
       });
     }
   }
@@ -424,6 +443,18 @@ function describeNatural(rates: Record<string, Record<Split, NaturalTally>>): st
   );
 }
 
+/** The separation report as lines: each signal's AUC, then the combination's. */
+function describeSeparation(r: SeparationReport): string[] {
+  const auc = (k: keyof SeparationReport['auc']) =>
+    `${r.auc[k].fit.toFixed(3)} / ${r.auc[k].heldout.toFixed(3)}`;
+  const t = r.atTargetRefusal;
+  return [
+    `separation of the natural sets' answerable questions (answer holding the fact) from unanswerable ones, area under the ROC curve, fit / held out:`,
+    `  ${SIGNALS.map((k) => `${k} ${auc(k)}`).join(', ')}`,
+    `  all, a logistic regression fitted on the fit split: ${auc('combined')}; held out at its score refusing 90 % of the fit split's unanswerable questions: answered with the fact ${t.answeredWithFact}/${t.answerable}, unanswerable refused ${t.refused}/${t.unanswerable}`,
+  ];
+}
+
 export async function calibrateCommand(
   args: string[],
   env: LocalEnv & { dataDir: string },
@@ -480,6 +511,22 @@ export async function calibrateCommand(
     // The previous method, for comparison: the plain mean of the top 5, fitted on the large
     // corpus only.
     const plain = fitCalibration(fitPairs, { floors: [0], cases: ['present', 'absent'] });
+    // How well the signals an offline gate can read separate the natural questions, on the gate
+    // the product ships for the model (else this fit).
+    const separation = separationReport(
+      probes.map((p) => ({
+        split: p.question.split,
+        answerable: p.question.facts !== null,
+        holdsFact: p.question.facts !== null && holdsFact(p.ungated, p.question.facts),
+        signals: questionSignals(
+          p.question.question,
+          p.hits,
+          p.background,
+          shipped ?? fitted.calibration,
+          p.ungated,
+        ),
+      })),
+    );
     const report = {
       model: stack.embedder.modelId,
       dataset: data.name,
@@ -506,6 +553,7 @@ export async function calibrateCommand(
         heldOutRates: gateRates(heldOutPairs, DEFAULT_CALIBRATION),
         natural: naturalUncalibrated,
       },
+      separation,
     };
     const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
     const rates = (r: GateRates) =>
@@ -538,6 +586,7 @@ export async function calibrateCommand(
             `  held out: ${rates(report.designDefaults.heldOutRates)}`,
             `  natural sets:`,
             ...describeNatural(naturalUncalibrated),
+            ...describeSeparation(separation),
             `(present: gated medium/high with the gold paragraph in the index; absent: gated low with its article removed; small: a ${SMALL_CORPUS}-document corpus with and without the gold paragraph)`,
           ].join('\n'),
     );

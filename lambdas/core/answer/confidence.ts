@@ -194,7 +194,7 @@ export function gateEvidence(
 }
 
 /** The top 5 hits' normalised cosine and coverage ({@link gateEvidence}), names aside. */
-function measuredEvidence(
+export function measuredEvidence(
   question: string,
   top: readonly Pick<SearchHit, 'score' | 'keywordCoverage' | 'text'>[],
   background: BackgroundStats | null,
