@@ -16,6 +16,13 @@ const hit = (text: string, score: number, title: string | null = null) => ({
   keywordCoverage: 0.5,
   title,
 });
+/** The signals of a question over its hits, with the defaults' calibration. */
+const read = (
+  question: string,
+  hits: ReturnType<typeof hit>[],
+  answer: string,
+  bg: typeof background | null = background,
+) => questionSignals(question, hits, bg, DEFAULT_CALIBRATION, answer);
 
 describe('the signals a gate can read', () => {
   it('reads the sentence that holds the terms, the terms none holds, the kind and the names', () => {
@@ -23,11 +30,9 @@ describe('the signals a gate can read', () => {
       hit('Probation lasts six months. Notice is one week during probation.', 0.45, 'Contracts'),
       hit('The office opens at nine.', 0.2),
     ];
-    const s = questionSignals(
+    const s = read(
       'How long is the probation period for interns?',
       hits,
-      background,
-      DEFAULT_CALIBRATION,
       'Probation lasts six months.',
     );
     // "probation" is held, "period" and "intern" are not: a third of the terms.
@@ -39,11 +44,9 @@ describe('the signals a gate can read', () => {
     expect(s.namesMentioned).toBe(1);
     expect(s.gate).toBeGreaterThan(0);
 
-    const unnamed = questionSignals(
+    const unnamed = read(
       'Can I pay with PayPal?',
       [hit('We accept cards and bank transfers for every payment.', 0.4)],
-      background,
-      DEFAULT_CALIBRATION,
       'We accept cards and bank transfers.',
     );
     expect(unnamed.namesMentioned).toBe(0);
@@ -52,12 +55,11 @@ describe('the signals a gate can read', () => {
   });
 
   it('finds every term when one sentence and the one before it hold them', () => {
-    const s = questionSignals(
+    const s = read(
       'How long is probation for interns?',
       [hit('Interns start in June. Probation is six months.', 0.3)],
-      null,
-      DEFAULT_CALIBRATION,
       'Probation is six months.',
+      null,
     );
     // Neither sentence holds both terms; the second with the one before it does.
     expect(s.sentenceCoverage).toBe(1);
