@@ -8,11 +8,11 @@
 import type { BackgroundStats } from '../../lambdas/core/answer/background';
 import { expectedAnswerType, holdsAnswerType } from '../../lambdas/core/answer/answer-type';
 import {
-  assessConfidence,
+  gateQuestion,
   measuredEvidence,
   normalisedCosine,
   questionCoverage,
-  unmatchedNames,
+  TOP_FOR_CONFIDENCE,
   type ConfidenceCalibration,
 } from '../../lambdas/core/answer/confidence';
 import { contentWords, questionTerms, sentences } from '../../lambdas/core/answer/text';
@@ -35,8 +35,6 @@ export const SIGNALS = [
 type Signal = (typeof SIGNALS)[number];
 export type QuestionSignals = Record<Signal, number>;
 
-/** Chunks the gate reads, as confidence.ts does. */
-const TOP = 5;
 /** The refusal rate on the fit split's unanswerable questions at which the combination is read. */
 const TARGET_REFUSAL = 0.9;
 
@@ -61,10 +59,10 @@ export function questionSignals(
   calibration: ConfidenceCalibration,
   answer: string,
 ): QuestionSignals {
-  const top = hits.slice(0, TOP);
-  const names = unmatchedNames(question, top);
+  const top = hits.slice(0, TOP_FOR_CONFIDENCE);
+  const verdict = gateQuestion(question, top, background, calibration);
+  // The gate's measures of each chunk, whatever the name check said.
   const evidence = measuredEvidence(question, top, background);
-  const gate = names.length > 0 ? 0 : assessConfidence(evidence, calibration).avgRelevance;
   const terms = questionTerms(question);
   const bags = top.map((h) => new Set(contentWords(`${h.title ?? ''}\n${h.text}`)));
   const windows = top.flatMap((h) =>
@@ -72,7 +70,7 @@ export function questionSignals(
   );
   const kind = expectedAnswerType(question);
   return {
-    gate,
+    gate: verdict.avgRelevance,
     cosine: Math.max(
       0,
       ...top.map((h) => (background ? normalisedCosine(h.score, background) : h.score)),
@@ -84,7 +82,7 @@ export function questionSignals(
         ? 1
         : terms.filter((t) => bags.some((b) => b.has(t))).length / terms.length,
     answerKind: kind === null ? 0.5 : holdsAnswerType(answer, kind) ? 1 : 0,
-    namesMentioned: names.length > 0 ? 0 : 1,
+    namesMentioned: verdict.unmatchedNames.length > 0 ? 0 : 1,
   };
 }
 

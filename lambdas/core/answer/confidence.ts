@@ -55,7 +55,8 @@ export const DEFAULT_CALIBRATION: ConfidenceCalibration = {
 /** Standard deviations of the background that make a normalised cosine of 1. */
 const BACKGROUND_SCALE = 10;
 
-const TOP_FOR_CONFIDENCE = 5;
+/** How many of the retrieved chunks, in retrieval order, the gate reads. */
+export const TOP_FOR_CONFIDENCE = 5;
 
 export interface ConfidenceAssessment {
   /** Mean relevance of the evidence chunks; 0 when none of the top 5 reaches the floor. */
